@@ -1,0 +1,70 @@
+"""Command line: `ragtui` opens the TUI; sub-commands script the engine headlessly.
+
+Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error. Each
+sub-command lives in its own module and imports heavy libraries only when run,
+so `--help` and the TUI's first frame stay fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from ragtui import __version__
+from ragtui.cli import config_cmd, doctor_cmd, wordnet_cmd
+from ragtui.config import ConfigError, Settings, load_settings
+
+COMMANDS = (config_cmd, doctor_cmd, wordnet_cmd)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ragtui",
+        description="Research over your own documents: ingest, retrieve, annotate, answer with citations.",
+        epilog="Run without a command to open the terminal UI.",
+    )
+    parser.add_argument("--version", action="version", version=f"ragtui {__version__}")
+    parser.add_argument("--config", type=Path, metavar="FILE",
+                        help="user config file (default: ~/.config/ragtui/config.toml)")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="override one setting, e.g. --set retrieve.top_k=32 (repeatable)")
+    parser.add_argument("--data-dir", metavar="DIR", help="shorthand for --set storage.data_dir=DIR")
+    parser.add_argument("--ollama-host", metavar="URL", help="shorthand for --set ollama.host=URL")
+    parser.add_argument("--theme", metavar="NAME", help="shorthand for --set ui.theme=NAME")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in COMMANDS:
+        module.register(sub)
+    return parser
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    overrides = list(args.set)
+    for flag, key in (("data_dir", "storage.data_dir"), ("ollama_host", "ollama.host"), ("theme", "ui.theme")):
+        value = getattr(args, flag, None)
+        if value is not None:
+            overrides.append(f"{key}={value}")
+    return load_settings(user_file=args.config, overrides=overrides)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        settings = settings_from_args(args)
+    except ConfigError as exc:
+        print(f"ragtui: {exc}", file=sys.stderr)
+        return 2
+    if args.command is None:
+        from ragtui.tui.app import run_app
+
+        return run_app(settings)
+    try:
+        return args.run(args, settings)
+    except ConfigError as exc:
+        print(f"ragtui: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("ragtui: interrupted", file=sys.stderr)
+        return 130

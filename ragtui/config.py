@@ -1,0 +1,435 @@
+"""Typed settings, layered: shipped config.toml < user file < RAGTUI_* env < CLI --set.
+
+The shipped `config.toml` is the only place defaults live; the dataclasses below
+only say what type and range each key accepts, so the two cannot drift apart.
+Every value remembers where it came from, for `ragtui config show` and for
+error messages that point at the right file or variable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import tomllib
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ENV_PREFIX = "RAGTUI_"
+
+
+class ConfigError(Exception):
+    """A configuration value that cannot be used; the message names key, value and origin."""
+
+
+def _rule(lo: float | None = None, hi: float | None = None, choices: Sequence[str] | None = None) -> Any:
+    return field(metadata={"lo": lo, "hi": hi, "choices": tuple(choices) if choices else None})
+
+
+@dataclass(frozen=True)
+class ChunkSettings:
+    size_tokens: int = _rule(16, 1_000_000)
+    size_tokens_pdf: int = _rule(0, 1_000_000)
+    size_tokens_av: int = _rule(0, 1_000_000)
+    overlap_pct: int = _rule(0, 90)
+    strategy: str = _rule(choices=("window", "markdown"))
+
+    @property
+    def pdf_tokens(self) -> int:
+        return self.size_tokens_pdf or min(self.size_tokens, 1024)
+
+    @property
+    def av_tokens(self) -> int:
+        return self.size_tokens_av or min(self.size_tokens, 512)
+
+
+@dataclass(frozen=True)
+class IngestSettings:
+    entropy_max: float = _rule(0, 8)
+    entropy_min: float = _rule(0, 8)
+    max_file_mb: int = _rule(1, 1_000_000)
+    zip_max_ratio: int = _rule(1, 100_000)
+    zip_max_total_mb: int = _rule(1, 1_000_000)
+    tesseract_bin: str = _rule()
+    whisper_bin: str = _rule()
+    whisper_model: str = _rule()
+    detex_bin: str = _rule()
+    unrtf_bin: str = _rule()
+
+
+@dataclass(frozen=True)
+class EmbedSettings:
+    model: str = _rule()
+    extra_models: list[str] = _rule()
+    contextual_prefix: bool = _rule()
+    batch_size: int = _rule(1, 4096)
+    retries: int = _rule(1, 20)
+
+    @property
+    def all_models(self) -> list[str]:
+        """Primary model first, then the extra ones, without repeats."""
+        return list(dict.fromkeys([self.model, *self.extra_models]))
+
+
+@dataclass(frozen=True)
+class RetrieveSettings:
+    top_k: int = _rule(1, 10_000)
+    max_chunks_per_file: int = _rule(1, 10_000)
+    min_score: float = _rule(0, 1)
+    pre_annotate_keep: int = _rule(1, 100)
+    fusion: str = _rule(choices=("boost", "rrf"))
+    rrf_k: int = _rule(1, 10_000)
+
+
+@dataclass(frozen=True)
+class FtsSettings:
+    enabled: bool = _rule()
+    weight: float = _rule(0, 10)
+    min_query_ic: float = _rule(0, 100)
+    long_query_threshold: int = _rule(1, 1000)
+
+
+@dataclass(frozen=True)
+class SynonymSettings:
+    enabled: bool = _rule()
+    max_per_word: int = _rule(0, 100)
+    lexicon: str = _rule()
+
+
+@dataclass(frozen=True)
+class LlmSettings:
+    provider: str = _rule(choices=("ollama", "openai"))
+    model: str = _rule()
+    annotation_model: str = _rule()
+    base_url: str = _rule()
+    api_key: str = _rule()
+    max_tokens: int = _rule(1, 1_000_000)
+    context_window: int = _rule(0, 10_000_000)
+    context_chunks: int = _rule(1, 10_000)
+    temperature: float = _rule(0, 2)
+    request_timeout: float = _rule(1, 86_400)
+
+    @property
+    def annotator(self) -> str:
+        return self.annotation_model or self.model
+
+
+@dataclass(frozen=True)
+class AnnotationSettings:
+    enabled: bool = _rule()
+    concurrency: int = _rule(1, 256)
+    max_tokens: int = _rule(1, 100_000)
+    temperature: float = _rule(0, 2)
+    prompt_file: str = _rule()
+    irrelevant_re: str = _rule()
+    irrelevant_flags: str = _rule()
+
+    @property
+    def irrelevant_pattern(self) -> re.Pattern[str]:
+        flags = 0
+        for letter in self.irrelevant_flags:
+            flags |= _REGEX_FLAGS[letter]
+        return re.compile(self.irrelevant_re, flags)
+
+
+@dataclass(frozen=True)
+class OllamaSettings:
+    host: str = _rule()
+    timeout: float = _rule(0.1, 86_400)
+
+
+@dataclass(frozen=True)
+class ChromaSettings:
+    host: str = _rule()
+    port: int = _rule(1, 65_535)
+
+
+@dataclass(frozen=True)
+class StorageSettings:
+    data_dir: str = _rule()
+
+
+@dataclass(frozen=True)
+class UiSettings:
+    theme: str = _rule()
+
+
+_REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL}
+
+SECTIONS: dict[str, type] = {
+    "chunk": ChunkSettings,
+    "ingest": IngestSettings,
+    "embed": EmbedSettings,
+    "retrieve": RetrieveSettings,
+    "fts": FtsSettings,
+    "synonyms": SynonymSettings,
+    "llm": LlmSettings,
+    "annotation": AnnotationSettings,
+    "ollama": OllamaSettings,
+    "chroma": ChromaSettings,
+    "storage": StorageSettings,
+    "ui": UiSettings,
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    chunk: ChunkSettings
+    ingest: IngestSettings
+    embed: EmbedSettings
+    retrieve: RetrieveSettings
+    fts: FtsSettings
+    synonyms: SynonymSettings
+    llm: LlmSettings
+    annotation: AnnotationSettings
+    ollama: OllamaSettings
+    chroma: ChromaSettings
+    storage: StorageSettings
+    ui: UiSettings
+    origins: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def data_dir(self) -> Path:
+        if self.storage.data_dir:
+            return Path(self.storage.data_dir).expanduser()
+        from platformdirs import user_data_path
+
+        return user_data_path("ragtui", appauthor=False)
+
+    def flat(self) -> dict[str, Any]:
+        """Every key as "section.key" -> value, in schema order."""
+        return {
+            f"{s}.{f.name}": getattr(getattr(self, s), f.name)
+            for s, cls in SECTIONS.items()
+            for f in dataclasses.fields(cls)
+        }
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with "section.key"-style changes (keyword `section__key`), validated."""
+        values = {k: {f.name: getattr(getattr(self, k), f.name) for f in dataclasses.fields(c)}
+                  for k, c in SECTIONS.items()}
+        origins = dict(self.origins)
+        for dunder, value in changes.items():
+            section, key = dunder.split("__", 1)
+            dotted = f"{section}.{key}"
+            values[section][key] = _coerce(dotted, value, "code", section, key)
+            origins[dotted] = "code"
+        return _build(values, origins)
+
+
+def shipped_config_path() -> Path:
+    """The shipped config.toml: inside the wheel, or at the top of a source checkout."""
+    here = Path(__file__).resolve().parent
+    packaged = here / "default_config.toml"
+    return packaged if packaged.exists() else here.parent / "config.toml"
+
+
+def user_config_path() -> Path:
+    from platformdirs import user_config_path as ucp
+
+    return ucp("ragtui", appauthor=False) / "config.toml"
+
+
+def load_settings(
+    user_file: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    overrides: Sequence[str] = (),
+) -> Settings:
+    """Build the effective settings; raises ConfigError naming the first bad key."""
+    env = os.environ if env is None else env
+    values: dict[str, dict[str, Any]] = {s: {} for s in SECTIONS}
+    origins: dict[str, str] = {}
+
+    shipped = shipped_config_path()
+    _apply_file(shipped, values, origins, "default")
+    for section, cls in SECTIONS.items():
+        for f in dataclasses.fields(cls):
+            if f.name not in values[section]:
+                raise ConfigError(f"{section}.{f.name}: missing from the shipped defaults {shipped}")
+
+    user_file = user_config_path() if user_file is None else user_file
+    if user_file.exists():
+        _apply_file(user_file, values, origins, str(user_file))
+
+    for name, raw in sorted(env.items()):
+        if name.startswith(ENV_PREFIX) and name != "RAGTUI_CONFIG":
+            section, key = _env_key(name)
+            values[section][key] = _coerce(f"{section}.{key}", _parse_text(raw, section, key), name,
+                                           section, key)
+            origins[f"{section}.{key}"] = name
+
+    for item in overrides:
+        dotted, sep, raw = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--set {item!r}: expected section.key=value")
+        section, _, key = dotted.strip().partition(".")
+        _check_known(section, key, "--set")
+        values[section][key] = _coerce(dotted, _parse_text(raw, section, key), "--set", section, key)
+        origins[dotted.strip()] = "--set"
+
+    return _build(values, origins)
+
+
+def _build(values: dict[str, dict[str, Any]], origins: dict[str, str]) -> Settings:
+    sections = {name: cls(**values[name]) for name, cls in SECTIONS.items()}
+    settings = Settings(**sections, origins=origins)
+    _check_cross(settings)
+    return settings
+
+
+def _check_cross(s: Settings) -> None:
+    """Rules that involve more than one key."""
+    bad = set(s.annotation.irrelevant_flags) - set(_REGEX_FLAGS)
+    if bad:
+        raise ConfigError(_msg("annotation.irrelevant_flags", s.annotation.irrelevant_flags,
+                               s.origins, 'any of the letters "i", "m", "s"'))
+    try:
+        s.annotation.irrelevant_pattern  # noqa: B018 - compile to validate
+    except re.error as exc:
+        raise ConfigError(_msg("annotation.irrelevant_re", s.annotation.irrelevant_re, s.origins,
+                               f"a valid regular expression ({exc})")) from None
+    if s.ingest.entropy_min >= s.ingest.entropy_max:
+        raise ConfigError(_msg("ingest.entropy_min", s.ingest.entropy_min, s.origins,
+                               f"a value below ingest.entropy_max ({s.ingest.entropy_max})"))
+    if s.llm.provider == "openai" and not s.llm.base_url:
+        raise ConfigError(_msg("llm.base_url", "", s.origins,
+                               'a URL such as "http://localhost:8000/v1" when llm.provider = "openai"'))
+    for dotted in ("ollama.host", "llm.base_url"):
+        section, key = dotted.split(".")
+        url = getattr(getattr(s, section), key)
+        if url and not re.match(r"^https?://[^/\s]+", url):
+            raise ConfigError(_msg(dotted, url, s.origins, "an http:// or https:// URL"))
+
+
+def _msg(dotted: str, value: Any, origins: Mapping[str, str], allowed: str) -> str:
+    return f"config error: {dotted} = {value!r} (from {origins.get(dotted, 'default')}): expected {allowed}"
+
+
+def _apply_file(path: Path, values: dict[str, dict[str, Any]], origins: dict[str, str], origin: str) -> None:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"config error: cannot read {path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config error: {path} is not valid TOML: {exc}") from None
+    where = "default (config.toml)" if origin == "default" else origin
+    for section, table in data.items():
+        if section not in SECTIONS:
+            raise ConfigError(f"config error: unknown section [{section}] in {path}; "
+                              f"known: {', '.join(SECTIONS)}")
+        if not isinstance(table, dict):
+            raise ConfigError(f"config error: {section} in {path} must be a [{section}] table")
+        for key, value in table.items():
+            _check_known(section, key, str(path))
+            values[section][key] = _coerce(f"{section}.{key}", value, where, section, key)
+            origins[f"{section}.{key}"] = where
+
+
+def _check_known(section: str, key: str, origin: str) -> None:
+    if section not in SECTIONS:
+        raise ConfigError(f"config error: unknown section {section!r} (from {origin}); "
+                          f"known: {', '.join(SECTIONS)}")
+    names = [f.name for f in dataclasses.fields(SECTIONS[section])]
+    if key not in names:
+        raise ConfigError(f"config error: unknown key {section}.{key} (from {origin}); "
+                          f"[{section}] has: {', '.join(names)}")
+
+
+def _env_key(name: str) -> tuple[str, str]:
+    rest = name[len(ENV_PREFIX):].lower()
+    for section in SECTIONS:
+        if rest.startswith(section + "_"):
+            key = rest[len(section) + 1:]
+            _check_known(section, key, name)
+            return section, key
+    raise ConfigError(f"config error: unknown variable {name}; expected RAGTUI_<SECTION>_<KEY> "
+                      f"with a section among {', '.join(SECTIONS)}")
+
+
+def _field(section: str, key: str) -> dataclasses.Field[Any]:
+    return next(f for f in dataclasses.fields(SECTIONS[section]) if f.name == key)
+
+
+def _kind(section: str, key: str) -> Any:
+    return typing.get_type_hints(SECTIONS[section])[key]
+
+
+def _parse_text(raw: str, section: str, key: str) -> Any:
+    """Text from an env variable or --set, read as the key's type (left as text if it is not)."""
+    kind = _kind(section, key)
+    text = raw.strip()
+    if kind is bool:
+        low = text.lower()
+        if low in ("1", "true", "yes", "on"):
+            return True
+        if low in ("0", "false", "no", "off"):
+            return False
+        return raw
+    if kind is int:
+        try:
+            return int(text)
+        except ValueError:
+            return raw
+    if kind is float:
+        try:
+            return float(text)
+        except ValueError:
+            return raw
+    if _is_list(kind):
+        if text.startswith("["):
+            try:
+                return tomllib.loads(f"v = {text}")["v"]
+            except tomllib.TOMLDecodeError:
+                return raw
+        return [p.strip() for p in text.split(",") if p.strip()]
+    return raw
+
+
+def _is_list(kind: Any) -> bool:
+    return typing.get_origin(kind) in (list, types.GenericAlias) or kind is list
+
+
+def _describe(kind: Any, meta: Mapping[str, Any]) -> str:
+    if meta.get("choices"):
+        return "one of " + ", ".join(f'"{c}"' for c in meta["choices"])
+    names = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+    text = "a list of strings" if _is_list(kind) else names[kind]
+    lo, hi = meta.get("lo"), meta.get("hi")
+    if lo is not None and hi is not None:
+        text += f" from {lo:g} to {hi:g}"
+    return text
+
+
+def _coerce(dotted: str, value: Any, origin: str, section: str, key: str) -> Any:
+    kind = _kind(section, key)
+    meta = _field(section, key).metadata
+    allowed = _describe(kind, meta)
+
+    def fail() -> ConfigError:
+        return ConfigError(f"config error: {dotted} = {value!r} (from {origin}): expected {allowed}")
+
+    if kind is bool:
+        if not isinstance(value, bool):
+            raise fail()
+    elif kind is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise fail()
+    elif kind is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise fail()
+        value = float(value)
+    elif _is_list(kind):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise fail()
+    elif not isinstance(value, str):
+        raise fail()
+    if meta.get("choices") and value not in meta["choices"]:
+        raise fail()
+    lo, hi = meta.get("lo"), meta.get("hi")
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        raise fail()
+    return value

@@ -1,0 +1,114 @@
+"""Health checks behind `ragtui doctor`: one verdict per thing that can be wrong, with the fix."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from enum import StrEnum
+
+import httpx
+
+from ragtui.config import Settings
+from ragtui.ollama_api import OllamaUnreachable, has_model, probe
+
+
+class Verdict(StrEnum):
+    OK = "ok"
+    WARN = "warn"
+    FAIL = "FAIL"
+    SKIP = "skip"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    verdict: Verdict
+    detail: str
+
+
+def run_checks(settings: Settings) -> list[Check]:
+    checks = _llm_checks(settings)
+    checks.append(_wordnet_check(settings))
+    checks.append(_data_dir_check(settings))
+    checks.append(_chroma_check(settings))
+    return checks
+
+
+def _llm_checks(s: Settings) -> list[Check]:
+    host = s.ollama.host
+    try:
+        status = probe(host)
+    except OllamaUnreachable as exc:
+        out = [Check("ollama", Verdict.FAIL, str(exc))]
+        out += [Check(f"model {m}", Verdict.SKIP, "not checked: Ollama unreachable") for m in _ollama_models(s)]
+        return out
+    out = [Check("ollama", Verdict.OK, f"Ollama {status.version} at {host}")]
+    for model in _ollama_models(s):
+        if has_model(status.models, model):
+            out.append(Check(f"model {model}", Verdict.OK, "pulled"))
+        else:
+            out.append(Check(f"model {model}", Verdict.FAIL, f"not pulled at {host}: run `ollama pull {model}`"))
+    if not s.llm.model:
+        out.append(Check("llm.model", Verdict.FAIL,
+                         "not set: answers need a chat model; set [llm] model (e.g. `ollama list` to pick one)"))
+    if s.llm.provider == "openai":
+        out.append(_openai_check(s))
+    return out
+
+
+def _ollama_models(s: Settings) -> list[str]:
+    models = list(s.embed.all_models)
+    if s.llm.provider == "ollama":
+        models += [m for m in (s.llm.model, s.llm.annotator) if m]
+    return list(dict.fromkeys(models))
+
+
+def _openai_check(s: Settings) -> Check:
+    url = s.llm.base_url.rstrip("/") + "/models"
+    headers = {"Authorization": f"Bearer {s.llm.api_key}"} if s.llm.api_key else {}
+    try:
+        r = httpx.get(url, headers=headers, timeout=3.0, trust_env=False)
+        r.raise_for_status()
+        ids = {m.get("id") for m in r.json().get("data", [])}
+    except (httpx.HTTPError, ValueError) as exc:
+        return Check("llm endpoint", Verdict.FAIL, f"no answer from {url} ({exc}); check [llm] base_url")
+    if s.llm.model and s.llm.model not in ids:
+        return Check("llm endpoint", Verdict.FAIL, f"{s.llm.base_url} does not serve {s.llm.model!r}")
+    return Check("llm endpoint", Verdict.OK, f"{s.llm.base_url} serves {len(ids)} model(s)")
+
+
+def _wordnet_check(s: Settings) -> Check:
+    from ragtui.retrieve.wordnet import installed
+
+    if not s.synonyms.enabled:
+        return Check("wordnet", Verdict.SKIP, "synonym expansion is off (synonyms.enabled = false)")
+    if installed(s.synonyms.lexicon, s.data_dir):
+        return Check("wordnet", Verdict.OK, f"{s.synonyms.lexicon} installed")
+    return Check("wordnet", Verdict.FAIL,
+                 f"{s.synonyms.lexicon} not installed; expansion is off until you run "
+                 "`ragtui wordnet install` (offline: `ragtui wordnet install --from FILE`)")
+
+
+def _data_dir_check(s: Settings) -> Check:
+    path = s.data_dir
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".doctor-"):
+            pass
+    except OSError as exc:
+        return Check("data dir", Verdict.FAIL, f"{path} is not writable ({exc.strerror}); set [storage] data_dir")
+    free_gb = os.statvfs(path).f_bavail * os.statvfs(path).f_frsize / 2**30
+    return Check("data dir", Verdict.OK, f"{path} writable, {free_gb:.1f} GiB free")
+
+
+def _chroma_check(s: Settings) -> Check:
+    if not s.chroma.host:
+        return Check("chroma", Verdict.OK, f"embedded, under {s.data_dir / 'collections'}")
+    url = f"http://{s.chroma.host}:{s.chroma.port}/api/v2/heartbeat"
+    try:
+        httpx.get(url, timeout=3.0, trust_env=False).raise_for_status()
+    except httpx.HTTPError as exc:
+        return Check("chroma", Verdict.FAIL, f"Chroma server not reachable at {url} ({exc}); "
+                     "start it with `chroma run --path DIR --port PORT` or clear [chroma] host")
+    return Check("chroma", Verdict.OK, f"server at {s.chroma.host}:{s.chroma.port}")

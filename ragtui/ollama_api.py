@@ -1,0 +1,54 @@
+"""Small, fast calls to Ollama's HTTP API that LlamaIndex does not offer (version, tags).
+
+Used by `doctor` and by the app's reachability check; kept on httpx so they are
+cheap to import and time out quickly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import httpx
+
+PROBE_TIMEOUT = 3.0
+
+
+class OllamaUnreachable(Exception):
+    """Ollama did not answer; the message says where we looked and what to run."""
+
+
+@dataclass(frozen=True)
+class OllamaStatus:
+    host: str
+    version: str
+    models: tuple[str, ...]
+
+
+def _explain(host: str, exc: Exception) -> OllamaUnreachable:
+    reason = type(exc).__name__ if not str(exc) else str(exc)
+    return OllamaUnreachable(
+        f"Ollama is not reachable at {host} ({reason}). Start it with `ollama serve`, "
+        f"or point [ollama] host (RAGTUI_OLLAMA_HOST) at the machine where it runs."
+    )
+
+
+def probe(host: str, timeout: float = PROBE_TIMEOUT) -> OllamaStatus:
+    """Version and pulled models, or OllamaUnreachable."""
+    base = host.rstrip("/")
+    try:
+        with httpx.Client(timeout=timeout, trust_env=False) as client:
+            version = client.get(f"{base}/api/version")
+            version.raise_for_status()
+            tags = client.get(f"{base}/api/tags")
+            tags.raise_for_status()
+    except (httpx.HTTPError, ValueError) as exc:
+        raise _explain(host, exc) from None
+    names = tuple(m.get("name") or m.get("model", "") for m in tags.json().get("models", []))
+    return OllamaStatus(host=host, version=version.json().get("version", "?"), models=names)
+
+
+def has_model(available: tuple[str, ...], wanted: str) -> bool:
+    """Ollama names default to the `latest` tag: "all-minilm" is "all-minilm:latest"."""
+    def norm(name: str) -> str:
+        return name if ":" in name else f"{name}:latest"
+    return norm(wanted) in {norm(a) for a in available}

@@ -1,0 +1,1 @@
+"""Retrieval: hybrid vector + keyword legs, WordNet expansion, merging and packing."""

@@ -1,0 +1,306 @@
+"""A fake Ollama HTTP server on loopback, speaking the API the `ollama` client uses.
+
+Tests drive the real HTTP path (LlamaIndex -> ollama client -> httpx -> here).
+Embeddings are hashed bags of stemmed words, L2-normalised, so related texts are
+near. Chat replies are scripted per test (pieces, delays, done_reason, HTTP errors,
+malformed lines, dropped connections). Every request is recorded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+WORD = re.compile(r"[a-z0-9]+")
+STOP = frozenset(
+    ("a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "in", "is", "it", "its",
+     "of", "on", "or", "that", "the", "this", "to", "was", "were", "with")
+)
+SUFFIXES = ("ing", "edly", "ed", "es", "ly", "s")
+
+
+def stem(word: str) -> str:
+    for suffix in SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def hashed_embedding(text: str, dim: int) -> list[float]:
+    """Bag of stemmed words hashed into `dim` signed buckets, unit length."""
+    vec = [0.0] * dim
+    for word in WORD.findall(text.lower()):
+        if word in STOP:
+            continue
+        h = int.from_bytes(hashlib.blake2b(stem(word).encode(), digest_size=8).digest(), "little")
+        vec[h % dim] += 1.0 if (h >> 40) & 1 else -1.0
+    norm = math.sqrt(sum(x * x for x in vec))
+    if norm == 0:
+        vec[0], norm = 1.0, 1.0
+    return [x / norm for x in vec]
+
+
+@dataclass
+class Reply:
+    """One scripted chat/generate answer."""
+
+    pieces: list[str] = field(default_factory=lambda: ["ok"])
+    delay: float = 0.0                 # seconds before each piece
+    done_reason: str = "stop"
+    status: int = 200                  # non-200: answer {"error": error} with this code
+    error: str = "internal server error"
+    malformed_after: int | None = None  # send a non-JSON line after this many pieces
+    drop_after: int | None = None      # close the connection after this many pieces
+
+    @classmethod
+    def text(cls, text: str, **kw: Any) -> Reply:
+        return cls(pieces=re.findall(r"\S+\s*", text) or [""], **kw)
+
+
+@dataclass
+class Model:
+    name: str
+    kind: str                          # "embed" | "chat"
+    dim: int = 64
+    context_length: int = 8192
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    body: dict[str, Any]
+    at: float
+
+
+def default_responder(body: dict[str, Any]) -> Reply:
+    """Annotation prompts get a quote of the extract's first sentence; anything else a short cited answer."""
+    text = "\n".join(str(m.get("content", "")) for m in body.get("messages", [])) or body.get("prompt", "")
+    if "EXTRACT" in text:
+        extract = text.split("EXTRACT:", 1)[-1].strip()
+        first = re.split(r"(?<=[.!?])\s", extract, maxsplit=1)[0][:160]
+        return Reply.text(f'"{first}" This quote is relevant to the question.')
+    return Reply.text("The sources agree on this [1].")
+
+
+class FakeOllama:
+    def __init__(self) -> None:
+        self.models: dict[str, Model] = {}
+        for model in (Model("nomic-embed-text", "embed", dim=64), Model("all-minilm", "embed", dim=32),
+                      Model("chat", "chat"), Model("annotator", "chat")):
+            self.add_model(model)
+        self.requests: list[Recorded] = []
+        self.scripted: deque[Reply] = deque()
+        self.responder: Callable[[dict[str, Any]], Reply] = default_responder
+        self.embed_failures = 0            # answer this many embed calls with HTTP 500 first
+        self.embed_delay = 0.0
+        self.disconnects = 0               # streams the client closed before the end
+        self._lock = threading.Lock()
+        self._in_flight = 0
+        self.max_in_flight = 0             # most chat/generate requests open at once
+        self._server: ThreadingHTTPServer | None = None
+        self.url = ""
+
+    # --- control -------------------------------------------------------------
+
+    def add_model(self, model: Model) -> None:
+        self.models[model.name] = model
+
+    def script(self, *replies: Reply) -> None:
+        """Queue replies for the next chat/generate calls, in order; then the responder answers."""
+        self.scripted.extend(replies)
+
+    def calls(self, path: str) -> list[Recorded]:
+        return [r for r in self.requests if r.path == path]
+
+    def start(self) -> FakeOllama:
+        fake = self
+
+        class Handler(_Handler):
+            server_ref = fake
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    # --- internals -------------------------------------------------------------
+
+    def _lookup(self, name: str) -> Model | None:
+        base = name.removesuffix(":latest")
+        return self.models.get(base)
+
+    def _next_reply(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            if self.scripted:
+                return self.scripted.popleft()
+        return self.responder(body)
+
+    def _enter(self) -> None:
+        with self._lock:
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_ref: FakeOllama
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _json(self, obj: Any, code: int = 200) -> None:
+        data = json.dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _record(self, body: dict[str, Any]) -> None:
+        with self.server_ref._lock:
+            self.server_ref.requests.append(Recorded(self.command, self.path, body, time.monotonic()))
+
+    def do_GET(self) -> None:
+        self._record({})
+        fake = self.server_ref
+        if self.path == "/api/version":
+            return self._json({"version": "0.12.6"})
+        if self.path == "/api/tags":
+            return self._json({"models": [
+                {"name": f"{m.name}:latest", "model": f"{m.name}:latest", "modified_at": "2026-01-01T00:00:00Z",
+                 "size": 1000, "digest": hashlib.sha256(m.name.encode()).hexdigest(),
+                 "details": {"format": "gguf", "family": m.kind}}
+                for m in fake.models.values()]})
+        if self.path == "/":
+            return self._json("Ollama is running")
+        return self._json({"error": "not found"}, 404)
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except json.JSONDecodeError:
+            return self._json({"error": "invalid JSON"}, 400)
+        self._record(body)
+        fake = self.server_ref
+        name = str(body.get("model") or body.get("name") or "")
+        model = fake._lookup(name)
+        if model is None:
+            return self._json({"error": f'model "{name}" not found, try pulling it first'}, 404)
+        if self.path == "/api/show":
+            return self._json({
+                "modelfile": "", "parameters": "", "template": "{{ .Prompt }}",
+                "details": {"format": "gguf", "family": model.kind},
+                "model_info": {"general.architecture": model.kind,
+                               f"{model.kind}.context_length": model.context_length},
+                "capabilities": ["embedding"] if model.kind == "embed" else ["completion"],
+            })
+        if self.path in ("/api/embed", "/api/embeddings"):
+            return self._embed(model, body)
+        if self.path in ("/api/chat", "/api/generate"):
+            if model.kind != "chat":
+                return self._json({"error": f'"{name}" does not support chat'}, 400)
+            fake._enter()
+            try:
+                return self._chat(name, body)
+            finally:
+                fake._leave()
+        return self._json({"error": "not found"}, 404)
+
+    def _embed(self, model: Model, body: dict[str, Any]) -> None:
+        fake = self.server_ref
+        if model.kind != "embed":
+            return self._json({"error": f'"{model.name}" does not support embeddings'}, 400)
+        if fake.embed_delay:
+            time.sleep(fake.embed_delay)
+        with fake._lock:
+            failing = fake.embed_failures > 0
+            fake.embed_failures -= failing
+        if failing:
+            return self._json({"error": "embedding backend failed"}, 500)
+        if self.path == "/api/embeddings":
+            return self._json({"embedding": hashed_embedding(str(body.get("prompt", "")), model.dim)})
+        inputs = body.get("input", "")
+        texts = [inputs] if isinstance(inputs, str) else list(inputs)
+        return self._json({"model": model.name,
+                           "embeddings": [hashed_embedding(t, model.dim) for t in texts],
+                           "total_duration": 1, "load_duration": 0, "prompt_eval_count": len(texts)})
+
+    def _chat(self, name: str, body: dict[str, Any]) -> None:
+        fake = self.server_ref
+        reply = fake._next_reply(body)
+        if reply.status != 200:
+            if reply.delay:
+                time.sleep(reply.delay)
+            return self._json({"error": reply.error}, reply.status)
+        pieces, reason = list(reply.pieces), reply.done_reason
+        limit = int((body.get("options") or {}).get("num_predict") or -1)
+        if 0 < limit < len(pieces):
+            pieces, reason = pieces[:limit], "length"
+        chat = self.path == "/api/chat"
+
+        def frame(content: str, done: bool) -> dict[str, Any]:
+            out: dict[str, Any] = {"model": name, "created_at": "2026-01-01T00:00:00Z", "done": done}
+            if chat:
+                out["message"] = {"role": "assistant", "content": content}
+            else:
+                out["response"] = content
+            if done:
+                out.update(done_reason=reason, total_duration=1, load_duration=0, prompt_eval_count=1,
+                           prompt_eval_duration=1, eval_count=len(pieces), eval_duration=1)
+            return out
+
+        if body.get("stream") is False:
+            for _ in pieces:
+                if reply.delay:
+                    time.sleep(reply.delay)
+            return self._json(frame("".join(pieces), True))
+
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+        def send(data: bytes) -> None:
+            self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+
+        try:
+            for i, piece in enumerate(pieces):
+                if reply.drop_after is not None and i == reply.drop_after:
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return None
+                if reply.malformed_after is not None and i == reply.malformed_after:
+                    send(b"{this is not json\n")
+                if reply.delay:
+                    time.sleep(reply.delay)
+                send((json.dumps(frame(piece, False)) + "\n").encode())
+            send((json.dumps(frame("", True)) + "\n").encode())
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            with fake._lock:
+                fake.disconnects += 1
+        return None

@@ -1,0 +1,103 @@
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from ragtui.config import SECTIONS, ConfigError, load_settings, shipped_config_path
+
+
+def test_shipped_file_is_the_whole_schema_and_documented() -> None:
+    text = shipped_config_path().read_text()
+    data = tomllib.loads(text)
+    assert set(data) == set(SECTIONS)
+    lines = text.splitlines()
+    for section, cls in SECTIONS.items():
+        assert {f.name for f in dataclasses.fields(cls)} == set(data[section])
+        for name in data[section]:
+            i = next(n for n, line in enumerate(lines) if line.startswith(f"{name} ="))
+            assert lines[i - 1].startswith("#") or lines[i - 2].startswith("#"), f"{section}.{name} undocumented"
+
+
+def test_defaults_follow_ragweed(tmp_path: Path) -> None:
+    s = load_settings(user_file=tmp_path / "none.toml", env={})
+    assert (s.chunk.size_tokens, s.chunk.pdf_tokens, s.chunk.av_tokens, s.chunk.overlap_pct) == (2048, 1024, 512, 50)
+    assert (s.ingest.entropy_max, s.ingest.entropy_min) == (7.0, 0.5)
+    assert (s.retrieve.top_k, s.retrieve.max_chunks_per_file, s.retrieve.fusion) == (64, 2, "boost")
+    assert (s.fts.weight, s.fts.min_query_ic, s.fts.long_query_threshold) == (0.15, 0.5, 5)
+    assert (s.synonyms.max_per_word, s.annotation.concurrency, s.llm.max_tokens) == (5, 4, 4096)
+    assert s.origins["retrieve.top_k"] == "default (config.toml)"
+
+
+def test_precedence_file_env_flag(tmp_path: Path) -> None:
+    user = tmp_path / "user.toml"
+    user.write_text("[retrieve]\ntop_k = 10\nfusion = 'rrf'\n[fts]\nweight = 0.3\n")
+    env = {"RAGTUI_RETRIEVE_TOP_K": "20", "RAGTUI_EMBED_EXTRA_MODELS": "all-minilm, mxbai-embed-large"}
+    s = load_settings(user_file=user, env=env, overrides=["retrieve.top_k=30"])
+    assert s.retrieve.top_k == 30 and s.origins["retrieve.top_k"] == "--set"
+    assert s.retrieve.fusion == "rrf" and s.origins["retrieve.fusion"] == str(user)
+    assert s.fts.weight == 0.3
+    assert s.embed.extra_models == ["all-minilm", "mxbai-embed-large"]
+    assert s.origins["embed.extra_models"] == "RAGTUI_EMBED_EXTRA_MODELS"
+    s2 = load_settings(user_file=user, env=env)
+    assert s2.retrieve.top_k == 20 and s2.origins["retrieve.top_k"] == "RAGTUI_RETRIEVE_TOP_K"
+
+
+def test_env_bool_and_float_parsing(tmp_path: Path) -> None:
+    s = load_settings(user_file=tmp_path / "x", env={"RAGTUI_FTS_ENABLED": "no", "RAGTUI_FTS_WEIGHT": "0.25"})
+    assert s.fts.enabled is False and s.fts.weight == 0.25
+
+
+@pytest.mark.parametrize(
+    ("toml", "env", "flags", "needles"),
+    [
+        ("[retrieve]\ntop_k = 'many'\n", {}, [], ["retrieve.top_k", "'many'", "integer", "user.toml"]),
+        ("[retrieve]\ntop_k = 0\n", {}, [], ["retrieve.top_k", "= 0", "from 1 to 10000", "user.toml"]),
+        ("[retrieve]\nfusion = 'max'\n", {}, [], ["retrieve.fusion", '"boost", "rrf"']),
+        ("[retrieve]\ntopk = 3\n", {}, [], ["unknown key retrieve.topk", "user.toml", "top_k"]),
+        ("[retreive]\ntop_k = 3\n", {}, [], ["unknown section [retreive]", "user.toml"]),
+        ("[fts]\nenabled = 1\n", {}, [], ["fts.enabled", "true or false"]),
+        ("", {"RAGTUI_RETRIEVE_TOP_K": "abc"}, [], ["retrieve.top_k", "'abc'", "RAGTUI_RETRIEVE_TOP_K"]),
+        ("", {"RAGTUI_NOPE_X": "1"}, [], ["RAGTUI_NOPE_X"]),
+        ("", {"RAGTUI_RETRIEVE_NOPE": "1"}, [], ["unknown key retrieve.nope", "RAGTUI_RETRIEVE_NOPE"]),
+        ("", {}, ["annotation.concurrency=0"], ["annotation.concurrency", "--set", "from 1 to 256"]),
+        ("", {}, ["retrieve.top_k"], ["section.key=value"]),
+        ("", {}, ["annotation.irrelevant_re=(unclosed"], ["annotation.irrelevant_re", "regular expression"]),
+        ("", {}, ["annotation.irrelevant_flags=x"], ["annotation.irrelevant_flags", '"i", "m", "s"']),
+        ("", {}, ["ollama.host=localhost:11434"], ["ollama.host", "http://"]),
+        ("", {}, ["ingest.entropy_min=7.5"], ["ingest.entropy_min", "below ingest.entropy_max"]),
+        ("[chunk\n", {}, [], ["not valid TOML", "user.toml"]),
+    ],
+)
+def test_each_kind_of_error_names_key_value_and_origin(
+    tmp_path: Path, toml: str, env: dict[str, str], flags: list[str], needles: list[str]
+) -> None:
+    user = tmp_path / "user.toml"
+    user.write_text(toml)
+    with pytest.raises(ConfigError) as info:
+        load_settings(user_file=user, env=env, overrides=flags)
+    message = str(info.value)
+    assert "\n" not in message
+    for needle in needles:
+        assert needle in message
+
+
+def test_irrelevant_pattern_uses_flags(tmp_path: Path) -> None:
+    s = load_settings(user_file=tmp_path / "x", env={}, overrides=["annotation.irrelevant_flags=i"])
+    assert s.annotation.irrelevant_pattern.search("[irrelevant!!!]")
+    s = load_settings(user_file=tmp_path / "x", env={})
+    assert not s.annotation.irrelevant_pattern.search("[irrelevant!!!]")
+
+
+def test_replace_validates(tmp_path: Path) -> None:
+    s = load_settings(user_file=tmp_path / "x", env={})
+    assert s.replace(retrieve__top_k=5).retrieve.top_k == 5
+    with pytest.raises(ConfigError):
+        s.replace(retrieve__top_k=-1)
+
+
+def test_data_dir_defaults_to_xdg(tmp_path: Path, isolated_home: Path) -> None:
+    s = load_settings(user_file=tmp_path / "x", env={})
+    assert s.data_dir == isolated_home / ".local/share/ragtui"
