@@ -1,0 +1,164 @@
+"""The one place the TUI calls the engine.
+
+Widgets never import the engine's heavy modules (chromadb, whoosh, wn,
+llama_index): everything goes through `Engine`, which imports them lazily and
+off the event loop (`asyncio.to_thread`), so the first frame is painted before
+any of them load and the UI keeps drawing while they do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragtui.config import Settings
+from ragtui.events import Event, Source
+
+
+class EngineUnavailable(Exception):
+    """A part of the engine this build does not have, or that failed to load; the message says which."""
+
+
+@dataclass(frozen=True)
+class CollectionView:
+    """What the collections pane shows for one collection."""
+
+    name: str
+    topic: str = ""
+    chunks: int = 0
+    state: str = "ready"             # "ready" | "empty" | "ingesting" | "error"
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """One row of the history screen."""
+
+    id: int
+    query: str
+    collections: tuple[str, ...]
+    created: str
+    stop_reason: str = ""
+    sources: int = 0
+
+
+@dataclass(frozen=True)
+class DocumentView:
+    """The text the source viewer shows, with the chunk's span in it."""
+
+    text: str
+    start: int
+    end: int
+    note: str = ""                   # why only part of the document is shown, if it is
+
+
+async def _load(module: str) -> Any:
+    try:
+        return await asyncio.to_thread(importlib.import_module, module)
+    except ImportError as exc:
+        raise EngineUnavailable(f"{module} is not available: {exc}") from None
+
+
+class Engine:
+    """Thin async façade over the engine's public API, built from the settings."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    async def probe(self) -> Any:
+        """Ollama's version and models (ragtui.ollama_api.OllamaStatus), or OllamaUnreachable."""
+        from ragtui.ollama_api import probe
+
+        return await asyncio.to_thread(probe, self.settings.ollama.host)
+
+    async def wordnet_state(self) -> tuple[bool, str]:
+        """Whether synonym expansion will run, and why not when it will not."""
+        synonyms = self.settings.synonyms
+        if not synonyms.enabled:
+            return False, "synonyms.enabled = false"
+        wordnet = await _load("ragtui.retrieve.wordnet")
+        if await asyncio.to_thread(wordnet.installed, synonyms.lexicon, self.settings.data_dir):
+            return True, synonyms.lexicon
+        return False, f"{synonyms.lexicon} not installed (ragtui wordnet install)"
+
+    async def warm_up(self) -> None:
+        """Import the heavy engine modules in a thread after the first frame, so the first query starts fast."""
+        for module in ("ragtui.research", "ragtui.collections"):
+            try:
+                await _load(module)
+            except EngineUnavailable:
+                continue
+
+    # --- collections -----------------------------------------------------------
+
+    async def collections(self) -> list[CollectionView]:
+        registry = await _load("ragtui.collections")
+        infos = await asyncio.to_thread(registry.list_collections, self.settings)
+        return [_collection_view(info) for info in infos]
+
+    async def create_collection(self, name: str, topic: str) -> None:
+        registry = await _load("ragtui.collections")
+        await asyncio.to_thread(registry.create_collection, self.settings, name, topic=topic)
+
+    def ingest(self, path: Path, collection: str) -> AsyncIterator[Event]:
+        """Ingest events (IngestProgress, FileSkipped, IngestFinished) for one folder or file."""
+        return self._ingest(path, collection)
+
+    async def _ingest(self, path: Path, collection: str) -> AsyncIterator[Event]:
+        pipeline = await _load("ragtui.ingest")
+        async for event in pipeline.ingest(self.settings, path, collection):
+            yield event
+
+    # --- research ---------------------------------------------------------------
+
+    async def new_session(self, query: str, collections: list[str]) -> Any:
+        research = await _load("ragtui.research")
+        return research.ResearchSession(self.settings, query, collections)
+
+    async def reopen(self, session_id: int) -> Any:
+        research = await _load("ragtui.research")
+        return await asyncio.to_thread(research.ResearchSession.reopen, self.settings, session_id)
+
+    async def history(self) -> list[SessionSummary]:
+        history = await _load("ragtui.history")
+        store = history.HistoryStore(self.settings.data_dir)
+        rows = await asyncio.to_thread(store.list_sessions)
+        return [_summary(row) for row in rows]
+
+    async def delete_session(self, session_id: int) -> None:
+        history = await _load("ragtui.history")
+        await asyncio.to_thread(history.HistoryStore(self.settings.data_dir).delete, session_id)
+
+    async def document(self, source: Source) -> DocumentView:
+        """The chunk inside its document's text (its page for PDFs); the chunk alone when that cannot be read."""
+        chunk = source.chunk
+        try:
+            extract = await _load("ragtui.ingest.extract")
+            text = await asyncio.to_thread(extract.document_text, self.settings, chunk.meta)
+        except Exception as exc:  # any failure to re-read the file still leaves the chunk to show
+            return DocumentView(chunk.text, 0, len(chunk.text), note=f"document text unavailable ({exc})")
+        start = text.find(chunk.text[:200]) if chunk.text else -1
+        if start < 0:
+            return DocumentView(chunk.text, 0, len(chunk.text), note="the document changed since it was ingested")
+        return DocumentView(text, start, start + len(chunk.text))
+
+
+def _collection_view(info: Any) -> CollectionView:
+    chunks = int(getattr(info, "chunks", 0) or 0)
+    state = getattr(info, "state", "") or ("ready" if chunks else "empty")
+    return CollectionView(name=info.name, topic=getattr(info, "topic", "") or "", chunks=chunks, state=str(state))
+
+
+def _summary(row: Any) -> SessionSummary:
+    get = row.get if isinstance(row, dict) else lambda k, d=None: getattr(row, k, d)
+    return SessionSummary(
+        id=int(get("id")),
+        query=str(get("query", "")),
+        collections=tuple(get("collections", ()) or ()),
+        created=str(get("created", "") or get("created_at", "") or ""),
+        stop_reason=str(get("stop_reason", "") or ""),
+        sources=int(get("sources", 0) or 0) if not isinstance(get("sources", 0), list) else len(get("sources")),
+    )

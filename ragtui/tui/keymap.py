@@ -1,0 +1,51 @@
+"""Every user action in one table: the app's bindings, the help screen and the command palette all read it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+
+@dataclass(frozen=True)
+class Action:
+    key: str                 # Textual key name
+    display: str             # how the key is shown
+    action: str              # app action name (without "action_")
+    title: str               # short, for the footer and the palette
+    help: str                # one line, for the help screen and the palette
+    footer: bool = True
+
+
+ACTIONS: tuple[Action, ...] = (
+    Action("slash", "/", "focus_query", "Query", "Focus the query bar (enter runs it; up/down recall past queries)"),
+    Action("s", "s", "synthesize", "Synthesize", "Write the answer again from the current relevant sources",
+           footer=False),
+    Action("r", "r", "reannotate_selected", "Re-annotate", "Re-annotate the selected source"),
+    Action("R", "R", "reannotate_all", "Re-annotate all", "Re-annotate every source", footer=False),
+    Action("x", "x", "toggle_source", "Rescue/drop", "Rescue a filtered source, or drop a relevant one"),
+    Action("c", "c", "continue_answer", "Continue", "Continue an answer that stopped at max tokens"),
+    Action("escape", "esc", "cancel", "Cancel", "Cancel running retrieval, annotation or synthesis"),
+    Action("y", "y", "copy_answer", "Copy", "Copy the answer (OSC 52, also saved to a file)"),
+    Action("Y", "Y", "copy_source", "Copy source", "Copy the selected source's text", footer=False),
+    Action("h", "h", "history", "History", "Browse past sessions and reopen one"),
+    Action("i", "i", "ingest", "Ingest", "Ingest a folder or file into a collection"),
+    Action("n", "n", "new_collection", "New coll.", "Create a new collection", footer=False),
+    Action("b", "b", "toggle_collections", "Collections pane", "Show or hide the collections pane", footer=False),
+    Action("t", "t", "next_theme", "Theme", "Switch to the next theme", footer=False),
+    Action("question_mark", "?", "help", "Help", "Show all keys"),
+    Action("q", "q", "quit", "Quit", "Quit ragtui"),
+)
+
+# Keys handled by focused widgets rather than the app; listed on the help screen only.
+WIDGET_KEYS: tuple[tuple[str, str], ...] = (
+    ("enter", "In the query bar: run the query. On a source row: open it in the source viewer"),
+    ("up / down", "In the query bar: recall earlier queries. In lists and tables: move"),
+    ("space", "In the collections pane: toggle whether the collection is searched"),
+    ("tab / shift+tab", "Next / previous pane"),
+    ("ctrl+p", "Command palette: every action above by name"),
+)
+
+
+def bindings() -> list[Binding]:
+    return [Binding(a.key, a.action, a.title, show=a.footer, key_display=a.display) for a in ACTIONS]

@@ -1,0 +1,35 @@
+"""The help screen: every key, built from the keymap so it cannot go stale."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.table import Table
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from ragtui.tui.keymap import ACTIONS, WIDGET_KEYS
+
+
+def keys_table() -> Table:
+    table = Table(box=None, show_header=False, padding=(0, 1), expand=True)
+    table.add_column("key", style="bold", no_wrap=True)
+    table.add_column("what")
+    for action in ACTIONS:
+        table.add_row(action.display, action.help)
+    table.add_row("", "")
+    for key, what in WIDGET_KEYS:
+        table.add_row(key, what)
+    return table
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS: ClassVar = [Binding("escape,q,question_mark", "dismiss", "Close")]
+
+    def compose(self):
+        with VerticalScroll(id="help-box", classes="dialog"):
+            yield Static("ragtui keys", classes="dialog-title")
+            yield Static(keys_table())
+            yield Static("esc closes this screen", classes="dialog-hint")

@@ -1,0 +1,55 @@
+"""The history screen: past sessions, newest first; enter reopens one, d deletes it."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import on
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Static
+
+from ragtui.tui.engine import SessionSummary
+
+
+class HistoryScreen(ModalScreen[int | None]):
+    BINDINGS: ClassVar = [
+        Binding("escape,q", "dismiss(None)", "Close"),
+        Binding("d", "delete", "Delete"),
+    ]
+
+    def __init__(self, sessions: list[SessionSummary]) -> None:
+        super().__init__()
+        self.sessions = {s.id: s for s in sessions}
+
+    def compose(self):
+        with Vertical(id="history-box", classes="dialog"):
+            yield Static("History: enter reopens a session, d deletes it, esc closes", classes="dialog-title")
+            yield DataTable(id="history-table", cursor_type="row", zebra_stripes=True)
+            yield Static("", id="history-note", classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("#", "when", "query", "collections", "sources", "stop")
+        for s in self.sessions.values():
+            table.add_row(str(s.id), s.created[:16], s.query, ", ".join(s.collections), str(s.sources),
+                          s.stop_reason, key=str(s.id))
+        if not self.sessions:
+            self.query_one("#history-note", Static).update("No sessions yet: run a query first.")
+        table.focus()
+
+    @on(DataTable.RowSelected)
+    def _open(self, event: DataTable.RowSelected) -> None:
+        self.dismiss(int(event.row_key.value or 0))
+
+    async def action_delete(self) -> None:
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+        session_id = int(key.value or 0)
+        await self.app.engine.delete_session(session_id)
+        table.remove_row(key)
+        self.sessions.pop(session_id, None)
+        self.query_one("#history-note", Static).update(f"Deleted session {session_id}.")

@@ -1,0 +1,128 @@
+"""The ingest screen: pick a path and a collection, then watch progress, skipped files and the report.
+
+The ingest runs in a worker on this screen; esc cancels it (the engine resumes
+an interrupted ingest next time), a second esc closes the screen.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, ProgressBar, RichLog, Static
+
+from ragtui.events import Event, FileSkipped, IngestFinished, IngestProgress
+
+
+def format_eta(seconds: float | None) -> str:
+    if seconds is None:
+        return "ETA -"
+    minutes, secs = divmod(round(seconds), 60)
+    return f"ETA {minutes}m{secs:02d}s" if minutes else f"ETA {secs}s"
+
+
+def report_lines(report: Any) -> list[str]:
+    """The engine's ingest report in lines; it knows best how to describe itself."""
+    for name in ("lines", "summary_lines"):
+        method = getattr(report, name, None)
+        if callable(method):
+            return [str(line) for line in method()]
+    return str(report).splitlines()
+
+
+class IngestScreen(ModalScreen[bool]):
+    """Dismisses with True when something was ingested, so the caller refreshes the collections."""
+
+    BINDINGS: ClassVar = [Binding("escape", "cancel_or_close", "Cancel / close")]
+
+    def __init__(self, collections: list[str], default_collection: str = "", default_path: str = "") -> None:
+        super().__init__()
+        self.collections = collections
+        self.default_collection = default_collection
+        self.default_path = default_path
+        self.running = False
+        self.changed = False
+        self.skipped = 0
+
+    def compose(self):
+        with Vertical(id="ingest-box", classes="dialog"):
+            yield Static("Ingest", classes="dialog-title")
+            with Horizontal(id="ingest-form"):
+                yield Input(self.default_path, placeholder="folder or file to ingest", id="ingest-path")
+                yield Input(self.default_collection, placeholder="collection", id="ingest-collection")
+            yield Static("enter starts · esc cancels a running ingest, then closes", id="ingest-hint",
+                         classes="dialog-hint")
+            yield ProgressBar(total=None, show_eta=False, id="ingest-bar")
+            yield Static("", id="ingest-numbers")
+            yield RichLog(id="ingest-log", wrap=True, markup=False, auto_scroll=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#ingest-path", Input).focus()
+
+    @on(Input.Submitted)
+    def _start(self) -> None:
+        if self.running:
+            return
+        path = self.query_one("#ingest-path", Input).value.strip()
+        collection = self.query_one("#ingest-collection", Input).value.strip()
+        if not path or not collection:
+            self.query_one("#ingest-hint", Static).update(Text("Give both a path and a collection.", style="yellow"))
+            return
+        target = Path(path).expanduser()
+        if not target.exists():
+            self.query_one("#ingest-hint", Static).update(Text(f"{target}: no such file or folder", style="yellow"))
+            return
+        self.run_ingest(target, collection)
+
+    @work(exclusive=True, group="ingest")
+    async def run_ingest(self, path: Path, collection: str) -> None:
+        self.running = True
+        self.skipped = 0
+        self.query_one("#ingest-log", RichLog).clear()
+        self.query_one("#ingest-hint", Static).update(f"Ingesting into {collection} … esc cancels")
+        try:
+            async for event in self.app.engine.ingest(path, collection):
+                self.apply(event)
+        except Exception as exc:  # the engine's own failure: show it, keep the screen usable
+            self.query_one("#ingest-hint", Static).update(Text(f"Ingest failed: {exc}", style="bold red"))
+        finally:
+            self.running = False
+
+    def apply(self, event: Event) -> None:
+        """Render one ingest event."""
+        log = self.query_one("#ingest-log", RichLog)
+        if isinstance(event, IngestProgress):
+            bar = self.query_one("#ingest-bar", ProgressBar)
+            bar.update(total=max(event.files_total, 1), progress=event.files_done)
+            numbers = (f"{event.files_done}/{event.files_total} files · {event.chunks} chunks · "
+                       f"{event.embedded} embedded · {event.embed_rate:.0f}/s · {format_eta(event.eta_s)}")
+            if self.skipped:
+                numbers += f" · {self.skipped} skipped"
+            if event.current:
+                numbers += f"\n{event.current}"
+            self.query_one("#ingest-numbers", Static).update(numbers)
+        elif isinstance(event, FileSkipped):
+            self.skipped += 1
+            log.write(Text(f"skipped {event.source}: {event.reason}", style="yellow"))
+        elif isinstance(event, IngestFinished):
+            self.changed = True
+            bar = self.query_one("#ingest-bar", ProgressBar)
+            bar.update(total=bar.total or 1, progress=bar.total or 1)
+            for line in report_lines(event.report):
+                log.write(line)
+            self.query_one("#ingest-hint", Static).update(
+                Text(f"Finished ingesting into {event.collection}. esc closes.", style="bold green"))
+
+    def action_cancel_or_close(self) -> None:
+        if self.running:
+            self.workers.cancel_group(self, "ingest")
+            self.running = False
+            self.query_one("#ingest-hint", Static).update(
+                Text("Cancelled; the next ingest of this path resumes where it stopped.", style="yellow"))
+            return
+        self.dismiss(self.changed)

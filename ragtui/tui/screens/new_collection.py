@@ -1,0 +1,52 @@
+"""The new-collection dialog: a name (checked as you type) and an optional topic."""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from textual import on
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.validation import Regex
+from textual.widgets import Input, Static
+
+NAME_RULE = r"[A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9]"
+
+
+def name_problem(name: str, existing: set[str]) -> str:
+    """Why a collection name cannot be used, or "" when it can."""
+    if not re.fullmatch(NAME_RULE, name):
+        return "3-63 characters: letters, digits, '.', '_' or '-', starting and ending with a letter or digit"
+    if name in existing:
+        return f"a collection named {name!r} already exists"
+    return ""
+
+
+class NewCollectionScreen(ModalScreen[tuple[str, str] | None]):
+    BINDINGS: ClassVar = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, existing: set[str]) -> None:
+        super().__init__()
+        self.existing = existing
+
+    def compose(self):
+        with Vertical(id="new-collection-box", classes="dialog"):
+            yield Static("New collection", classes="dialog-title")
+            yield Input(placeholder="name, e.g. papers", id="new-name", validators=[Regex(NAME_RULE)])
+            yield Input(placeholder="topic (optional): what is in it", id="new-topic")
+            yield Static("enter creates it · esc cancels", id="new-note", classes="dialog-hint")
+
+    @on(Input.Submitted)
+    def _submit(self, event: Input.Submitted) -> None:
+        name = self.query_one("#new-name", Input).value.strip()
+        problem = name_problem(name, self.existing)
+        if problem:
+            self.query_one("#new-note", Static).update(f"Name: {problem}")
+            self.query_one("#new-name", Input).focus()
+            return
+        if event.input.id == "new-name":
+            self.query_one("#new-topic", Input).focus()
+            return
+        self.dismiss((name, self.query_one("#new-topic", Input).value.strip()))

@@ -1,0 +1,76 @@
+"""The source viewer: the chunk inside its document text, selected, at its page."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Static, TextArea
+from textual.widgets.text_area import Selection
+
+from ragtui.events import Source
+from ragtui.tui.engine import DocumentView
+
+
+def offset_to_location(text: str, offset: int) -> tuple[int, int]:
+    """A character offset as TextArea's (row, column)."""
+    before = text[:offset]
+    row = before.count("\n")
+    return row, offset - (before.rfind("\n") + 1)
+
+
+def describe(source: Source) -> Text:
+    meta = source.chunk.meta
+    text = Text()
+    text.append(f"[{source.number}] {meta.collection}/{meta.source}", style="bold")
+    if meta.page:
+        text.append(f"  page {meta.page}", style="bold cyan")
+    if meta.heading:
+        text.append(f"  {meta.heading}", style="italic")
+    text.append(f"\nrel {source.rel_score:.2f} · score {source.score:.3f} · found by {'+'.join(source.legs) or '-'}"
+                f" · {source.state.value}", style="dim")
+    if source.override.value:
+        text.append(f" ({source.override.value})", style="dim")
+    if source.error:
+        text.append(f"\nannotation failed: {source.error}", style="red")
+    elif source.annotation:
+        text.append("\n" + " ".join(source.annotation.split()), style="italic")
+    return text
+
+
+class SourceViewer(ModalScreen[None]):
+    BINDINGS: ClassVar = [
+        Binding("escape,q", "dismiss", "Close"),
+        Binding("y", "copy", "Copy chunk"),
+    ]
+
+    def __init__(self, source: Source, document: DocumentView, cursor_blink: bool = True) -> None:
+        super().__init__()
+        self.source = source
+        self.document = document
+        self.cursor_blink = cursor_blink
+
+    def compose(self):
+        with Vertical(id="viewer-box"):
+            yield Static(describe(self.source), id="viewer-head")
+            if self.document.note:
+                yield Static(Text(self.document.note, style="yellow"), id="viewer-note")
+            yield TextArea(self.document.text, read_only=True, soft_wrap=True, show_line_numbers=False,
+                           id="viewer-text")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        area = self.query_one(TextArea)
+        area.cursor_blink = self.cursor_blink
+        text = self.document.text
+        start = offset_to_location(text, self.document.start)
+        end = offset_to_location(text, self.document.end)
+        area.selection = Selection(end, start)  # cursor at the chunk's start, so that is what scrolls into view
+        area.focus()
+        self.call_after_refresh(area.scroll_cursor_visible, center=True, animate=False)
+
+    def action_copy(self) -> None:
+        self.app.copy_text(self.source.chunk.text, what=f"source [{self.source.number}]")

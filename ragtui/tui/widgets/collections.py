@@ -1,0 +1,71 @@
+"""The collections pane: every collection with its topic, size and ingest state; space toggles which are searched."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import Label, ListItem, ListView, Static
+
+from ragtui.tui.engine import CollectionView
+from ragtui.tui.messages import CollectionToggled
+
+
+class CollectionItem(ListItem):
+    def __init__(self, view: CollectionView, active: bool) -> None:
+        self.view = view
+        self.active = active
+        super().__init__(Label(self._text()))
+
+    def _text(self) -> Text:
+        v = self.view
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append("[x] " if self.active else "[ ] ", style="bold" if self.active else "dim")
+        text.append(v.name, style="bold" if self.active else "")
+        text.append(f"\n    {v.chunks} chunks", style="dim")
+        if v.state != "ready":
+            text.append(f" · {v.state}", style="yellow" if v.state in ("empty", "ingesting") else "red")
+        if v.topic:
+            text.append(f"\n    {v.topic}", style="italic dim")
+        return text
+
+    def set_active(self, active: bool) -> None:
+        self.active = active
+        self.query_one(Label).update(self._text())
+
+
+class CollectionsPane(Vertical):
+    BINDINGS: ClassVar = [Binding("space", "toggle", "Toggle collection")]
+
+    def compose(self):
+        yield Static("Collections", classes="pane-title")
+        yield ListView(id="collections")
+        yield Static("", id="collections-note")
+
+    def set_collections(self, views: list[CollectionView], active: set[str]) -> None:
+        """Show these collections; `active` names the ones queries search."""
+        listing = self.query_one(ListView)
+        listing.clear()
+        listing.extend(CollectionItem(v, v.name in active) for v in views)
+        note = self.query_one("#collections-note", Static)
+        if not views:
+            note.update("No collections yet.\nn: new · i: ingest")
+        elif not active:
+            note.update("None active: space toggles")
+        else:
+            note.update("")
+
+    def set_note(self, text: str) -> None:
+        self.query_one("#collections-note", Static).update(text)
+
+    @property
+    def active(self) -> list[str]:
+        return [item.view.name for item in self.query(CollectionItem) if item.active]
+
+    def action_toggle(self) -> None:
+        item = self.query_one(ListView).highlighted_child
+        if isinstance(item, CollectionItem):
+            item.set_active(not item.active)
+            self.post_message(CollectionToggled(item.view.name, item.active))

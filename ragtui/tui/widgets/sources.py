@@ -1,0 +1,225 @@
+"""The sources pane: tabs Relevant / Filtered / All over the session's sources, plus the highlighted one in full.
+
+It keeps its own copies of the Source objects and changes them only from engine
+events (or a fresh copy of the session's sources after a rescue/drop).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.containers import Vertical
+from textual.widgets import DataTable, Static, TabbedContent, TabPane
+
+from ragtui.events import AnnotationState, Override, Source
+from ragtui.tui.messages import SourceChosen
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+TABS = (("relevant", "Relevant"), ("filtered", "Filtered"), ("all", "All"))
+# Column widths; "annotation" takes what is left of the pane's width.
+WIDE_COLUMNS = {"#": 3, "rel": 4, "collection": 12, "file": 28, "page": 5, "legs": 3, "state": 8, "annotation": 0}
+NARROW_COLUMNS = {"#": 2, "rel": 4, "file": 20, "page": 4, "state": 8, "annotation": 0}
+WIDE_FROM = 100
+LEGS = {("vector",): "V", ("keyword",): "K"}
+
+
+def state_text(source: Source, frame: int = 0) -> Text:
+    """A short, coloured word for where the source stands (the spinner frame while annotating)."""
+    if source.override is Override.RESCUED:
+        return Text("rescued", style="bold green")
+    if source.override is Override.DROPPED:
+        return Text("dropped", style="bold yellow")
+    return {
+        AnnotationState.PENDING: Text("pending", style="dim"),
+        AnnotationState.RUNNING: Text(SPINNER[frame % len(SPINNER)] + " …", style="cyan"),
+        AnnotationState.RELEVANT: Text("relevant", style="green"),
+        AnnotationState.IRRELEVANT: Text("filtered", style="yellow"),
+        AnnotationState.FAILED: Text("failed", style="bold red"),
+        AnnotationState.OFF: Text("-", style="dim"),
+    }[source.state]
+
+
+def in_tab(source: Source, tab: str) -> bool:
+    if tab == "filtered":
+        return source.filtered
+    if tab == "relevant":
+        return not source.filtered
+    return True
+
+
+class SourceTable(DataTable):
+    BINDINGS: ClassVar = []
+
+    def __init__(self, tab: str, **kwargs) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self.tab = tab
+
+
+class SourcesPanel(Vertical):
+    """Renders Source objects; `apply_*` methods take what the engine's events carry."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.sources: dict[int, Source] = {}
+        self.wide = False
+        self.note_width = 20
+        self.frame = 0
+        self.empty_note = "No query yet. Press / to type one."
+
+    def compose(self):
+        with TabbedContent(initial="relevant", id="source-tabs"):
+            for tab, title in TABS:
+                with TabPane(title, id=tab):
+                    yield SourceTable(tab, id=f"{tab}-table")
+        yield Static("", id="source-detail")
+
+    def on_mount(self) -> None:
+        self._columns()
+        self._render_all()
+
+    # --- feeding -------------------------------------------------------------------
+
+    def set_sources(self, sources: list[Source], empty_note: str = "") -> None:
+        self.sources = {s.number: dataclasses.replace(s) for s in sources}
+        self.empty_note = empty_note or "No sources."
+        self._render_all()
+
+    def clear(self, note: str) -> None:
+        self.set_sources([], note)
+
+    def set_state(self, number: int, state: AnnotationState, annotation: str | None = None, error: str = "") -> None:
+        source = self.sources.get(number)
+        if source is None:
+            return
+        source.state = state
+        if annotation is not None:
+            source.annotation = annotation
+        source.error = error
+        self._render_all()
+
+    def on_resize(self) -> None:
+        columns = WIDE_COLUMNS if self.size.width >= WIDE_FROM else NARROW_COLUMNS
+        fixed = sum(columns.values()) + 2 * len(columns) + 2  # cell padding, scrollbar
+        note_width = max(10, self.size.width - fixed)
+        if (columns is WIDE_COLUMNS) != self.wide or note_width != self.note_width:
+            self.wide = columns is WIDE_COLUMNS
+            self.note_width = note_width
+            self._columns()
+            self._render_all()
+
+    @property
+    def running(self) -> bool:
+        return any(s.state is AnnotationState.RUNNING for s in self.sources.values())
+
+    def tick(self) -> None:
+        """Advance the spinner of the sources being annotated (cells only, no re-layout)."""
+        self.frame += 1
+        for table in self.query(SourceTable):
+            for source in self.sources.values():
+                if source.state is AnnotationState.RUNNING and str(source.number) in table.rows:
+                    table.update_cell(str(source.number), "state", state_text(source, self.frame))
+
+    # --- reading ---------------------------------------------------------------------
+
+    @property
+    def active_table(self) -> SourceTable:
+        tab = self.query_one(TabbedContent).active or "relevant"
+        return self.query_one(f"#{tab}-table", SourceTable)
+
+    def selected(self) -> Source | None:
+        table = self.active_table
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return self.sources.get(int(key)) if key else None
+
+    def counts(self) -> dict[str, int]:
+        return {tab: sum(in_tab(s, tab) for s in self.sources.values()) for tab, _ in TABS}
+
+    # --- drawing ---------------------------------------------------------------------
+
+    def _columns(self) -> None:
+        columns = WIDE_COLUMNS if self.wide else NARROW_COLUMNS
+        for table in self.query(SourceTable):
+            table.clear(columns=True)
+            for name, width in columns.items():
+                table.add_column(name, key=name, width=width or self.note_width)
+
+    def _row(self, s: Source) -> list[Text | str]:
+        meta = s.chunk.meta
+        legs = LEGS.get(tuple(s.legs), "V+K" if s.legs else "-")
+        note = s.error or s.annotation
+        note_line = " ".join(note.split())
+        width = self.note_width - 1
+        note_cell = Text(note_line[:width] + ("…" if len(note_line) > width else ""),
+                         style="red" if s.error else ("dim" if s.filtered else ""))
+        room = (WIDE_COLUMNS if self.wide else NARROW_COLUMNS)["file"]
+        file = meta.source if len(meta.source) <= room else meta.source.rsplit("/", 1)[-1]
+        file = file if len(file) <= room else file[: room - 1] + "…"
+        cells: dict[str, Text | str] = {
+            "#": Text(str(s.number), style="bold"),
+            "rel": f"{s.rel_score:.2f}",
+            "collection": meta.collection,
+            "file": file,
+            "page": meta.page or "",
+            "legs": legs,
+            "state": state_text(s, self.frame),
+            "annotation": note_cell,
+        }
+        return [cells[name] for name in (WIDE_COLUMNS if self.wide else NARROW_COLUMNS)]
+
+    def _render_all(self) -> None:
+        ordered = sorted(self.sources.values(), key=lambda s: s.number)
+        for table in self.query(SourceTable):
+            keep = None
+            if table.row_count:
+                keep = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+            table.clear()
+            for source in ordered:
+                if in_tab(source, table.tab):
+                    table.add_row(*self._row(source), key=str(source.number))
+            if keep is not None and keep in table.rows:
+                table.move_cursor(row=table.get_row_index(keep), animate=False)
+        tabs = self.query_one(TabbedContent)
+        counts = self.counts()
+        for tab, title in TABS:
+            tabs.get_tab(tab).label = f"{title} {counts[tab]}" if self.sources else title
+        self._show_detail()
+
+    def _show_detail(self) -> None:
+        detail = self.query_one("#source-detail", Static)
+        source = self.selected()
+        if source is None:
+            detail.update(Text(self.empty_note if not self.sources else "Nothing in this tab.", style="dim"))
+            return
+        meta = source.chunk.meta
+        text = Text()
+        text.append(f"[{source.number}] {source.chunk.label}", style="bold")
+        if meta.heading:
+            text.append(f" · {meta.heading}", style="italic")
+        text.append(f" · rel {source.rel_score:.2f} · {'+'.join(source.legs) or '-'}", style="dim")
+        if source.error:
+            text.append(f"\nannotation failed: {source.error}", style="red")
+        elif source.annotation:
+            text.append("\n" + " ".join(source.annotation.split()))
+        detail.update(text)
+
+    @on(DataTable.RowHighlighted)
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        self._show_detail()
+
+    @on(TabbedContent.TabActivated)
+    def _tab_changed(self, event: TabbedContent.TabActivated) -> None:
+        event.stop()
+        self._show_detail()
+
+    @on(DataTable.RowSelected)
+    def _chosen(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        source = self.sources.get(int(event.row_key.value or 0))
+        if source is not None:
+            self.post_message(SourceChosen(source))

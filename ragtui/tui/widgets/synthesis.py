@@ -1,0 +1,113 @@
+"""The synthesis pane: the answer streamed token by token, then re-rendered with its citations as links.
+
+Tokens go through Markdown.get_stream (which batches writes when rendering lags);
+when the answer is complete, every [N] that names a source becomes a link that
+opens that source, and a banner says how the answer stopped.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.text import Text
+from textual import on
+from textual.containers import VerticalScroll
+from textual.widgets import Markdown, Static
+from textual.widgets.markdown import MarkdownStream
+
+from ragtui.tui.messages import CitationClicked
+
+CITATION = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
+STOP_NOTES = {
+    "length": ("warning", "The answer was cut off at llm.max_tokens. Press c to continue it."),
+    "cancelled": ("warning", "Cancelled. Press s to synthesize again."),
+    "error": ("error", "Synthesis failed."),
+}
+
+
+def linkify_citations(text: str, known: set[int]) -> str:
+    """Turn each [N] (and [N, M]) naming a known source into a `cite:N` link; leave the rest as they are."""
+    def one(n: str) -> str:
+        return f"[\\[{n}\\]](cite:{n})" if int(n) in known else f"[{n}]"
+
+    def group(match: re.Match[str]) -> str:
+        numbers = re.findall(r"\d+", match.group(1))
+        if not any(int(n) in known for n in numbers):
+            return match.group(0)
+        return "".join(one(n) for n in numbers)
+
+    return CITATION.sub(group, text)
+
+
+class SynthesisView(VerticalScroll):
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.text = ""
+        self.model = ""
+        self._stream: MarkdownStream | None = None
+
+    def compose(self):
+        yield Static("", id="synthesis-banner")
+        yield Markdown("", id="answer", open_links=False)
+
+    def on_mount(self) -> None:
+        self.note("The answer appears here, with its sources cited as [N].", "info")
+
+    @property
+    def markdown(self) -> Markdown:
+        return self.query_one("#answer", Markdown)
+
+    def note(self, message: str, level: str = "info") -> None:
+        """A line above the answer: why there is none, or how it stopped."""
+        banner = self.query_one("#synthesis-banner", Static)
+        style = {"info": "dim", "warning": "bold yellow", "error": "bold red"}[level]
+        banner.update(Text(message, style=style))
+        banner.display = bool(message)
+
+    async def reset(self, message: str = "") -> None:
+        await self.stop_stream()
+        self.text = ""
+        await self.markdown.update("")
+        self.note(message)
+
+    async def begin(self, model: str, continuation: bool) -> None:
+        """Open a token stream; a continuation appends to the answer shown so far."""
+        await self.stop_stream()
+        self.model = model
+        if not continuation:
+            self.text = ""
+        await self.markdown.update(self.text)
+        self.note(f"{'Continuing' if continuation else 'Writing'} with {model} …", "info")
+        self._stream = Markdown.get_stream(self.markdown)
+
+    async def write(self, token: str) -> None:
+        self.text += token
+        if self._stream is None:
+            self._stream = Markdown.get_stream(self.markdown)
+        await self._stream.write(token)
+        if not self.is_anchored and self.max_scroll_y > 0:
+            self.anchor()  # follow the stream once it overflows (anchoring earlier bottom-aligns short text)
+
+    async def stop_stream(self) -> None:
+        if self._stream is not None:
+            stream, self._stream = self._stream, None
+            await stream.stop()
+
+    async def finish(self, text: str, stop_reason: str, known: set[int], unknown: tuple[int, ...] = ()) -> None:
+        """The complete answer: re-render with citation links and say how it stopped."""
+        await self.stop_stream()
+        self.text = text
+        await self.markdown.update(linkify_citations(text, known))
+        self.anchor(False)
+        level, message = STOP_NOTES.get(stop_reason, ("info", ""))
+        if unknown:
+            cited = ", ".join(f"[{n}]" for n in unknown)
+            message = f"{message} The answer cites {cited}, which is not among the sources.".strip()
+            level = "warning" if level == "info" else level
+        self.note(message, level)
+
+    @on(Markdown.LinkClicked)
+    def _link(self, event: Markdown.LinkClicked) -> None:
+        event.stop()
+        if event.href.startswith("cite:"):
+            self.post_message(CitationClicked(int(event.href.removeprefix("cite:"))))
