@@ -104,7 +104,7 @@ class RagtuiApp(App[int]):
                     yield SynthesisView(id="synthesis")
         llm = self.settings.llm
         yield StatusLine(self.settings.ollama.host, llm.model, llm.annotator, id="status")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         query = self.query_one(QueryInput)
@@ -219,6 +219,9 @@ class RagtuiApp(App[int]):
             self.active &= known
         self.collection_views = views
         self.query_one(CollectionsPane).set_collections(views, self.active)
+        sources = self.query_one(SourcesPanel)
+        if not views and not sources.sources:
+            sources.clear("No collections yet: press i to ingest a folder, or n to create a collection.")
         self._show_active()
 
     @on(CollectionToggled)

@@ -18,7 +18,7 @@ class RagtuiCommands(Provider):
         matcher = self.matcher(query)
         for action in ACTIONS:
             name = f"{action.title} ({action.display})"
-            score = max(matcher.match(name), matcher.match(action.help) * 0.8)
+            score = max(matcher.match(name), matcher.match(action.help) * 0.5)
             if score > 0:
                 yield Hit(score, matcher.highlight(name), self._runner(action.action), help=action.help)
 

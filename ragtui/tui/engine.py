@@ -95,13 +95,13 @@ class Engine:
     # --- collections -----------------------------------------------------------
 
     async def collections(self) -> list[CollectionView]:
-        registry = await _load("ragtui.collections")
-        infos = await asyncio.to_thread(registry.list_collections, self.settings)
-        return [_collection_view(info) for info in infos]
+        registry = (await _load("ragtui.collections")).CollectionRegistry(self.settings)
+        infos = await asyncio.to_thread(registry.list)
+        return [CollectionView(i.name, i.topic, i.chunks, i.state) for i in infos]
 
     async def create_collection(self, name: str, topic: str) -> None:
-        registry = await _load("ragtui.collections")
-        await asyncio.to_thread(registry.create_collection, self.settings, name, topic=topic)
+        registry = (await _load("ragtui.collections")).CollectionRegistry(self.settings)
+        await asyncio.to_thread(registry.create, name, topic)
 
     def ingest(self, path: Path, collection: str) -> AsyncIterator[Event]:
         """Ingest events (IngestProgress, FileSkipped, IngestFinished) for one folder or file."""
@@ -144,12 +144,6 @@ class Engine:
         if start < 0:
             return DocumentView(chunk.text, 0, len(chunk.text), note="the document changed since it was ingested")
         return DocumentView(text, start, start + len(chunk.text))
-
-
-def _collection_view(info: Any) -> CollectionView:
-    chunks = int(getattr(info, "chunks", 0) or 0)
-    state = getattr(info, "state", "") or ("ready" if chunks else "empty")
-    return CollectionView(name=info.name, topic=getattr(info, "topic", "") or "", chunks=chunks, state=str(state))
 
 
 def _summary(row: Any) -> SessionSummary:

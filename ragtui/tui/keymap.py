@@ -18,23 +18,24 @@ class Action:
 
 
 ACTIONS: tuple[Action, ...] = (
-    Action("slash", "/", "focus_query", "Query", "Focus the query bar (enter runs it; up/down recall past queries)"),
+    Action("slash", "/", "focus_query", "Query", "Focus the query bar (enter runs it; up/down recall past queries)",
+           footer=False),
     Action("s", "s", "synthesize", "Synthesize", "Write the answer again from the current relevant sources",
            footer=False),
-    Action("r", "r", "reannotate_selected", "Re-annotate", "Re-annotate the selected source"),
+    Action("r", "r", "reannotate_selected", "Re-annot.", "Re-annotate the selected source"),
     Action("R", "R", "reannotate_all", "Re-annotate all", "Re-annotate every source", footer=False),
-    Action("x", "x", "toggle_source", "Rescue/drop", "Rescue a filtered source, or drop a relevant one"),
+    Action("x", "x", "toggle_source", "Rescue", "Rescue a filtered source, or drop a relevant one"),
     Action("c", "c", "continue_answer", "Continue", "Continue an answer that stopped at max tokens"),
     Action("escape", "esc", "cancel", "Cancel", "Cancel running retrieval, annotation or synthesis"),
     Action("y", "y", "copy_answer", "Copy", "Copy the answer (OSC 52, also saved to a file)"),
     Action("Y", "Y", "copy_source", "Copy source", "Copy the selected source's text", footer=False),
     Action("h", "h", "history", "History", "Browse past sessions and reopen one"),
-    Action("i", "i", "ingest", "Ingest", "Ingest a folder or file into a collection"),
+    Action("i", "i", "ingest", "Ingest", "Ingest a folder or file into a collection", footer=False),
     Action("n", "n", "new_collection", "New coll.", "Create a new collection", footer=False),
     Action("b", "b", "toggle_collections", "Collections pane", "Show or hide the collections pane", footer=False),
     Action("t", "t", "next_theme", "Theme", "Switch to the next theme", footer=False),
     Action("question_mark", "?", "help", "Help", "Show all keys"),
-    Action("q", "q", "quit", "Quit", "Quit ragtui"),
+    Action("q", "q", "quit", "Quit", "Quit ragtui", footer=False),
 )
 
 # Keys handled by focused widgets rather than the app; listed on the help screen only.

@@ -15,8 +15,8 @@ from ragtui.tui.keymap import ACTIONS, WIDGET_KEYS
 
 def keys_table() -> Table:
     table = Table(box=None, show_header=False, padding=(0, 1), expand=True)
-    table.add_column("key", style="bold", no_wrap=True)
-    table.add_column("what")
+    table.add_column("key", style="bold", no_wrap=True, width=16)
+    table.add_column("what", ratio=1)
     for action in ACTIONS:
         table.add_row(action.display, action.help)
     table.add_row("", "")

@@ -59,7 +59,7 @@ class IngestScreen(ModalScreen[bool]):
                          classes="dialog-hint")
             yield ProgressBar(total=None, show_eta=False, id="ingest-bar")
             yield Static("", id="ingest-numbers")
-            yield RichLog(id="ingest-log", wrap=True, markup=False, auto_scroll=True)
+            yield RichLog(id="ingest-log", wrap=True, markup=False, auto_scroll=True, min_width=20)
 
     def on_mount(self) -> None:
         self.query_one("#ingest-path", Input).focus()

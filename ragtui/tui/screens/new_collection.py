@@ -12,13 +12,13 @@ from textual.screen import ModalScreen
 from textual.validation import Regex
 from textual.widgets import Input, Static
 
-NAME_RULE = r"[A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9]"
+NAME_RULE = r"[A-Za-z0-9][A-Za-z0-9_-]{0,62}"  # the registry's rule (ragtui.collections.NAME_RE)
 
 
 def name_problem(name: str, existing: set[str]) -> str:
     """Why a collection name cannot be used, or "" when it can."""
     if not re.fullmatch(NAME_RULE, name):
-        return "3-63 characters: letters, digits, '.', '_' or '-', starting and ending with a letter or digit"
+        return "1-63 letters, digits, '-' or '_', starting with a letter or digit"
     if name in existing:
         return f"a collection named {name!r} already exists"
     return ""

@@ -49,6 +49,7 @@ class CollectionsPane(Vertical):
         listing = self.query_one(ListView)
         listing.clear()
         listing.extend(CollectionItem(v, v.name in active) for v in views)
+        listing.index = 0 if views else None
         note = self.query_one("#collections-note", Static)
         if not views:
             note.update("No collections yet.\nn: new · i: ingest")

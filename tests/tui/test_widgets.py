@@ -1,0 +1,190 @@
+"""Widget-level tests: the panes fed with engine events, themes, copying, keymap and palette."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+from textual.widgets import DataTable, TabbedContent
+
+from ragtui.events import AnnotationFailed, AnnotationStarted, AnnotationState, SourcesReady
+from ragtui.tui.clipboard import osc52, save_copy
+from ragtui.tui.commands import RagtuiCommands
+from ragtui.tui.keymap import ACTIONS
+from ragtui.tui.screens.new_collection import name_problem
+from ragtui.tui.themes import load_themes, shipped_themes_dir
+from ragtui.tui.widgets.query import QueryInput
+from ragtui.tui.widgets.sources import SourcesPanel
+from ragtui.tui.widgets.status import StatusLine
+from ragtui.tui.widgets.synthesis import SynthesisView, linkify_citations
+from tests.tui.conftest import feed, quiet_app
+from tests.tui.scripted import ANSWER, finished_session, make_sources
+
+
+def test_citations_become_links_only_for_known_sources() -> None:
+    text = "A [1], B [2, 3] and C [9]; code `x[0]`."
+    out = linkify_citations(text, {1, 2, 3})
+    assert "[\\[1\\]](cite:1)" in out
+    assert "[\\[2\\]](cite:2)[\\[3\\]](cite:3)" in out
+    assert "C [9]" in out
+
+
+def test_osc52_plain_and_wrapped_for_tmux() -> None:
+    plain = osc52("héllo", in_tmux=False)
+    assert plain == "\x1b]52;c;" + base64.b64encode("héllo".encode()).decode() + "\a"
+    wrapped = osc52("héllo", in_tmux=True)
+    assert wrapped.startswith("\x1bPtmux;\x1b\x1b]52;c;") and wrapped.endswith("\a\x1b\\")
+
+
+def test_save_copy_writes_the_text(tmp_path: Path) -> None:
+    path = save_copy("answer [1]", tmp_path / "d")
+    assert path.read_text(encoding="utf-8") == "answer [1]"
+
+
+def test_shipped_themes_load_and_bad_files_are_reported(tmp_path: Path) -> None:
+    themes, errors = load_themes([shipped_themes_dir()])
+    assert {t.name for t in themes} >= {"ragtui-dark", "ragtui-light", "ragtui-basic"}
+    assert errors == []
+    (tmp_path / "broken.toml").write_text("primary = [", encoding="utf-8")
+    (tmp_path / "typo.toml").write_text('primry = "#fff"', encoding="utf-8")
+    (tmp_path / "colour.toml").write_text('primary = "not-a-colour"', encoding="utf-8")
+    themes, errors = load_themes([tmp_path])
+    assert themes == []
+    assert len(errors) == 3
+    assert any("not valid TOML" in e for e in errors) and any("'primry'" in e for e in errors)
+
+
+async def test_bad_theme_file_and_unknown_theme_still_start_with_default(snapshot_settings, tmp_path: Path) -> None:
+    (tmp_path / "bad.toml").write_text("name = 'bad'\nprimary = 12", encoding="utf-8")
+    app = quiet_app(snapshot_settings("ui.theme=nope"), theme_dirs=[shipped_themes_dir(), tmp_path])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert app.theme == "ragtui-dark"
+        messages = [n.message for n in app._notifications]
+        assert any("bad.toml" in m for m in messages)
+        assert any("'nope' not found" in m for m in messages)
+
+
+async def test_theme_setting_and_switch(snapshot_settings) -> None:
+    app = quiet_app(snapshot_settings("ui.theme=ragtui-light"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert app.theme == "ragtui-light"
+        app.query_one(SourcesPanel).active_table.focus()
+        await pilot.press("t")
+        assert app.theme != "ragtui-light" and app.theme in app.theme_names
+
+
+async def test_annotations_move_sources_between_tabs(snapshot_settings) -> None:
+    app = quiet_app(snapshot_settings())
+    async with app.run_test(size=(100, 30)) as pilot:
+        panel = app.query_one(SourcesPanel)
+        await feed(app, [SourcesReady(make_sources(), {})])
+        assert panel.counts() == {"relevant": 5, "filtered": 0, "all": 5}
+        await feed(app, finished_session()[2:])
+        await pilot.pause()
+        assert panel.counts() == {"relevant": 3, "filtered": 2, "all": 5}
+        assert app.query_one("#filtered-table", DataTable).row_count == 2
+        assert str(app.query_one(TabbedContent).get_tab("filtered").label) == "Filtered 2"
+        await app.render_event(AnnotationStarted(4))
+        assert panel.sources[4].state is AnnotationState.RUNNING and panel.running
+        await app.render_event(AnnotationFailed(4, "HTTP 500"))
+        assert panel.sources[4].state is AnnotationState.FAILED and panel.sources[4].error == "HTTP 500"
+
+
+async def test_answer_streams_then_links_citations(snapshot_settings) -> None:
+    app = quiet_app(snapshot_settings())
+    async with app.run_test(size=(100, 30)) as pilot:
+        events = finished_session()
+        synthesis = app.query_one(SynthesisView)
+        streamed = events[: -2]
+        await feed(app, streamed)
+        assert synthesis.text == ANSWER + " "  # tokens joined as they came
+        await feed(app, events[-2:])
+        await pilot.pause()
+        assert synthesis.text == ANSWER
+        assert "(cite:1)" in synthesis.markdown.source
+
+
+async def test_length_stop_offers_continue(snapshot_settings) -> None:
+    app = quiet_app(snapshot_settings())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await feed(app, finished_session(stop_reason="length"))
+        await pilot.pause()
+        banner = app.query_one("#synthesis-banner")
+        assert banner.display and "Press c to continue" in str(banner.render())
+
+
+async def test_query_recall_with_up_and_down(snapshot_settings) -> None:
+    app = quiet_app(snapshot_settings())
+    async with app.run_test(size=(80, 24)) as pilot:
+        query = app.query_one(QueryInput)
+        query.remember("first")
+        query.remember("second")
+        await pilot.press("up")
+        assert query.value == "second"
+        await pilot.press("up", "up")
+        assert query.value == "first"
+        await pilot.press("down", "down")
+        assert query.value == ""
+
+
+async def test_status_line_says_when_ollama_is_down(snapshot_settings) -> None:
+    from ragtui.tui.messages import OllamaProbed
+
+    app = quiet_app(snapshot_settings())
+    async with app.run_test(size=(120, 24)) as pilot:
+        app.post_message(OllamaProbed("http://127.0.0.1:11434", error="Ollama is not reachable at X"))
+        await pilot.pause()
+        line = str(app.query_one(StatusLine).render())
+        assert "down" in line and "KEYWORD-ONLY" in line
+        assert "keyword-only retrieval" in str(app.query_one("#synthesis-banner").render())
+
+
+async def test_missing_models_are_named_with_the_pull_hint(snapshot_settings) -> None:
+    from ragtui.tui.messages import OllamaProbed
+
+    app = quiet_app(snapshot_settings())
+    async with app.run_test(size=(120, 24)) as pilot:
+        app.post_message(OllamaProbed("http://127.0.0.1:11434", "0.12", ("nomic-embed-text:latest",)))
+        await pilot.pause()
+        assert "ollama pull chat" in str(app.query_one("#synthesis-banner").render())
+
+
+async def test_collections_toggle_with_space(snapshot_settings) -> None:
+    app = quiet_app(snapshot_settings())
+    async with app.run_test(size=(120, 30)) as pilot:
+        await feed(app, [])
+        assert app.active == {"demo", "papers"}
+        app.query_one("#collections").focus()
+        await pilot.press("space")
+        assert app.active == {"papers"}
+        assert "papers" in app.query_one(QueryInput).border_title
+
+
+async def test_no_active_collection_is_said_not_ignored(snapshot_settings) -> None:
+    app = quiet_app(snapshot_settings())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press(*"why", "enter")
+        assert any("No active collection" in n.message for n in app._notifications)
+        assert app.session is None
+
+
+def test_collection_name_rule() -> None:
+    assert name_problem("papers", set()) == ""
+    assert "already exists" in name_problem("papers", {"papers"})
+    assert name_problem("bad name", set())
+
+
+async def test_every_action_is_bound_and_in_the_palette(snapshot_settings) -> None:
+    app = quiet_app(snapshot_settings())
+    async with app.run_test(size=(80, 24)):
+        bound = {b.action for b in app.BINDINGS}
+        assert {a.action for a in ACTIONS} <= bound
+        for action in ACTIONS:
+            assert hasattr(app, f"action_{action.action}")
+        provider = RagtuiCommands(app.screen)
+        titles = [str(hit.text) async for hit in provider.discover()]
+        assert len(titles) == len(ACTIONS)
+        hits = [hit async for hit in provider.search("rescue")]
+        best = max(hits, key=lambda hit: hit.score)
+        assert "Rescue" in str(best.text)
