@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m ragtui
+	$(BIN)/python -m ragtui demo
 
 test: $(STAMP)
 	$(BIN)/ruff check .

@@ -75,14 +75,17 @@ class RagtuiApp(App[int]):
     COMMANDS = App.COMMANDS | {RagtuiCommands}
 
     def __init__(self, settings: Settings, *, in_tmux: bool = False, cursor_blink: bool = True,
-                 start_workers: bool = True, theme_dirs: list[Path] | None = None) -> None:
-        """`in_tmux` wraps OSC 52 for tmux; `start_workers=False` skips the start-up probe (tests set state)."""
+                 start_workers: bool = True, theme_dirs: list[Path] | None = None,
+                 ingest_on_start: tuple[Path, str] | None = None) -> None:
+        """`in_tmux` wraps OSC 52 for tmux; `start_workers=False` skips the start-up probes (tests set state);
+        `ingest_on_start` (path, collection) opens the ingest screen and starts it (the demo's first run)."""
         super().__init__()
         self.settings = settings
         self.engine = Engine(settings)
         self.in_tmux = in_tmux
         self.cursor_blink = cursor_blink
         self.start_workers = start_workers
+        self.ingest_on_start = ingest_on_start
         self.session: Any = None
         self.ollama_up: bool | None = None
         self.active: set[str] = set()
@@ -121,6 +124,8 @@ class RagtuiApp(App[int]):
         self.probe_ollama()
         self.load_collections()
         self.check_wordnet()
+        if self.ingest_on_start is not None:
+            self.action_ingest(*self.ingest_on_start)
 
     @on(Resize)
     def _resized(self, event: Resize) -> None:
@@ -473,12 +478,14 @@ class RagtuiApp(App[int]):
                                                 retrieval=describe_retrieval(session.meta or {}))
 
     @work(group="ingest-dialog", exclusive=True)
-    async def action_ingest(self) -> None:
+    async def action_ingest(self, path: Path | None = None, collection: str = "") -> None:
+        """The ingest screen; given a path and collection it starts at once."""
         from ragtui.tui.screens.ingest import IngestScreen
 
         names = [v.name for v in self.collection_views]
-        default = sorted(self.active)[0] if self.active else (names[0] if names else "")
-        changed = await self.push_screen_wait(IngestScreen(names, default))
+        default = collection or (sorted(self.active)[0] if self.active else (names[0] if names else ""))
+        screen = IngestScreen(names, default, str(path or ""), start=path is not None)
+        changed = await self.push_screen_wait(screen)
         if changed:
             self.load_collections()
 
@@ -507,7 +514,7 @@ class RagtuiApp(App[int]):
             sources.tick()
 
 
-def run_app(settings: Settings) -> int:
+def run_app(settings: Settings, ingest_on_start: tuple[Path, str] | None = None) -> int:
     """Open the TUI; the one place that looks at $TMUX (for OSC 52 passthrough)."""
-    RagtuiApp(settings, in_tmux=bool(os.environ.get("TMUX"))).run()
+    RagtuiApp(settings, in_tmux=bool(os.environ.get("TMUX")), ingest_on_start=ingest_on_start).run()
     return 0

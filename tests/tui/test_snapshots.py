@@ -67,8 +67,6 @@ def test_ingest_mid_progress(snap_compare, snapshot_settings) -> None:
     async def run_before(pilot) -> None:
         screen = IngestScreen(["demo"], "demo", "~/papers")
         await pilot.app.push_screen(screen)
-        for input_ in screen.query("Input"):
-            input_.cursor_blink = False
         screen.apply(FileSkipped("demo", "scans/blank.pdf", "no text layer and OCR is off (ingest.tesseract_bin)"))
         screen.apply(IngestProgress("demo", files_done=7, files_total=20, chunks=312, embedded=280,
                                     embed_rate=41.5, eta_s=95.0, current="notes/selection.md"))

@@ -40,8 +40,10 @@ class IngestScreen(ModalScreen[bool]):
 
     BINDINGS: ClassVar = [Binding("escape", "cancel_or_close", "Cancel / close")]
 
-    def __init__(self, collections: list[str], default_collection: str = "", default_path: str = "") -> None:
+    def __init__(self, collections: list[str], default_collection: str = "", default_path: str = "",
+                 start: bool = False) -> None:
         super().__init__()
+        self.start = start
         self.collections = collections
         self.default_collection = default_collection
         self.default_path = default_path
@@ -63,6 +65,10 @@ class IngestScreen(ModalScreen[bool]):
 
     def on_mount(self) -> None:
         self.query_one("#ingest-path", Input).focus()
+        for field in self.query(Input):
+            field.cursor_blink = getattr(self.app, "cursor_blink", True)
+        if self.start:
+            self._start()
 
     @on(Input.Submitted)
     def _start(self) -> None:
