@@ -389,10 +389,11 @@ class RagtuiApp(App[int]):
         self.notify(f"{verb} [{source.number}]. Press s to write the answer again with it.", timeout=4)
 
     def action_cancel(self) -> None:
+        """Cancel running work; with nothing running, esc leaves the query bar for the sources."""
         if self.busy:
             self.workers.cancel_group(self, RESEARCH)
-        elif self.screen.focused is not self.query_one(QueryInput):
-            self.action_focus_query()
+        elif self.screen.focused is self.query_one(QueryInput):
+            self.query_one(SourcesPanel).active_table.focus()
 
     # --- sources, citations, copying ------------------------------------------------------------
 

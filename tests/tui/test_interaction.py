@@ -1,0 +1,126 @@
+"""Keyboard-driven tests of the app's own behaviour (screens, copying, layout), engine events fed in."""
+
+from __future__ import annotations
+
+from textual.widgets import DataTable, TextArea
+
+from ragtui.tui.messages import CitationClicked
+from ragtui.tui.screens.help import HelpScreen
+from ragtui.tui.screens.ingest import IngestScreen
+from ragtui.tui.screens.new_collection import NewCollectionScreen
+from ragtui.tui.screens.source_viewer import SourceViewer
+from ragtui.tui.widgets.collections import CollectionsPane
+from ragtui.tui.widgets.sources import SourcesPanel
+from tests.tui.conftest import feed, quiet_app
+from tests.tui.scripted import ANSWER, finished_session
+
+
+async def test_help_opens_with_question_mark_and_closes_with_escape(snapshot_settings) -> None:
+    app = quiet_app(snapshot_settings())
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.query_one(SourcesPanel).active_table.focus()
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_enter_on_a_row_opens_the_viewer_with_the_chunk_selected(snapshot_settings) -> None:
+    app = quiet_app(snapshot_settings())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await feed(app, finished_session())
+        table = app.query_one("#relevant-table", DataTable)
+        table.focus()
+        await pilot.press("down", "enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, SourceViewer)
+        assert app.screen.source.number == 2
+        area = app.screen.query_one(TextArea)
+        assert area.selected_text == app.screen.source.chunk.text
+        await pilot.press("escape")
+        assert not isinstance(app.screen, SourceViewer)
+
+
+async def test_a_citation_link_opens_its_source(snapshot_settings) -> None:
+    app = quiet_app(snapshot_settings())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await feed(app, finished_session())
+        app.post_message(CitationClicked(3))
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, SourceViewer) and app.screen.source.number == 3
+
+
+async def test_y_copies_the_answer_and_saves_it(snapshot_settings) -> None:
+    settings = snapshot_settings()
+    app = quiet_app(settings)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("escape")  # leave the query bar, where y would be typed
+        await pilot.press("y")
+        assert any("No answer" in n.message for n in app._notifications)
+        await feed(app, finished_session())
+        app.query_one(SourcesPanel).active_table.focus()
+        await pilot.press("y")
+        assert app.clipboard == ANSWER
+        assert (settings.data_dir / "clipboard.md").read_text(encoding="utf-8") == ANSWER
+        await pilot.press("Y")
+        assert app.clipboard == app.query_one(SourcesPanel).sources[1].chunk.text
+
+
+async def test_narrow_terminal_hides_collections_until_b(snapshot_settings) -> None:
+    app = quiet_app(snapshot_settings())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await feed(app, finished_session())
+        pane = app.query_one(CollectionsPane)
+        assert not pane.display
+        app.query_one(SourcesPanel).active_table.focus()
+        await pilot.press("b")
+        assert pane.display and app.focused is app.query_one("#collections")
+        await pilot.press("b")
+        assert not pane.display
+
+
+async def test_wide_terminal_puts_answer_beside_sources(snapshot_settings) -> None:
+    app = quiet_app(snapshot_settings())
+    async with app.run_test(size=(200, 60)) as pilot:
+        await feed(app, finished_session())
+        await pilot.pause()
+        sources, synthesis = app.query_one("#sources"), app.query_one("#synthesis")
+        assert app.query_one(CollectionsPane).display
+        assert synthesis.region.x > sources.region.x and synthesis.region.y == sources.region.y
+        assert app.query_one(SourcesPanel).wide
+
+
+async def test_new_collection_dialog_creates_it_in_the_registry(snapshot_settings) -> None:
+    settings = snapshot_settings()
+    app = quiet_app(settings)
+    async with app.run_test(size=(120, 30)) as pilot:
+        app.query_one(SourcesPanel).active_table.focus()
+        await pilot.press("n")
+        await pilot.pause()
+        assert isinstance(app.screen, NewCollectionScreen)
+        await pilot.press(*"bad name", "enter")
+        assert "letters, digits" in str(app.screen.query_one("#new-note").render())
+        app.screen.query_one("#new-name").value = ""
+        await pilot.press(*"papers", "enter", *"genetics", "enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert [v.name for v in app.collection_views] == ["papers"]
+        assert app.collection_views[0].topic == "genetics" and app.collection_views[0].state == "empty"
+        assert (settings.data_dir / "collections" / "papers" / "collection.json").is_file()
+
+
+async def test_ingest_screen_checks_its_inputs(snapshot_settings, tmp_path) -> None:
+    app = quiet_app(snapshot_settings())
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.query_one(SourcesPanel).active_table.focus()
+        await pilot.press("i")
+        await pilot.pause()
+        assert isinstance(app.screen, IngestScreen)
+        await pilot.press(*str(tmp_path / "missing"), "tab", *"demo", "enter")
+        assert "no such file or folder" in str(app.screen.query_one("#ingest-hint").render())
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, IngestScreen)
