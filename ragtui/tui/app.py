@@ -54,17 +54,17 @@ RESEARCH = "research"    # worker group of everything that talks to the LLM or t
 
 
 def describe_retrieval(meta: dict[str, Any]) -> str:
-    """`tier AND · 42 ms` from retrieval_meta: the tiers that fired and the total time, when reported."""
-    tiers: list[str] = []
-    total_ms = meta.get("total_ms") or meta.get("timings", {}).get("total_ms") if isinstance(meta, dict) else None
-    for value in (meta.get("collections", meta) if isinstance(meta, dict) else {}).values():
-        if isinstance(value, dict) and value.get("tier"):
-            tiers.append(str(value["tier"]))
-    parts = []
-    if tiers:
-        parts.append("tier " + "/".join(dict.fromkeys(tiers)))
-    if isinstance(total_ms, int | float):
-        parts.append(f"{total_ms:.0f} ms")
+    """`tier AND/OR · 42 ms` from retrieval_meta: the keyword tiers that fired and the retrieval time."""
+    tiers = [str(c.get("keyword", {}).get("tier", "")) for c in meta.get("collections", {}).values()
+             if isinstance(c, dict)]
+    tiers = [t for t in dict.fromkeys(tiers) if t]
+    timings = meta.get("timings_ms", {})
+    ms = sum(v for k, v in timings.items() if k != "embed" and isinstance(v, int | float))
+    embed = timings.get("embed", {})
+    embed_ms = sum(v for v in embed.values() if isinstance(v, int | float)) if isinstance(embed, dict) else 0
+    parts = [f"tier {'/'.join(tiers)}"] if tiers else []
+    if ms or embed_ms:
+        parts.append(f"{ms + embed_ms:.0f} ms" + (f" (embed {embed_ms:.0f})" if embed_ms else ""))
     return " · ".join(parts)
 
 
@@ -88,6 +88,7 @@ class RagtuiApp(App[int]):
         self.ingest_on_start = ingest_on_start
         self.session: Any = None
         self.ollama_up: bool | None = None
+        self.ollama_problem = ""
         self.active: set[str] = set()
         self.collection_views: list[CollectionView] = []
         self.collections_shown: bool | None = None   # None: decided by the terminal's width
@@ -163,15 +164,20 @@ class RagtuiApp(App[int]):
 
     @work(group="probe")
     async def probe_ollama(self) -> None:
+        if await self.reprobe():
+            await self.engine.warm_up()
+
+    async def reprobe(self) -> bool:
+        """Ask Ollama again (start-up, and before a query while it was down); True when it answers."""
         from ragtui.ollama_api import OllamaUnreachable
 
         try:
             status = await self.engine.probe()
         except OllamaUnreachable as exc:
-            self.post_message(OllamaProbed(self.settings.ollama.host, error=str(exc)))
-            return
-        self.post_message(OllamaProbed(status.host, status.version, status.models))
-        await self.engine.warm_up()
+            self.show_probe(OllamaProbed(self.settings.ollama.host, error=str(exc)))
+            return False
+        self.show_probe(OllamaProbed(status.host, status.version, status.models))
+        return True
 
     @on(OllamaProbed)
     def show_probe(self, message: OllamaProbed) -> None:
@@ -180,6 +186,7 @@ class RagtuiApp(App[int]):
         status = self.query_one(StatusLine)
         synthesis = self.query_one(SynthesisView)
         self.ollama_up = not message.error
+        self.ollama_problem = message.error
         if message.error:
             status.update_state(reachable=False)
             synthesis.note(f"{message.error}\nUntil it is: keyword-only retrieval, no annotation and no answer.",
@@ -269,24 +276,37 @@ class RagtuiApp(App[int]):
 
     @work(group=RESEARCH, exclusive=True)
     async def run_research(self, query: str, collections: list[str]) -> None:
+        """A new session; while Ollama is down, keyword-only retrieval instead (no annotation, no answer)."""
         await self.query_one(SynthesisView).reset("")
         self.query_one(SourcesPanel).clear("Retrieving …")
+        previous, self.session = self.session, None
+        if previous is not None:
+            await previous.aclose()
+        if not self.ollama_up and not await self.reprobe():
+            await self.consume(self.engine.keyword_only(query, collections, self.ollama_problem))
+            return
         self.session = await self.engine.new_session(query, collections)
         await self.consume(self.session.run())
 
     async def consume(self, events: AsyncIterator[Event]) -> None:
-        """Render a stream of engine events; on cancel, leave the screen in a truthful state."""
+        """Render a stream of engine events; on cancel or failure, leave the screen in a truthful state."""
         try:
             async for event in events:
                 await self.render_event(event)
         except asyncio.CancelledError:
             await self._cancelled()
             raise
+        except Exception as exc:  # an engine bug or an unexpected store error: show it, keep the app alive
+            await self.query_one(SynthesisView).stop_stream()
+            self.query_one(SynthesisView).note(f"Failed: {type(exc).__name__}: {exc}", "error")
+            self.notify(f"{type(exc).__name__}: {exc}", severity="error", timeout=10)
 
     async def _cancelled(self) -> None:
         synthesis = self.query_one(SynthesisView)
         await synthesis.stop_stream()
         sources = self.query_one(SourcesPanel)
+        if self.session is not None:
+            sources.set_sources(self.session.sources, sources.empty_note)  # the session marked what it cut
         for number, source in list(sources.sources.items()):
             if source.state is AnnotationState.RUNNING:
                 sources.set_state(number, AnnotationState.PENDING)

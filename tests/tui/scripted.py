@@ -52,7 +52,9 @@ def make_sources() -> list[Source]:
 def finished_session(stop_reason: str = "stop") -> list[Event]:
     """Retrieval, five annotations (two irrelevant), a streamed answer and the save."""
     sources = make_sources()
-    meta = {"collections": {"demo": {"tier": "AND"}, "papers": {"tier": "OR"}}, "total_ms": 42}
+    meta = {"mode": "hybrid",
+            "collections": {"demo": {"keyword": {"tier": "AND"}}, "papers": {"keyword": {"tier": "OR"}}},
+            "timings_ms": {"embed": {"nomic-embed-text": 30.0}, "legs_and_merge": 10.4, "postprocess": 1.6}}
     events: list[Event] = [RetrievalStarted("how does natural selection work?", ("demo", "papers")),
                            SourcesReady(sources, meta)]
     for source in sources:
