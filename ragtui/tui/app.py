@@ -259,7 +259,10 @@ class RagtuiApp(App[int]):
         return any(w.group == RESEARCH and w.is_running for w in self.workers)
 
     def action_focus_query(self) -> None:
-        self.query_one(QueryInput).focus()
+        """Focus the query bar with its text selected, so typing starts a new query and arrows edit the old."""
+        query = self.query_one(QueryInput)
+        query.focus()
+        query.select_all()
 
     @on(Input.Submitted, "#query")
     def _submitted(self, event: Input.Submitted) -> None:

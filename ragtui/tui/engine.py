@@ -43,6 +43,7 @@ class SessionSummary:
     created: str
     stop_reason: str = ""
     sources: int = 0
+    relevant: int = 0
 
 
 @dataclass(frozen=True)
@@ -152,26 +153,48 @@ class Engine:
         await asyncio.to_thread(history.HistoryStore(self.settings.data_dir).delete, session_id)
 
     async def document(self, source: Source) -> DocumentView:
-        """The chunk inside its document's text (its page for PDFs); the chunk alone when that cannot be read."""
+        """The chunk inside its document's text, re-read from the file; the chunk alone when that fails."""
         chunk = source.chunk
         try:
-            extract = await _load("ragtui.ingest.extract")
-            text = await asyncio.to_thread(extract.document_text, self.settings, chunk.meta)
-        except Exception as exc:  # any failure to re-read the file still leaves the chunk to show
-            return DocumentView(chunk.text, 0, len(chunk.text), note=f"document text unavailable ({exc})")
-        start = text.find(chunk.text[:200]) if chunk.text else -1
-        if start < 0:
-            return DocumentView(chunk.text, 0, len(chunk.text), note="the document changed since it was ingested")
-        return DocumentView(text, start, start + len(chunk.text))
+            text = await asyncio.to_thread(_document_text, self.settings, chunk.meta)
+        except Exception as exc:  # a moved, changed or unreadable file still leaves the chunk to show
+            return DocumentView(chunk.text, 0, len(chunk.text), note=f"showing the chunk only: {exc}")
+        start, end = chunk.meta.char_start, chunk.meta.char_end
+        if text[start:end] != chunk.text:
+            start = text.find(chunk.text)
+            if start < 0:
+                return DocumentView(chunk.text, 0, len(chunk.text),
+                                    note="showing the chunk only: the file changed since it was ingested")
+            end = start + len(chunk.text)
+        return DocumentView(text, start, end)
+
+
+def _document_text(settings: Settings, meta: Any) -> str:
+    """Extract the chunk's file again, from where the ingest found it (the member, for a zip)."""
+    import tempfile
+
+    from ragtui.collections import CollectionRegistry
+    from ragtui.ingest.extract import Extracted, extract
+
+    collection = CollectionRegistry(settings).open(meta.collection)
+    try:
+        record = collection.records.file(meta.source)
+    finally:
+        collection.close()
+    if record is None or not record.root:
+        raise LookupError("the collection has no record of where this file came from")
+    top = record.container or meta.source
+    root = Path(record.root)
+    path = root if root.is_file() else root / top
+    with tempfile.TemporaryDirectory() as work:
+        found = extract(top, path.read_bytes(), settings.ingest, Path(work), path=path)
+    for document in found:
+        if isinstance(document, Extracted) and document.source == meta.source:
+            return document.text
+    raise LookupError(f"{meta.source} yields no text any more")
 
 
 def _summary(row: Any) -> SessionSummary:
-    get = row.get if isinstance(row, dict) else lambda k, d=None: getattr(row, k, d)
-    return SessionSummary(
-        id=int(get("id")),
-        query=str(get("query", "")),
-        collections=tuple(get("collections", ()) or ()),
-        created=str(get("created", "") or get("created_at", "") or ""),
-        stop_reason=str(get("stop_reason", "") or ""),
-        sources=int(get("sources", 0) or 0) if not isinstance(get("sources", 0), list) else len(get("sources")),
-    )
+    """ragtui.history.SessionSummary as the history screen shows it."""
+    return SessionSummary(id=row.id, query=row.query, collections=tuple(row.collections), created=row.created_at,
+                          stop_reason=row.stop_reason, sources=row.sources, relevant=row.relevant)

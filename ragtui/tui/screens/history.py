@@ -31,10 +31,10 @@ class HistoryScreen(ModalScreen[int | None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("#", "when", "query", "collections", "sources", "stop")
+        table.add_columns("#", "when (UTC)", "query", "collections", "relevant/sources", "answer")
         for s in self.sessions.values():
-            table.add_row(str(s.id), s.created[:16], s.query, ", ".join(s.collections), str(s.sources),
-                          s.stop_reason, key=str(s.id))
+            table.add_row(str(s.id), s.created[:16].replace("T", " "), s.query, ", ".join(s.collections),
+                          f"{s.relevant}/{s.sources}", s.stop_reason or "-", key=str(s.id))
         if not self.sessions:
             self.query_one("#history-note", Static).update("No sessions yet: run a query first.")
         table.focus()

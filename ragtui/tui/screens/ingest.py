@@ -16,7 +16,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, ProgressBar, RichLog, Static
 
-from ragtui.events import Event, FileSkipped, IngestFinished, IngestProgress
+from ragtui.events import Event, FileSkipped, IngestFinished, IngestProgress, Notice
 
 
 def format_eta(seconds: float | None) -> str:
@@ -115,6 +115,8 @@ class IngestScreen(ModalScreen[bool]):
         elif isinstance(event, FileSkipped):
             self.skipped += 1
             log.write(Text(f"skipped {event.source}: {event.reason}", style="yellow"))
+        elif isinstance(event, Notice):
+            log.write(Text(event.message, style={"error": "bold red", "warning": "yellow"}.get(event.level, "")))
         elif isinstance(event, IngestFinished):
             self.changed = True
             bar = self.query_one("#ingest-bar", ProgressBar)

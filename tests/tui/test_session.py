@@ -1,0 +1,273 @@
+"""End to end: the real engine (ingest, hybrid retrieval, research sessions, history) behind the TUI,
+the LLM over HTTP to the fake Ollama server, the whole session driven by keys.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import DataTable, TextArea
+
+from ragtui.config import Settings
+from ragtui.events import AnnotationState, Override
+from ragtui.tui.app import RagtuiApp
+from ragtui.tui.screens.help import HelpScreen
+from ragtui.tui.screens.history import HistoryScreen
+from ragtui.tui.screens.ingest import IngestScreen
+from ragtui.tui.screens.source_viewer import SourceViewer
+from ragtui.tui.widgets.sources import SourcesPanel
+from ragtui.tui.widgets.status import StatusLine
+from ragtui.tui.widgets.synthesis import SynthesisView
+from tests.fake_ollama import FakeOllama, Reply
+
+CORPUS = {
+    "pumps.md": "# Pumps\n\n## Starting\n\nCentrifugal pumps start at 3 bar. They need priming first.\n",
+    "seals.txt": "Pump seals wear out after 5,000 hours. Replace the pump seals when the pumps start leaking.\n",
+    "cafeteria.txt": "The cafeteria coffee pumps start at noon. The menu changes on Mondays.\n",
+    "valves.txt": "The start valve opens before the pumps run. Valves and pumps share one controller.\n",
+}
+QUERY = "how do pumps start"
+
+
+class Script:
+    """Annotation verdicts by content (the cafeteria extract is irrelevant) and queued synthesis answers."""
+
+    def __init__(self) -> None:
+        self.answers: list[Reply] = []
+        self.annotations = 0
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        prompt = body["messages"][-1]["content"]
+        if "EXTRACT:" in prompt:
+            self.annotations += 1
+            extract = prompt.split("EXTRACT:", 1)[1].strip()
+            if "cafeteria" in extract:
+                return Reply.text("IRRELEVANT!!! This is about coffee.")
+            return Reply.text(f'"{extract.split(".")[0]}." Relevant (call {self.annotations}).')
+        return self.answers.pop(0) if self.answers else Reply.text("Pumps start at 3 bar [1].")
+
+
+async def ingest(settings: Settings, folder: Path, collection: str = "docs") -> None:
+    from ragtui.ingest.pipeline import ingest_paths
+
+    async for _ in ingest_paths(settings, collection, [folder]):
+        pass
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for name, text in CORPUS.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def script(fake_ollama: FakeOllama) -> Script:
+    fake_ollama.responder = script = Script()
+    return script
+
+
+@pytest.fixture
+async def settings(make_settings: Callable[..., Settings], corpus: Path) -> Settings:
+    settings = make_settings()
+    await ingest(settings, corpus)
+    return settings
+
+
+DIALOGS = {"history", "ingest-dialog", "new-collection"}  # workers that wait for a screen to close
+
+
+async def settle(app: RagtuiApp, pilot) -> None:
+    """Let the working workers finish (awaited one by one: a cancelled one must not raise here)."""
+    for _ in range(3):
+        for worker in list(app.workers):
+            if worker.group not in DIALOGS and not worker.is_cancelled:
+                await asyncio.wait_for(worker.wait(), 120)  # a guard against hanging, not a timing check
+        await pilot.pause()
+
+
+async def ask(app: RagtuiApp, pilot, query: str = QUERY) -> None:
+    if app.focused is app.query_one("#query"):
+        await pilot.press("escape")  # leave the query bar, so that / is the key and not a character
+    await pilot.press("slash", *query, "enter")
+    await settle(app, pilot)
+
+
+async def test_a_whole_session_by_keys(settings: Settings, script: Script, fake_ollama: FakeOllama) -> None:
+    script.answers += [Reply.text("Pumps start at 3 bar [1] and", done_reason="length"),
+                       Reply.text("and need priming first [1].")]
+    app = RagtuiApp(settings, cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        assert app.active == {"docs"}
+        await ask(app, pilot)
+        panel = app.query_one(SourcesPanel)
+        synthesis = app.query_one(SynthesisView)
+        session = app.session
+        assert session is not None and session.id
+        assert panel.counts()["all"] == len(session.sources) >= 3
+        cafeteria = next(s for s in panel.sources.values() if "cafeteria" in s.chunk.text)
+        assert cafeteria.state is AnnotationState.IRRELEVANT and panel.counts()["filtered"] == 1
+        assert all(s.annotation for s in panel.sources.values())
+        # the answer streamed, stopped for length, and says so
+        assert synthesis.text == "Pumps start at 3 bar [1] and" and session.truncated
+        assert "Press c to continue" in str(app.query_one("#synthesis-banner").render())
+
+        await pilot.press("c")
+        await settle(app, pilot)
+        assert synthesis.text == session.answer == "Pumps start at 3 bar [1] and need priming first [1]."
+        assert "(cite:1)" in synthesis.markdown.source
+
+        # r re-annotates the highlighted source: one more annotation call, its text refreshed
+        before = script.annotations
+        first = panel.selected()
+        await pilot.press("r")
+        await settle(app, pilot)
+        assert script.annotations == before + 1
+        assert panel.sources[first.number].annotation == session.source(first.number).annotation
+        assert f"(call {before + 1})" in panel.sources[first.number].annotation
+
+        # x on the Filtered tab rescues the cafeteria source; s writes the answer again with it
+        app.query_one("#source-tabs").active = "filtered"
+        app.query_one("#filtered-table", DataTable).focus()
+        await pilot.pause()
+        await pilot.press("x")
+        assert session.source(cafeteria.number).override is Override.RESCUED
+        assert panel.counts()["filtered"] == 0
+        script.answers.append(Reply.text(f"Coffee pumps start at noon [{cafeteria.number}]."))
+        await pilot.press("s")
+        await settle(app, pilot)
+        assert cafeteria.number in session.record.prompt_numbers
+        assert synthesis.text == f"Coffee pumps start at noon [{cafeteria.number}]."
+
+
+async def test_history_reopens_an_earlier_session(settings: Settings, script: Script) -> None:
+    app = RagtuiApp(settings, cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await ask(app, pilot, QUERY)
+        first_id, first_answer = app.session.id, app.session.answer
+        script.answers.append(Reply.text("Seals last 5,000 hours [1]."))
+        await ask(app, pilot, "when do seals wear out")
+        assert app.session.id != first_id
+        await pilot.press("h")
+        await settle(app, pilot)
+        assert isinstance(app.screen, HistoryScreen)
+        await pilot.press("down", "enter")  # newest first: the second row is the first session
+        await settle(app, pilot)
+        assert not isinstance(app.screen, HistoryScreen)
+        assert app.session.id == first_id
+        assert app.query_one("#query").value == QUERY
+        assert app.query_one(SynthesisView).text == first_answer
+        assert len(app.query_one(SourcesPanel).sources) == len(app.session.sources)
+
+
+async def test_escape_cancels_a_slow_stream_and_keys_still_work(settings: Settings, script: Script,
+                                                                 fake_ollama: FakeOllama) -> None:
+    script.answers.append(Reply(pieces=[f"word{i} " for i in range(200)], delay=0.05))
+    app = RagtuiApp(settings, cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("escape", "slash", *QUERY, "enter")
+        synthesis = app.query_one(SynthesisView)
+        for _ in range(2000):  # until the first tokens are on screen
+            if synthesis.text:
+                break
+            await pilot.pause(0.01)
+        assert synthesis.text and app.busy
+        await pilot.press("question_mark")  # handled while the answer is still streaming
+        assert isinstance(app.screen, HelpScreen) and app.busy
+        await pilot.press("escape")  # closes help
+        assert not isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")  # cancels the stream
+        await settle(app, pilot)
+        assert not app.busy
+        assert len(synthesis.text.split()) < 200
+        assert app.session.stop_reason == "cancelled"
+        assert "Cancelled" in str(app.query_one("#synthesis-banner").render())
+        await pilot.press("b")  # still responsive
+        assert app.query_one("#collections-pane").display is False
+
+
+async def test_enter_opens_the_source_in_its_document(settings: Settings, script: Script) -> None:
+    app = RagtuiApp(settings, cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await ask(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, SourceViewer)
+        source = app.screen.source
+        assert app.screen.document.note == ""
+        area = app.screen.query_one(TextArea)
+        assert area.selected_text == source.chunk.text
+        assert area.text == CORPUS[source.chunk.meta.source].replace("\r\n", "\n") or source.chunk.text in area.text
+
+
+async def test_no_hits_and_an_empty_collection_are_said(settings: Settings, script: Script) -> None:
+    from ragtui.collections import CollectionRegistry
+
+    CollectionRegistry(settings).create("blank", "nothing yet")
+    app = RagtuiApp(settings, cursor_blink=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        assert app.active == {"docs"}  # an empty collection is listed, not active
+        views = {v.name: v for v in app.collection_views}
+        assert views["blank"].state == "empty" and views["blank"].chunks == 0
+        app.query_one("#collections").focus()
+        await pilot.press("space", "down", "space")  # blank on, docs off
+        assert app.active == {"blank"}
+        await ask(app, pilot)
+        assert app.query_one(SourcesPanel).sources == {}
+        assert "No hits" in str(app.query_one("#source-detail").render())
+        assert "No hits" in str(app.query_one("#synthesis-banner").render())
+
+
+async def test_ollama_down_gives_keyword_only_sources_and_says_why(settings: Settings) -> None:
+    down = settings.replace(ollama__host="http://127.0.0.1:9")
+    app = RagtuiApp(down, cursor_blink=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        status = str(app.query_one(StatusLine).render())
+        assert "down" in status and "KEYWORD-ONLY" in status
+        await ask(app, pilot)
+        panel = app.query_one(SourcesPanel)
+        assert panel.sources and all(s.state is AnnotationState.OFF for s in panel.sources.values())
+        assert all(s.legs == ("keyword",) for s in panel.sources.values())
+        assert app.session is None
+        assert any("Keyword matches only" in n.message for n in app._notifications)
+
+
+async def test_wordnet_missing_is_shown(make_settings: Callable[..., Settings]) -> None:
+    app = RagtuiApp(make_settings("synonyms.enabled=true"), cursor_blink=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        status = app.query_one(StatusLine)
+        assert status.wordnet is False and "not installed" in status.wordnet_reason
+        assert "WordNet off" in str(status.render())
+
+
+async def test_ingest_screen_runs_the_real_ingest(make_settings: Callable[..., Settings], corpus: Path,
+                                                  script: Script) -> None:
+    app = RagtuiApp(make_settings(), cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        assert app.collection_views == []
+        await pilot.press("escape", "i")
+        await pilot.pause()
+        assert isinstance(app.screen, IngestScreen)
+        await pilot.press(*str(corpus), "tab", *"notes", "enter")
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, IngestScreen) and screen.changed
+        assert "Finished" in str(screen.query_one("#ingest-hint").render())
+        await pilot.press("escape")
+        await settle(app, pilot)
+        views = {v.name: v for v in app.collection_views}
+        assert views["notes"].chunks >= len(CORPUS)
