@@ -1,0 +1,83 @@
+"""The synthesis prompt (RAGWeed 5): numbered, annotated sources and the instruction to cite them.
+
+Sources keep the number they were given by rank before packing and the
+lost-in-the-middle reordering, so the [N] in the prompt is the [N] the user sees.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ragtui.events import AnnotationState, Source
+
+SYSTEM_PROMPT = (
+    "You are a careful research assistant. Answer the user's question using only the numbered sources "
+    "you are given, never outside knowledge. Cite the source of every claim with its number in square "
+    "brackets, like [2] or [1][3]. If the sources do not answer the question, say so plainly."
+)
+CONTINUE_PROMPT = (
+    "Your answer was cut off. Continue it exactly where it stopped, without repeating anything you "
+    "already wrote and without starting over. Keep citing sources as [N]."
+)
+
+
+def serialise(source: Source) -> str:
+    """`[N] SOURCE: collection/file [p.PAGE]`, then `ANNOTATION: ...` when there is one, then the text."""
+    lines = [f"[{source.number}] SOURCE: {source.chunk.label}"]
+    if source.state is AnnotationState.RELEVANT and source.annotation:
+        lines.append("ANNOTATION: " + " ".join(source.annotation.split()))
+    lines.append(source.chunk.text.strip())
+    return "\n".join(lines)
+
+
+def build_messages(query: str, ordered: Sequence[Source]) -> list[tuple[str, str]]:
+    """System instructions, then one user turn holding the sources (in prompt order) and the question."""
+    context = "\n\n".join(serialise(s) for s in ordered)
+    user = (f"SOURCES:\n\n{context}\n\n"
+            f"QUESTION: {query}\n\n"
+            "Answer from these sources only, citing them as [N].")
+    return [("system", SYSTEM_PROMPT), ("user", user)]
+
+
+def continue_messages(prompt: Sequence[tuple[str, str]], partial: str) -> list[tuple[str, str]]:
+    """The original prompt, the partial answer as the assistant turn, and the request to go on."""
+    return [*prompt, ("assistant", partial), ("user", CONTINUE_PROMPT)]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What goes into the prompt: the packed sources in prompt order, and what did not fit."""
+
+    ordered: list[Source]
+    left_out: list[Source]
+
+
+def plan(sources: Sequence[Source], *, context_window: int, max_tokens: int, context_chunks: int) -> Plan:
+    """Pack the synthesis set best first (RAGWeed 3g), then order it against lost-in-the-middle."""
+    ranked = sorted(sources, key=lambda s: s.number)
+    kept = pack(ranked, context_window=context_window, max_tokens=max_tokens, context_chunks=context_chunks)
+    kept_numbers = {s.number for s in kept}
+    return Plan(ordered=lost_in_the_middle(kept), left_out=[s for s in ranked if s.number not in kept_numbers])
+
+
+def pack(items: Sequence[Source], *, context_window: int, max_tokens: int, context_chunks: int) -> list[Source]:
+    """Stand-in for ragtui.retrieve.packing.pack until it lands: longest prefix within the budget."""
+    budget = context_window - max_tokens - 2000
+    kept: list[Source] = []
+    used = 0
+    for item in items[:context_chunks]:
+        cost = math.ceil(len(item.chunk.text) / 3.5) + 40
+        if used + cost > budget:
+            break
+        kept.append(item)
+        used += cost
+    return kept
+
+
+def lost_in_the_middle(items: Sequence[Source]) -> list[Source]:
+    """Stand-in for ragtui.retrieve.packing.lost_in_the_middle: best first, second best last."""
+    ranked = sorted(items, key=lambda s: -s.rel_score)
+    front, back = ranked[0::2], ranked[1::2]
+    return front + back[::-1]
