@@ -92,10 +92,14 @@ class ChatModel:
 
     async def aclose(self) -> None:
         """Close the HTTP client this model opened."""
-        client = getattr(self.llm, "_async_client", None) if self.provider == "ollama" else None
-        inner = getattr(client, "_client", None)
-        if inner is not None:
-            await inner.aclose()
+        if self.provider == "ollama":
+            client = getattr(getattr(self.llm, "_async_client", None), "_client", None)
+            if client is not None:
+                await client.aclose()
+        else:
+            client = getattr(self.llm, "_aclient", None)
+            if client is not None:
+                await client.close()
 
     def _stop_reason(self, raw: Any) -> str | None:
         if self.provider == "ollama":
