@@ -225,9 +225,7 @@ class ResearchSession:
             template = load_template(self.settings.annotation.prompt_file if prompt_file is None else prompt_file)
             llm = await self._annotation_model(model)
         except (ConfigError, LLMError) as exc:
-            for s in targets:
-                s.state, s.error = AnnotationState.FAILED, str(exc)
-            yield self._fail("annotate", str(exc))
+            yield self._fail("annotate", str(exc))     # earlier annotations stay as they were
             return
         by_number = {s.number: s for s in targets}
         for s in targets:
@@ -255,7 +253,8 @@ class ResearchSession:
                 if s.state in (AnnotationState.PENDING, AnnotationState.RUNNING):
                     s.state, s.error = AnnotationState.FAILED, "cancelled before the annotation finished"
             self.timings["annotate_s"] = self.timings.get("annotate_s", 0.0) + time.perf_counter() - started
-            self.record.annotation_model = llm.model
+            if len(targets) == len(self.sources):
+                self.record.annotation_model = llm.model
             if llm is not self._annotator:
                 await llm.aclose()
             self.save()

@@ -191,6 +191,7 @@ async def test_bad_prompt_file_on_reannotate_is_a_stage_failure(make_settings: C
     await session.aclose()
     failure = next(e for e in events if isinstance(e, StageFailed))
     assert "bad.txt" in failure.message and "annotation.prompt_file" in failure.message
+    assert session.source(1).state is AnnotationState.RELEVANT and session.source(1).annotation
 
 
 async def test_failed_annotation_is_isolated_and_reported(make_settings: Callable[..., Settings],
