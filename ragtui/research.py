@@ -173,11 +173,8 @@ class ResearchSession:
         started = time.perf_counter()
         try:
             retrieval = await self._retrieve(self.settings, self.query, self.collections)
-        except (ConfigError, LLMError) as exc:
-            yield self._fail("retrieve", str(exc))
-            return
         except Exception as exc:
-            yield self._fail("retrieve", f"{type(exc).__name__}: {exc}")
+            yield self._fail("retrieve", _describe(exc))
             return
         self.timings["retrieve_s"] = time.perf_counter() - started
         self.record.retrieval_meta = retrieval.meta
@@ -416,6 +413,13 @@ def _settle_override(source: Source) -> None:
     if (source.override is Override.RESCUED and _verdict_relevant(source)) or \
             (source.override is Override.DROPPED and not _verdict_relevant(source)):
         source.override = Override.NONE
+
+
+def _describe(exc: Exception) -> str:
+    """Our own errors already read as one line for the user; anything else gets its type name."""
+    if isinstance(exc, ConfigError | LLMError) or type(exc).__name__ == "CollectionError":
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _numbers(numbers: Sequence[int]) -> str:

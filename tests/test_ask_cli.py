@@ -91,6 +91,25 @@ def test_ask_without_model_or_with_a_bad_prompt_file_is_a_config_error(
     assert "annotation.prompt_file" in err and "x.txt" in err
 
 
+def test_ask_without_collections_says_to_ingest(fake_ollama: FakeOllama, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*flags(tmp_path, fake_ollama.url), "ask", "q"]) == 1
+    assert "ragtui ingest" in capsys.readouterr().err
+
+
+def test_retrieval_errors_are_one_line(fake_ollama: FakeOllama, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from ragtui.collections import CollectionError
+
+    async def failing(*args: Any) -> None:
+        raise CollectionError("no collection 'nope'; `ragtui collections list` shows them")
+
+    monkeypatch.setattr("ragtui.research.default_retrieve", failing)
+    assert main([*flags(tmp_path, fake_ollama.url), "ask", "q", "-c", "nope"]) == 1
+    assert capsys.readouterr().err == "ragtui: retrieve failed: no collection 'nope'; `ragtui collections list` " \
+                                      "shows them\n"
+
+
 def test_ask_continue(fake_ollama: FakeOllama, retrieval: StaticRetrieval, tmp_path: Path,
                       capsys: pytest.CaptureFixture[str]) -> None:
     base = flags(tmp_path, fake_ollama.url, "--set", "annotation.enabled=false")
