@@ -318,6 +318,10 @@ class ResearchSession:
         if failed:
             yield Notice("warning", f"left out {len(failed)} source(s) whose annotation failed: "
                                     f"{_numbers(failed)}; rescue them to include them")
+        if packed.shortened is not None:
+            yield Notice("warning", f"no source fits the context window whole ({model.context_window} tokens, "
+                                    f"{self.settings.llm.max_tokens} kept for the answer); sending the opening of "
+                                    f"[{packed.shortened}] only. Raise llm.context_window or lower llm.max_tokens")
         if packed.left_out:
             yield Notice("warning", f"{len(packed.left_out)} relevant source(s) did not fit the context window "
                                     f"({model.context_window} tokens, llm.max_tokens {self.settings.llm.max_tokens},"

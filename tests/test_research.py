@@ -396,3 +396,18 @@ async def test_session_saved_carries_timings(make_settings: Callable[..., Settin
     saved = events[-1]
     assert isinstance(saved, SessionSaved) and saved.session_id == session.id
     assert {"retrieve_s", "annotate_s", "synthesize_s"} <= set(saved.timings)
+
+
+async def test_oversized_sources_still_get_an_answer_with_a_notice(make_settings: Callable[..., Settings],
+                                                                  fake_ollama: FakeOllama) -> None:
+    fake_ollama.responder = responder(Reply.text("Answer [1]."))
+    big = ["Pumps start at 3 bar. " + "p" * 9000, "Seals wear. " + "s" * 9000]
+    session = make_session(make_settings("annotation.enabled=false"), texts=big)
+    events = await collect(session.run())
+    await session.aclose()
+    notice = next(e for e in events if isinstance(e, Notice) and "opening of [1]" in e.message)
+    assert "llm.context_window" in notice.message
+    assert session.answer == "Answer [1]." and session.record.prompt_numbers == [1]
+    prompt = fake_ollama.calls("/api/chat")[-1].body["messages"][-1]["content"]
+    assert "p" * 7000 in prompt and "p" * 7200 not in prompt and "Seals" not in prompt
+    assert session.source(1).chunk.text == big[0]

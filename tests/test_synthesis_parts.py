@@ -51,6 +51,17 @@ def test_plan_keeps_rank_numbers_packs_best_first_and_orders_best_first_second_l
     assert sorted(s.number for s in capped.ordered) == [1, 2] and len(capped.left_out) == 4
 
 
+def test_plan_cuts_the_best_source_when_none_fits_whole() -> None:
+    sources = [_source(1, "a" * 9000, rel=1.0), _source(2, "b" * 9000, rel=0.5)]
+    result = plan(sources, context_window=8192, max_tokens=4096, context_chunks=64)
+    # budget 8192 - 4096 - 2000 = 2096 tokens; minus 40 for the header leaves 2056 * 3.5 = 7196 chars
+    assert [s.number for s in result.ordered] == [1] and result.shortened == 1
+    assert result.ordered[0].chunk.text == "a" * 7196 and sources[0].chunk.text == "a" * 9000
+    assert [s.number for s in result.left_out] == [2]
+    hopeless = plan(sources, context_window=6100, max_tokens=4096, context_chunks=64)
+    assert hopeless.ordered == [] and hopeless.shortened is None
+
+
 @pytest.mark.parametrize(("text", "numbers"), [
     ("Pumps start at 3 bar [3].", (3,)),
     ("Both agree [1, 2] and [2; 5].", (1, 2, 5)),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ragtui.events import AnnotationState, Source
 
@@ -52,14 +52,31 @@ class Plan:
 
     ordered: list[Source]
     left_out: list[Source]
+    shortened: int | None = None     # the source cut to fit when not even the best one fitted whole
+
+
+MIN_SHORTENED_CHARS = 200
 
 
 def plan(sources: Sequence[Source], *, context_window: int, max_tokens: int, context_chunks: int) -> Plan:
-    """Pack the synthesis set best first (RAGWeed 3g), then order it against lost-in-the-middle."""
+    """Pack the synthesis set best first (RAGWeed 3g), then order it against lost-in-the-middle.
+
+    When not even the best source fits whole (default 2,048-token chunks against an
+    8,192-token window with 4,096 reserved for the answer), its opening is sent
+    instead, cut to the budget, rather than no answer at all; the caller says so.
+    """
     ranked = sorted(sources, key=lambda s: s.number)
     kept = pack(ranked, context_window=context_window, max_tokens=max_tokens, context_chunks=context_chunks)
+    shortened = None
+    if not kept and ranked:
+        chars = int((context_window - max_tokens - 2000 - 40) * 3.5)
+        if chars >= MIN_SHORTENED_CHARS:
+            best = ranked[0]
+            kept = [replace(best, chunk=replace(best.chunk, text=best.chunk.text[:chars]))]
+            shortened = best.number
     kept_numbers = {s.number for s in kept}
-    return Plan(ordered=lost_in_the_middle(kept), left_out=[s for s in ranked if s.number not in kept_numbers])
+    return Plan(ordered=lost_in_the_middle(kept), left_out=[s for s in ranked if s.number not in kept_numbers],
+                shortened=shortened)
 
 
 def pack(items: Sequence[Source], *, context_window: int, max_tokens: int, context_chunks: int) -> list[Source]:
