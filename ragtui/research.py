@@ -6,12 +6,13 @@ The CLI and the TUI drive the same object and only render what it yields
     session = ResearchSession(settings, query, collections, *, retrieve=None, history=None)
     session.id, .query, .collections, .sources: list[Source], .answer: str,
     .stop_reason: str, .meta (retrieval_meta), .truncated (stop_reason == "length"),
-    .continuations, .citations, .unknown_citations, .timings
+    .can_continue (cut for length, or cancelled with partial text),
+    .continuations, .citations, .unknown_citations, .timings, .relevant, .filtered
 
     async for event in session.run(): ...          # retrieve, annotate (if on), synthesize, save
     async for event in session.reannotate(numbers=None, *, model=None, prompt_file=None): ...
     async for event in session.synthesize(): ...   # again, from the current Relevant set
-    async for event in session.continue_answer(): ...   # after a "length" stop
+    async for event in session.continue_answer(): ...   # after a "length" stop (or a cancelled answer)
     session.rescue(number); session.drop(number)   # move a source into / out of the synthesis set
     session = ResearchSession.reopen(settings, session_id, *, retrieve=None, history=None)
     session.save()
@@ -131,6 +132,11 @@ class ResearchSession:
     def truncated(self) -> bool:
         """The answer stopped for length: Continue is on offer."""
         return self.record.stop_reason == "length"
+
+    @property
+    def can_continue(self) -> bool:
+        """A partial answer (cut for length, or cancelled) that Continue can extend."""
+        return self.record.stop_reason in ("length", CANCELLED) and bool(self.record.prompt and self.answer)
 
     @property
     def relevant(self) -> list[Source]:
@@ -342,8 +348,8 @@ class ResearchSession:
         """Send the partial answer back as the assistant turn and ask for the rest; join without seams."""
         from ragtui.llm.synthesize import continue_messages
 
-        if not self.truncated or not self.record.prompt:
-            yield Notice("info", "nothing to continue: the answer was not cut for length")
+        if not self.can_continue:
+            yield Notice("info", "nothing to continue: the answer was neither cut for length nor cancelled")
             return
         try:
             model = await self._model()
@@ -362,6 +368,7 @@ class ResearchSession:
 
         yield SynthesisStarted(model.model, tuple(self.record.prompt_numbers), continuation)
         seam = SeamBuffer(self.answer) if continuation else None
+        before = len(self.answer)
         self.record.stop_reason = ""
         started = time.perf_counter()
         reason = CANCELLED
@@ -386,6 +393,9 @@ class ResearchSession:
             self.timings[key] = self.timings.get(key, 0.0) + time.perf_counter() - started
             self._finish_answer(reason)
             self.save()
+        if continuation and len(self.answer) == before and reason != CANCELLED:
+            yield Notice("warning", f"{model.model} repeated its answer instead of continuing it; nothing new "
+                                    "was added (re-synthesize, or raise llm.max_tokens)")
         yield SynthesisFinished(self.answer, reason, tuple(self.citations), tuple(self.unknown_citations))
         yield self._saved()
 

@@ -252,8 +252,9 @@ async def test_continue_when_the_model_cuts_at_num_predict(make_settings: Callab
     session = make_session(make_settings("annotation.enabled=false", "llm.max_tokens=6"))
     await collect(session.run())
     assert session.truncated and session.answer == "Pumps start at 3 bar after "
-    await collect(session.continue_answer())
+    events = await collect(session.continue_answer())
     assert session.answer == "Pumps start at 3 bar after "       # a full repeat adds nothing
+    assert any(isinstance(e, Notice) and "repeated its answer" in e.message for e in events)
     await session.aclose()
 
 
@@ -291,6 +292,12 @@ async def test_cancel_mid_stream_keeps_a_consistent_record(make_settings: Callab
     assert stored.answer == session.answer == "".join(seen) and stored.answer.startswith("w0 w1 w2 ")
     assert [s.state for s in stored.sources] == [s.state for s in session.sources]
     assert stored.prompt_numbers == [1, 3, 4]
+    partial = session.answer
+    fake_ollama.responder = lambda body: Reply.text(partial.split()[-1] + " and the rest [1].")
+    assert session.can_continue and not session.truncated
+    await collect(session.continue_answer())
+    await session.aclose()
+    assert session.answer == partial + "and the rest [1]." and session.stop_reason == "stop"
 
 
 async def test_closing_the_iterator_during_annotation_marks_the_rest_cancelled(

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         except HistoryError as exc:
             print(f"ragtui: {exc}", file=sys.stderr)
             return 1
-        if not session.truncated:
+        if not session.can_continue:
             print(f"ragtui: session {session_id} was not cut for length (stop reason: "
                   f"{session.stop_reason or 'none'}); nothing to continue", file=sys.stderr)
             return 1
