@@ -74,6 +74,7 @@ def test_custom_template_used_verbatim(tmp_path: Path) -> None:
     "[IRRELEVANT!!!] The extract is about cooking.",
     "IRRELEVANT!!!\nThe extract is about gardening, not pumps.",
     "No quote is relevant.\n\n[IRRELEVANT!!!]",
+    '"[IRRELEVANT!!!]"\nThe extract does not mention pumps.',
 ])
 def test_sentinel_verdicts(answer: str) -> None:
     assert is_irrelevant(answer, SENTINEL)

@@ -60,10 +60,11 @@ def is_irrelevant(answer: str, pattern: re.Pattern[str]) -> bool:
     """The model's verdict, never the text it quotes.
 
     A source whose own text contains the sentinel gets quoted with it; that must not
-    filter it. So the sentinel counts only (a) as the whole answer, once brackets,
-    quotes, emphasis and whitespace are stripped, (b) on the first line outside any
-    quoted span (a line starting with ">" is all quote), or (c) as a bracketed last
-    line on its own, the "No quote is relevant.\\n[IRRELEVANT!!!]" habit.
+    filter it. So the sentinel counts only (a) as the whole answer or the whole first
+    line, once brackets, quotes, emphasis and whitespace are stripped (nobody quotes
+    a bare sentinel as evidence), (b) on the first line outside any quoted span (a
+    line starting with ">" is all quote), or (c) as a bracketed last line on its
+    own, the "No quote is relevant.\\n[IRRELEVANT!!!]" habit.
     """
     whole = answer.strip(_WRAPPING)
     if _full(pattern, whole):
@@ -72,6 +73,8 @@ def is_irrelevant(answer: str, pattern: re.Pattern[str]) -> bool:
     if not lines:
         return False
     first = lines[0].strip()
+    if _full(pattern, first.strip(_WRAPPING)):
+        return True
     if not first.startswith(">") and pattern.search(_QUOTED.sub(" ", first)):
         return True
     last = lines[-1].strip()
