@@ -26,18 +26,21 @@ def window_chars(tokens: int, overlap_pct: int) -> tuple[int, int]:
     return chars, chars * overlap_pct // 100
 
 
-def find_boundary(text: str, pos: int, end: int) -> int:
+def find_boundary(text: str, pos: int, end: int, overlap: int = 0) -> int:
     """Cut position for the window text[pos:end] (RAGWeed 2b).
 
     Just after the last sentence end (.!?\\n) in the window's last 200 chars, else
-    just after the last whitespace in its last 50, else `end` itself.
+    just after the last whitespace in its last 50, else `end` itself. The search
+    never reaches back to pos + overlap, so every step advances: with real sizes
+    (CHARS - OVL >> 200) this changes nothing; with tiny windows it stops the next
+    start from creeping one character at a time.
     """
-    lo = max(pos, end - SENTENCE_LOOKBACK)
-    best = max(text.rfind(c, lo, end) for c in SENTENCE_ENDS)
+    floor = pos + overlap + 1
+    lo = max(floor, end - SENTENCE_LOOKBACK)
+    best = max(text.rfind(c, lo, end) for c in SENTENCE_ENDS) if lo < end else -1
     if best >= 0:
         return best + 1
-    lo = max(pos, end - SPACE_LOOKBACK)
-    for i in range(end - 1, lo - 1, -1):
+    for i in range(end - 1, max(floor, end - SPACE_LOOKBACK) - 1, -1):
         if text[i].isspace():
             return i + 1
     return end
@@ -56,7 +59,7 @@ def window_spans(text: str, chars: int, overlap: int, start: int = 0, stop: int 
     pos = start
     while pos < stop:
         end = min(pos + chars, stop)
-        boundary = stop if end >= stop else find_boundary(text, pos, end)
+        boundary = stop if end >= stop else find_boundary(text, pos, end, overlap)
         if fences:
             boundary = _outside_fence(boundary, pos, fences, stop)
         spans.append((pos, boundary))

@@ -39,7 +39,7 @@ from ragtui.config import Settings
 from ragtui.events import Event, FileSkipped, IngestFinished, IngestProgress, Notice
 from ragtui.ingest.discover import Entry, discover
 from ragtui.ingest.extract import Extracted, Skip, extract
-from ragtui.ingest.records import DONE, DUPLICATE, INDEXING, FileRecord
+from ragtui.ingest.records import DONE, DUPLICATE, INDEXING, SKIPPED, FileRecord
 from ragtui.ingest.report import IngestReport
 
 BATCH_CHUNKS = 2000          # chunks per keyword-index commit
@@ -263,7 +263,7 @@ class _IngestRun:
             data = self._read(entry)
         except _SkipFile as exc:
             prep.skips.append(Skip(entry.source, str(exc)))
-            prep.record = FileRecord(entry.source, root=entry.root, status="skipped", reason=str(exc))
+            prep.record = FileRecord(entry.source, root=entry.root, status=SKIPPED, reason=str(exc))
             prep.outcome = "skipped"
             return prep
         digest = hashlib.sha256(data).hexdigest()
@@ -273,6 +273,8 @@ class _IngestRun:
         if old and old.hash == digest and old.signature == self.signature and (
                 old.status == DONE or (old.status == DUPLICATE and original)):
             prep.outcome = "unchanged"
+            prep.skips = [Skip(m.source, m.reason) for m in self.records.files(SKIPPED)
+                          if m.container == entry.source]
             return prep
         if old:
             prep.stale = [old.source, *self.records.members(old.source)]
@@ -304,7 +306,7 @@ class _IngestRun:
                              signature=self.signature, status=INDEXING, chunks=len(chunks))
             prep.docs.append((rec, chunks))
         if len(found) == 1 and isinstance(found[0], Skip) and found[0].source == entry.source:
-            prep.record = FileRecord(entry.source, entry.root, hash=digest, size=len(data), status="skipped",
+            prep.record = FileRecord(entry.source, entry.root, hash=digest, size=len(data), status=SKIPPED,
                                      reason=found[0].reason, signature=self.signature)
             prep.outcome = "skipped"
             return prep
@@ -350,6 +352,10 @@ class _IngestRun:
         for p in batch:
             if p.record is not None:
                 self.records.put_file(p.record)
+            for skip in p.skips:
+                if skip.source != p.entry.source:
+                    self.records.put_file(FileRecord(skip.source, p.entry.root, container=p.entry.source,
+                                                     status=SKIPPED, reason=skip.reason))
         self.coll.keyword.replace_sources(stale, [c for _, chunks in docs for c in chunks])
         if old_ids:
             for model in self._store_models():
