@@ -117,3 +117,21 @@ def test_mean_normalized_and_l2() -> None:
     assert l2_normalize([0.0, 0.0]) == [0.0, 0.0]
     v = mean_normalized([[1.0, 0.0], [0.0, 1.0]])
     assert v == pytest.approx([1 / math.sqrt(2), 1 / math.sqrt(2)])
+
+
+def test_entropy_clusters_follow_ragweed_2g() -> None:
+    from ragtui.ingest.clusters import cluster_label, entropy_clusters, entropy_histogram, find_peaks
+
+    assert entropy_histogram([0.0, 0.39, 0.41, 7.99, 9.5]) == [2, 1] + [0] * 17 + [2]
+    assert find_peaks([0, 10, 3, 0, 0, 8, 8, 1]) == [1, 6]
+    assert find_peaks([1] * 40) == []                        # flat: no bin holds more than 5%
+    assert cluster_label(7.5, 100, 50, 100, 0.5, 7.0) == ("garbage", True)
+    assert cluster_label(0.3, 2, 50, 100, 0.5, 7.0) == ("sparse/empty", True)
+    assert cluster_label(4.5, 200, 1, 1000, 0.5, 7.0) == ("micro-cluster", False)
+    assert cluster_label(2.0, 200, 50, 100, 0.5, 7.0) == ("boilerplate", False)
+    assert cluster_label(4.5, 12, 50, 100, 0.5, 7.0) == ("code/technical", False)
+    assert cluster_label(4.5, 200, 50, 100, 0.5, 7.0) == ("natural language", False)
+    stats = [(4.3, 300)] * 60 + [(4.5, 250)] * 20 + [(1.9, 40)] * 20
+    clusters = entropy_clusters(stats, 0.5, 7.0)
+    assert [(c.label, c.size) for c in clusters] == [("boilerplate", 20), ("natural language", 80)]
+    assert clusters[1].h_mean == pytest.approx(4.35)
