@@ -44,7 +44,7 @@ from ragtui.ingest.report import IngestReport
 
 BATCH_CHUNKS = 2000          # chunks per keyword-index commit
 BATCH_FILES = 500            # files per keyword-index commit
-EMBED_PAGE = 512             # pending chunks fetched from the records at a time
+EMBED_PAGES = 8              # embed batches per Chroma write + journal commit (bounds work lost to a kill)
 PROGRESS_EVERY_S = 0.25
 
 
@@ -382,7 +382,8 @@ class _IngestRun:
             if model in self.down:
                 continue
             embedder: Embedder | None = None
-            while chunks := await _in_thread(self.records.pending, model, EMBED_PAGE):
+            page = self.settings.embed.batch_size * EMBED_PAGES
+            while chunks := await _in_thread(self.records.pending, model, page):
                 embedder = embedder or Embedder(self.settings, model)
                 began = time.monotonic()
                 try:
