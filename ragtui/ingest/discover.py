@@ -47,7 +47,7 @@ def discover(paths: Sequence[Path]) -> tuple[list[Entry], list[Skip], list[str]]
     seen: dict[str, str] = {}
     for given in paths:
         path = Path(given).expanduser()
-        problem = _stat_problem(path)
+        problem = _stat_problem(path) if path.exists() or path.is_symlink() else "no such file or folder"
         if problem:
             skips.append(Skip(str(given), problem))
             continue

@@ -85,7 +85,7 @@ def signature(settings: Settings) -> str:
     """Everything that changes the chunks of unchanged bytes; a file indexed under another one is redone."""
     c, i = settings.chunk, settings.ingest
     return (f"{c.strategy}:{c.size_tokens}:{c.pdf_tokens}:{c.av_tokens}:{c.overlap_pct}:"
-            f"{i.entropy_min}:{i.entropy_max}:{i.toc_ratio}:{i.max_file_mb}")
+            f"{i.entropy_min}:{i.entropy_max}:{i.toc_ratio}")
 
 
 class _IngestRun:

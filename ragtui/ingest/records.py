@@ -162,11 +162,6 @@ class IngestRecords:
             db.executemany("UPDATE files SET status = ?, updated = ? WHERE source = ?",
                            [(DONE, _now(), s) for s in sources])
 
-    def mark_indexing(self, sources: Iterable[str]) -> None:
-        with self._tx() as db:
-            db.executemany("UPDATE files SET status = ? WHERE source = ? AND status = ?",
-                           [(INDEXING, s, DONE) for s in sources])
-
     def remove(self, sources: Iterable[str]) -> None:
         with self._tx() as db:
             sources = list(sources)

@@ -260,3 +260,51 @@ def test_bad_input_corpus(settings: Settings, tmp_path: Path) -> None:
     assert not (tmp_path / "outside.txt").exists()
     events = collect(__import__("ragtui.ingest.pipeline", fromlist=["x"]).ingest_paths(settings, "c", [root]))[0]
     assert {e.source for e in events if isinstance(e, FileSkipped)} >= set(skipped) - {"locked.txt"}
+
+
+def test_changed_chunk_settings_rechunk_unchanged_files(make_settings: Callable[..., Settings], folder: Path) -> None:
+    first = ingest(make_settings(*SMALL), [folder])
+    settings = make_settings("chunk.size_tokens=128", "embed.backoff_s=0.01")
+    report = ingest(settings, [folder])
+    assert sorted(report.updated) == sorted(first.added) and report.chunks_indexed < first.chunks_indexed
+    keyword, vectors = stores(settings)
+    assert keyword == vectors["nomic-embed-text"] and len(keyword) == report.chunks_indexed
+
+
+def test_duplicate_is_indexed_once_its_original_is_gone(settings: Settings, folder: Path) -> None:
+    (folder / "copy.txt").write_bytes((folder / "b.txt").read_bytes())
+    assert ingest(settings, [folder]).duplicates == [("copy.txt", "b.txt")]
+    (folder / "b.txt").unlink()
+    report = ingest(settings, [folder], sync=True)
+    assert report.removed == ["b.txt"] and report.added == ["copy.txt"]
+    coll = CollectionRegistry(settings).open("c")
+    assert "copy.txt" in coll.keyword.sources() and "b.txt" not in coll.keyword.sources()
+    coll.close()
+
+
+def test_missing_path_is_reported(settings: Settings, tmp_path: Path) -> None:
+    report = ingest(settings, [tmp_path / "nope"])
+    assert report.skipped == [(str(tmp_path / "nope"), "no such file or folder")]
+
+
+def test_queries_while_an_ingest_runs_see_committed_state(settings: Settings, folder: Path,
+                                                          fake_ollama: FakeOllama) -> None:
+    import asyncio
+
+    from ragtui.ingest.pipeline import ingest_paths
+    from tests.fake_ollama import hashed_embedding
+
+    fake_ollama.embed_delay = 0.05
+    seen: list[tuple[int, int]] = []
+
+    async def run() -> None:
+        async for event in ingest_paths(settings, "c", [folder]):
+            if isinstance(event, IngestProgress) and event.embedded:
+                reader = CollectionRegistry(settings).open("c")      # a separate reader, as the TUI would open
+                hits = reader.vectors("nomic-embed-text").query(hashed_embedding("flapper", 64), top_k=5)
+                seen.append((reader.keyword.doc_count(), len(hits)))
+                assert reader.state == "ingesting"
+                reader.close()
+
+    asyncio.run(run())
+    assert seen and all(n > 0 and hits > 0 for n, hits in seen)
