@@ -126,8 +126,10 @@ class ChatModel:
                 "check [llm] model against the server's /models"
             return LLMError(f"model {self.model!r} is not available at {self.where}: {hint}")
         if status is not None:
-            detail = getattr(exc, "error", None) or getattr(exc, "message", None) or str(exc)
-            return LLMError(f"{self.where} answered HTTP {status} for {self.model}: {_one_line(detail)}")
+            detail = _one_line(getattr(exc, "error", None) or getattr(exc, "message", None) or str(exc))
+            if isinstance(status, int) and status >= 400:
+                return LLMError(f"{self.where} answered HTTP {status} for {self.model}: {detail}")
+            return LLMError(f"{self.where} reported an error from {self.model} mid-answer: {detail}")
         if isinstance(exc, json.JSONDecodeError):
             return LLMError(f"malformed response stream from {self.where} ({exc.msg})")
         if isinstance(exc, httpx.TransportError):
