@@ -176,6 +176,7 @@ def test_ctrl_c_during_ask_leaves_a_consistent_record(fake_ollama: FakeOllama, t
     proc.send_signal(signal.SIGINT)
     seen += proc.stdout.read()
     assert proc.wait(timeout=60) == 130
+    assert "interrupted; session 1 kept with stop reason 'cancelled'" in proc.stderr.read().decode()
     record = HistoryStore(tmp_path / "data").load(1)
     assert record.stop_reason == "cancelled"
     shown = seen.decode().split("source(s)):\n\n", 1)[1]

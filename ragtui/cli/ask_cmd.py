@@ -66,7 +66,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         session = ResearchSession(settings, args.query.strip(), collections, history=history)
         events = session.run()
     printer = JsonPrinter() if args.json else TextPrinter(sys.stdout, sys.stderr, continuing=args.cont)
-    ok = asyncio.run(_drive(session, events, printer))
+    try:
+        ok = asyncio.run(_drive(session, events, printer))
+    except KeyboardInterrupt:
+        print(f"\nragtui: interrupted; session {session.id} kept with stop reason "
+              f"{session.stop_reason or 'none'!r} (`ragtui history show {session.id}`)", file=sys.stderr)
+        return 130
     if args.json:
         print(json.dumps(session_json(session), indent=2))
     return 0 if ok else 1
