@@ -76,7 +76,7 @@ class ResearchSession:
         self.history = history if history is not None else HistoryStore(settings.data_dir)
         self._retrieve = retrieve or default_retrieve
         self.record = SessionRecord(
-            query=query, collections=list(collections), config=settings.flat(),
+            query=query, collections=list(collections), config=config_snapshot(settings),
             synthesis_model=settings.llm.model, annotation_model=settings.llm.annotator,
             annotation_on=settings.annotation.enabled)
         self._synthesis: ChatModel | None = None
@@ -416,6 +416,14 @@ class ResearchSession:
     def _saved(self) -> SessionSaved:
         self.save()
         return SessionSaved(self.id or 0, dict(self.timings))
+
+
+def config_snapshot(settings: Settings) -> dict[str, Any]:
+    """The effective settings for the history record, with secrets masked."""
+    flat = settings.flat()
+    if flat.get("llm.api_key"):
+        flat["llm.api_key"] = "***"
+    return flat
 
 
 def _verdict_relevant(source: Source) -> bool:

@@ -418,3 +418,13 @@ async def test_oversized_sources_still_get_an_answer_with_a_notice(make_settings
     prompt = fake_ollama.calls("/api/chat")[-1].body["messages"][-1]["content"]
     assert "p" * 7000 in prompt and "p" * 7200 not in prompt and "Seals" not in prompt
     assert session.source(1).chunk.text == big[0]
+
+
+async def test_history_snapshot_masks_the_api_key(make_settings: Callable[..., Settings],
+                                                  fake_ollama: FakeOllama) -> None:
+    fake_ollama.responder = responder(Reply.text("Answer [1]."))
+    session = make_session(make_settings("llm.api_key=sk-secret", "retrieve.top_k=7"))
+    await collect(session.run())
+    await session.aclose()
+    config = HistoryStore(session.settings.data_dir).load(session.id).config
+    assert config["llm.api_key"] == "***" and config["retrieve.top_k"] == 7 and config["llm.model"] == "chat"
