@@ -1,0 +1,161 @@
+"""Named collections: one folder each under the data dir, holding its manifest and its indexes.
+
+    <data_dir>/collections/<name>/
+        collection.json   manifest: topic, created, embedding models, ingest state
+        whoosh/           keyword index (stores.keyword)
+        chroma/           embedded Chroma (absent when [chroma] host points at a server)
+
+Stores open lazily, so listing collections never imports chromadb.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ragtui.config import Settings
+from ragtui.stores.keyword import KeywordIndex
+from ragtui.stores.vector import VectorIndex, chroma_client, chroma_name, release_embedded
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$")
+MANIFEST = "collection.json"
+
+
+class CollectionError(Exception):
+    """A collection that cannot be created, found or removed; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class CollectionInfo:
+    name: str
+    topic: str
+    created: str
+    models: tuple[str, ...]          # embedding models whose vectors the collection holds
+    chunks: int                      # chunks in the keyword index (every chunk is there)
+    state: str                       # "empty" | "ready" | "ingesting" | "needs embeddings" | ...
+
+
+class Collection:
+    def __init__(self, settings: Settings, path: Path) -> None:
+        self.settings = settings
+        self.path = path
+        self.name = path.name
+        self._keyword: KeywordIndex | None = None
+        self._vectors: dict[str, VectorIndex] = {}
+        self._client: Any = None
+
+    # --- manifest ----------------------------------------------------------------
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        return json.loads((self.path / MANIFEST).read_text(encoding="utf-8"))
+
+    def update_manifest(self, **fields: Any) -> dict[str, Any]:
+        """Merge fields into the manifest; written atomically so a kill never leaves half a file."""
+        data = {**self.manifest, **fields}
+        fd, tmp = tempfile.mkstemp(dir=self.path, prefix=".manifest-")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=2)
+        os.replace(tmp, self.path / MANIFEST)
+        return data
+
+    @property
+    def topic(self) -> str:
+        return str(self.manifest.get("topic", ""))
+
+    @property
+    def models(self) -> list[str]:
+        """Embedding models this collection has vectors for (set by ingest)."""
+        return list(self.manifest.get("models", []))
+
+    # --- stores --------------------------------------------------------------------
+
+    @property
+    def keyword(self) -> KeywordIndex:
+        if self._keyword is None:
+            self._keyword = KeywordIndex(self.path / "whoosh")
+        return self._keyword
+
+    def vectors(self, model: str) -> VectorIndex:
+        if model not in self._vectors:
+            if self._client is None:
+                self._client = chroma_client(self.settings.chroma, self.path / "chroma")
+            prefix = f"ragtui-{self.name}" if self.settings.chroma.host else "chunks"
+            self._vectors[model] = VectorIndex(self._client, chroma_name(prefix, model), model)
+        return self._vectors[model]
+
+    def info(self) -> CollectionInfo:
+        manifest = self.manifest
+        chunks = self.keyword.doc_count() if (self.path / "whoosh").exists() else 0
+        state = manifest.get("state") or ("ready" if chunks else "empty")
+        return CollectionInfo(self.name, str(manifest.get("topic", "")), str(manifest.get("created", "")),
+                              tuple(manifest.get("models", [])), chunks, state)
+
+    def close(self) -> None:
+        if self._keyword is not None:
+            self._keyword.close()
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+            self._vectors.clear()
+
+
+class CollectionRegistry:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.root = settings.data_dir / "collections"
+
+    def names(self) -> list[str]:
+        if not self.root.is_dir():
+            return []
+        return sorted(p.name for p in self.root.iterdir() if (p / MANIFEST).is_file())
+
+    def exists(self, name: str) -> bool:
+        return (self.root / name / MANIFEST).is_file()
+
+    def create(self, name: str, topic: str = "") -> Collection:
+        if not NAME_RE.match(name):
+            raise CollectionError(f"invalid collection name {name!r}: use 1-63 letters, digits, '-' or '_', "
+                                  "starting with a letter or digit")
+        if self.exists(name):
+            raise CollectionError(f"collection {name!r} already exists")
+        path = self.root / name
+        path.mkdir(parents=True, exist_ok=True)
+        manifest = {"name": name, "topic": topic, "created": datetime.now(UTC).isoformat(timespec="seconds"),
+                    "models": [], "state": "empty"}
+        (path / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        return Collection(self.settings, path)
+
+    def open(self, name: str) -> Collection:
+        if not self.exists(name):
+            known = ", ".join(self.names()) or "none yet"
+            raise CollectionError(f"no collection named {name!r} (collections: {known}); "
+                                  f"create one with `ragtui ingest PATH -c {name}`")
+        return Collection(self.settings, self.root / name)
+
+    def open_or_create(self, name: str, topic: str = "") -> Collection:
+        return self.open(name) if self.exists(name) else self.create(name, topic)
+
+    def list(self) -> list[CollectionInfo]:
+        return [self.open(n).info() for n in self.names()]
+
+    def delete(self, name: str) -> None:
+        collection = self.open(name)
+        models = collection.models
+        collection.close()
+        if self.settings.chroma.host:
+            client = chroma_client(self.settings.chroma, collection.path / "chroma")
+            existing = {c.name for c in client.list_collections()}
+            for model in models:
+                if (in_chroma := chroma_name(f"ragtui-{name}", model)) in existing:
+                    client.delete_collection(in_chroma)
+        else:
+            release_embedded(collection.path / "chroma")
+        shutil.rmtree(collection.path)

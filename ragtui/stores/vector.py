@@ -1,0 +1,119 @@
+"""Vectors of one embedding model for one collection, in Chroma through LlamaIndex's ChromaVectorStore.
+
+Chroma runs embedded (a PersistentClient in the collection's folder) or as a server
+(`[chroma] host/port`); nothing else changes. Scores come back as cosine similarity,
+not ChromaVectorStore's exp(-distance) (llamaindex-notes §3).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragtui.chunks import Chunk
+from ragtui.stores.nodes import chunk_to_node, node_to_chunk
+
+if TYPE_CHECKING:
+    from ragtui.config import ChromaSettings
+
+_CLIENT_LOCK = threading.Lock()
+
+
+def chroma_client(settings: ChromaSettings, path: Path) -> Any:
+    """An embedded client for `path`, or an HTTP client for the configured server; telemetry off."""
+    import chromadb
+    from chromadb.config import Settings as ChromaConfig
+
+    config = ChromaConfig(anonymized_telemetry=False, allow_reset=False)
+    with _CLIENT_LOCK:
+        if settings.host:
+            return chromadb.HttpClient(host=settings.host, port=settings.port, settings=config)
+        path.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(path), settings=config)
+
+
+def release_embedded(path: Path) -> None:
+    """Stop the in-process Chroma system for `path` even if other clients still refer to it.
+
+    Chroma caches one system per persist directory; after the folder is removed a
+    cached system would keep writing to deleted files, so deletion drops it (private
+    API: chromadb has no public per-path release).
+    """
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    with _CLIENT_LOCK:
+        system = SharedSystemClient._identifier_to_system.pop(str(path), None)
+        SharedSystemClient._identifier_to_refcount.pop(str(path), None)
+    if system is not None:
+        system.stop()
+
+
+def chroma_name(prefix: str, model: str) -> str:
+    """A Chroma collection name (3-512 chars of [A-Za-z0-9._-], alphanumeric at both ends)."""
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", f"{prefix}-{model}").strip("-._")
+    return slug if len(slug) >= 3 else f"{slug}-vec"
+
+
+class VectorIndex:
+    """One Chroma collection (cosine space) holding one model's vectors for a ragtui collection."""
+
+    def __init__(self, client: Any, name: str, model: str) -> None:
+        from llama_index.vector_stores.chroma import ChromaVectorStore
+
+        self.model = model
+        self.client = client
+        self.collection = client.get_or_create_collection(name, metadata={"hnsw:space": "cosine"})
+        self.store = ChromaVectorStore(chroma_collection=self.collection)
+
+    def add(self, chunks: Sequence[Chunk], embeddings: Sequence[Sequence[float]]) -> None:
+        """Upsert: an id already present is replaced, never duplicated (Chroma's add would ignore it)."""
+        if not chunks:
+            return
+        self.delete_ids([c.id for c in chunks])
+        nodes = [chunk_to_node(c, e) for c, e in zip(chunks, embeddings, strict=True)]
+        step = max(1, int(self.client.get_max_batch_size()))
+        for start in range(0, len(nodes), step):
+            self.store.add(nodes[start:start + step])
+
+    def delete_sources(self, sources: Iterable[str]) -> None:
+        for source in sources:
+            self.store.delete(ref_doc_id=source)
+
+    def delete_ids(self, ids: Sequence[str]) -> None:
+        step = max(1, int(self.client.get_max_batch_size()))
+        for start in range(0, len(ids), step):
+            self.collection.delete(ids=list(ids[start:start + step]))
+
+    def ids(self) -> set[str]:
+        out: set[str] = set()
+        page = 10_000
+        offset = 0
+        while True:
+            got = self.collection.get(include=[], limit=page, offset=offset)["ids"]
+            out.update(got)
+            if len(got) < page:
+                return out
+            offset += page
+
+    def count(self) -> int:
+        return int(self.collection.count())
+
+    def query(self, embedding: Sequence[float], top_k: int) -> list[tuple[Chunk, float]]:
+        """The top_k nearest chunks with their cosine similarity, best first."""
+        from llama_index.core.vector_stores.types import VectorStoreQuery
+
+        if top_k <= 0 or self.count() == 0:
+            return []
+        result = self.store.query(VectorStoreQuery(query_embedding=list(embedding), similarity_top_k=top_k))
+        sims = result.similarities or []
+        return [(node_to_chunk(node), 1.0 + math.log(max(s, 1e-12))) for node, s in zip(result.nodes or [], sims,
+                                                                                       strict=True)]
+
+    def get(self, ids: Sequence[str]) -> list[Chunk]:
+        if not ids:
+            return []
+        return [node_to_chunk(n) for n in self.store.get_nodes(node_ids=list(ids))]

@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from ragtui.chunks import Chunk, ChunkMeta, chunk_id
+from ragtui.collections import CollectionError, CollectionRegistry
+from ragtui.config import Settings
+from tests.fake_ollama import hashed_embedding
+
+
+def make_chunk(source: str, index: int, text: str, page: str = "") -> Chunk:
+    meta = ChunkMeta(collection="c", source=source, file_hash="h", format="txt", chunk_index=index,
+                     char_start=0, char_end=len(text), page=page, page_index=0 if page else -1,
+                     text_entropy=4.2, word_count=len(text.split()))
+    return Chunk(chunk_id(source, index), text, meta)
+
+
+def test_chunk_ids_are_deterministic_and_distinct() -> None:
+    assert chunk_id("a.md", 0) == chunk_id("a.md", 0)
+    assert len({chunk_id("a.md", 0), chunk_id("a.md", 1), chunk_id("b.md", 0)}) == 3
+
+
+def test_label_names_collection_file_and_page() -> None:
+    assert make_chunk("docs/a.pdf", 0, "x", page="iv").label == "c/docs/a.pdf [p.iv]"
+    assert make_chunk("a.md", 0, "x").label == "c/a.md"
+
+
+def test_registry_create_list_delete(make_settings: Callable[..., Settings]) -> None:
+    reg = CollectionRegistry(make_settings())
+    assert reg.list() == []
+    reg.create("papers", topic="physics")
+    with pytest.raises(CollectionError, match="already exists"):
+        reg.create("papers")
+    with pytest.raises(CollectionError, match="invalid collection name"):
+        reg.create("../escape")
+    info = reg.list()[0]
+    assert (info.name, info.topic, info.chunks, info.state) == ("papers", "physics", 0, "empty")
+    reg.delete("papers")
+    assert reg.names() == []
+    with pytest.raises(CollectionError, match="ragtui ingest"):
+        reg.open("papers")
+
+
+def test_keyword_and_vector_stores_round_trip(make_settings: Callable[..., Settings]) -> None:
+    from whoosh.query import And, Term
+
+    coll = CollectionRegistry(make_settings()).create("c")
+    chunks = [make_chunk("a.md", 0, "Installing packages with pip"), make_chunk("a.md", 1, "Flushing the toilet"),
+              make_chunk("b.md", 0, "Package installation is simple", page="3")]
+    kw = coll.keyword
+    assert kw.upsert(chunks) == 3
+    assert kw.analyze("Installing packages") == ["instal", "packag"]
+    assert kw.doc_frequency("instal") == 2 and kw.doc_frequency("install") == 0
+    hits = kw.search(And([Term("text", "instal"), Term("text", "packag")]), limit=10)
+    assert {c for c, _ in hits} == {chunks[0], chunks[2]}  # "installation" stems to "instal" too
+
+    vec = coll.vectors("nomic-embed-text")
+    vec.add(chunks, [hashed_embedding(c.text, 64) for c in chunks])
+    top = vec.query(hashed_embedding("toilet flushing", 64), top_k=2)
+    assert top[0][0] == chunks[1] and top[0][1] == pytest.approx(1.0, abs=1e-6)
+    assert kw.ids() == vec.ids() == {c.id for c in chunks}
+
+    generation = kw.generation
+    assert kw.delete_sources(["a.md"]) == 2
+    vec.delete_sources(["a.md"])
+    assert kw.generation != generation
+    assert kw.ids() == vec.ids() == {chunks[2].id}
+    assert kw.doc_count() == 1 and kw.sources() == {"b.md"}
+
+
+def test_upsert_replaces_text_of_an_existing_id(make_settings: Callable[..., Settings]) -> None:
+    coll = CollectionRegistry(make_settings()).create("c")
+    old, new = make_chunk("a.md", 0, "old words"), make_chunk("a.md", 0, "new words")
+    for chunk in (old, new):
+        coll.keyword.upsert([chunk])
+        coll.vectors("m").add([chunk], [hashed_embedding(chunk.text, 8)])
+    assert coll.keyword.get([old.id])[0].text == "new words"
+    assert coll.vectors("m").get([old.id])[0].text == "new words"
+    assert coll.vectors("m").count() == 1 and coll.keyword.doc_count() == 1
+
+
+def test_delete_then_recreate_embedded_collection(make_settings: Callable[..., Settings]) -> None:
+    reg = CollectionRegistry(make_settings())
+    coll = reg.create("c")
+    coll.vectors("m").add([make_chunk("a.md", 0, "x")], [[1.0, 0.0]])
+    reg.delete("c")
+    again = reg.create("c")
+    assert again.vectors("m").count() == 0
+    again.vectors("m").add([make_chunk("a.md", 0, "y")], [[0.0, 1.0]])
+    assert again.vectors("m").count() == 1
