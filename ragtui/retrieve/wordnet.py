@@ -18,6 +18,7 @@ def _use(data_dir: Path):
     import wn
 
     wn.config.data_directory = wordnet_dir(data_dir)
+    wn.config.allow_multithreading = True   # keyword legs of several collections look synonyms up in threads
     return wn
 
 
@@ -71,7 +72,6 @@ class SynonymLookup:
         import wn.morphy
 
         _use(data_dir)
-        wn.config.allow_multithreading = True   # keyword legs of several collections run in threads
         self.lexicon = lexicon
         self.data_dir = Path(data_dir)
         self._exact = wn.Wordnet(lexicon, normalizer=None, lemmatizer=wn.morphy.Morphy())
