@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -49,6 +49,9 @@ class QueryEmbeddings:
     vectors: dict[str, list[float]] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+QueryEmbedder = Callable[[Settings, str, Sequence[str]], Awaitable[QueryEmbeddings]]
 
 
 def describe_embed_error(host: str, model: str, exc: BaseException) -> str:
@@ -104,13 +107,14 @@ def fuse(scored: Sequence[Scored], fusion: str, *, weight: float, rrf_k: int) ->
 class HybridRetriever(BaseRetriever):
     """Vector + keyword legs per collection, merged; LlamaIndex `BaseRetriever` (spec §5).
 
-    After a call, `meta` holds retrieval_meta per collection, `notices` the
+    `embed` replaces the Ollama query embedding (evaluation and benchmarks pass
+    precomputed vectors). After a call, `meta` holds retrieval_meta per collection, `notices` the
     degraded modes in plain words, `keyword_only` whether no vector leg ran
     anywhere, and `evidence` the per-leg scores of every returned node id.
     """
 
     def __init__(self, settings: Settings, collections: Sequence[Collection], *, mode: str = "hybrid",
-                 synonyms: bool | None = None, top_k: int | None = None) -> None:
+                 synonyms: bool | None = None, top_k: int | None = None, embed: QueryEmbedder | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         self.settings = settings
@@ -118,6 +122,7 @@ class HybridRetriever(BaseRetriever):
         self.mode = mode
         self.use_synonyms = settings.synonyms.enabled if synonyms is None else synonyms
         self.top_k = top_k or settings.retrieve.top_k
+        self.embed = embed or embed_query
         self.meta: dict[str, Any] = {}
         self.notices: list[str] = []
         self.keyword_only = False
@@ -134,7 +139,7 @@ class HybridRetriever(BaseRetriever):
         lookup = self._synonym_lookup()
 
         models = self._models_wanted()
-        embeddings = await embed_query(self.settings, query, models) if models else QueryEmbeddings()
+        embeddings = await self.embed(self.settings, query, models) if models else QueryEmbeddings()
         self.meta["timings_ms"] = {"embed": embeddings.timings_ms}
         for error in dict.fromkeys(embeddings.errors.values()):
             self.notices.append(error + "; keyword matches only where no other model answered.")
