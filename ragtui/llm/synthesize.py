@@ -6,7 +6,6 @@ lost-in-the-middle reordering, so the [N] in the prompt is the [N] the user sees
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -65,11 +64,13 @@ def plan(sources: Sequence[Source], *, context_window: int, max_tokens: int, con
     8,192-token window with 4,096 reserved for the answer), its opening is sent
     instead, cut to the budget, rather than no answer at all; the caller says so.
     """
+    from ragtui.retrieve.packing import CHARS_PER_TOKEN, HEADER_TOKENS, context_budget, lost_in_the_middle, pack
+
     ranked = sorted(sources, key=lambda s: s.number)
     kept = pack(ranked, context_window=context_window, max_tokens=max_tokens, context_chunks=context_chunks)
     shortened = None
     if not kept and ranked:
-        chars = int((context_window - max_tokens - 2000 - 40) * 3.5)
+        chars = int((context_budget(context_window, max_tokens) - HEADER_TOKENS) * CHARS_PER_TOKEN)
         if chars >= MIN_SHORTENED_CHARS:
             best = ranked[0]
             kept = [replace(best, chunk=replace(best.chunk, text=best.chunk.text[:chars]))]
@@ -78,23 +79,3 @@ def plan(sources: Sequence[Source], *, context_window: int, max_tokens: int, con
     return Plan(ordered=lost_in_the_middle(kept), left_out=[s for s in ranked if s.number not in kept_numbers],
                 shortened=shortened)
 
-
-def pack(items: Sequence[Source], *, context_window: int, max_tokens: int, context_chunks: int) -> list[Source]:
-    """Stand-in for ragtui.retrieve.packing.pack until it lands: longest prefix within the budget."""
-    budget = context_window - max_tokens - 2000
-    kept: list[Source] = []
-    used = 0
-    for item in items[:context_chunks]:
-        cost = math.ceil(len(item.chunk.text) / 3.5) + 40
-        if used + cost > budget:
-            break
-        kept.append(item)
-        used += cost
-    return kept
-
-
-def lost_in_the_middle(items: Sequence[Source]) -> list[Source]:
-    """Stand-in for ragtui.retrieve.packing.lost_in_the_middle: best first, second best last."""
-    ranked = sorted(items, key=lambda s: -s.rel_score)
-    front, back = ranked[0::2], ranked[1::2]
-    return front + back[::-1]
