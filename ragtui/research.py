@@ -7,7 +7,7 @@ The CLI and the TUI drive the same object and only render what it yields
     session.id, .query, .collections, .sources: list[Source], .answer: str,
     .stop_reason: str, .meta (retrieval_meta), .truncated (stop_reason == "length"),
     .can_continue (cut for length, or cancelled with partial text),
-    .continuations, .citations, .unknown_citations, .timings, .relevant, .filtered
+    .continuations, .prompt_numbers, .citations, .unknown_citations, .timings, .relevant, .filtered
 
     async for event in session.run(): ...          # retrieve, annotate (if on), synthesize, save
     async for event in session.reannotate(numbers=None, *, model=None, prompt_file=None): ...
@@ -119,6 +119,11 @@ class ResearchSession:
     @property
     def continuations(self) -> int:
         return self.record.continuations
+
+    @property
+    def prompt_numbers(self) -> list[int]:
+        """The sources the last synthesis prompt held (citations outside them are flagged)."""
+        return self.record.prompt_numbers
 
     @property
     def citations(self) -> list[int]:

@@ -99,3 +99,20 @@ def test_markdown_export(tmp_path: Path) -> None:
     assert numbered[2].startswith("3. **docs/file3.md**") and "annotation failed" in numbered[2]
     assert '   > "Pumps start at 3 bar."' in lines and "   > Relevant: start pressure." in lines
     assert "   > annotation error: HTTP 500: out of memory" in lines
+
+
+def test_a_reader_mid_transaction_neither_blocks_a_save_nor_sees_half_of_it(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path)
+    record = _record()
+    store.save(record)
+    reader = sqlite3.connect(store.path, timeout=0.1)
+    try:
+        reader.execute("BEGIN")
+        assert reader.execute("SELECT count(*) FROM sources").fetchone()[0] == 3
+        record.sources = record.sources[:2]
+        store.save(record)                       # WAL: the writer does not wait for the reader
+        assert reader.execute("SELECT count(*) FROM sources").fetchone()[0] == 3    # its snapshot
+        reader.execute("COMMIT")
+        assert reader.execute("SELECT count(*) FROM sources").fetchone()[0] == 2
+    finally:
+        reader.close()
