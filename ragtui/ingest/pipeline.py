@@ -273,8 +273,8 @@ class _IngestRun:
         if old and old.hash == digest and old.signature == self.signature and (
                 old.status == DONE or (old.status == DUPLICATE and original)):
             prep.outcome = "unchanged"
-            prep.skips = [Skip(m.source, m.reason) for m in self.records.files(SKIPPED)
-                          if m.container == entry.source]
+            if old.format == "zip":
+                prep.skips = [Skip(m.source, m.reason) for m in self.records.members_in(entry.source, SKIPPED)]
             return prep
         if old:
             prep.stale = [old.source, *self.records.members(old.source)]

@@ -140,6 +140,10 @@ class IngestRecords:
     def members(self, container: str) -> list[str]:
         return [r[0] for r in self._rows("SELECT source FROM files WHERE container = ?", (container,))]
 
+    def members_in(self, container: str, status: str) -> list[FileRecord]:
+        return [FileRecord(*r) for r in self._rows(f"SELECT {_FILE_COLS} FROM files WHERE container = ? AND "
+                                                   "status = ? ORDER BY source", (container, status))]
+
     def put_file(self, rec: FileRecord) -> None:
         """Record a file without chunks (skipped, duplicate, a zip container)."""
         with self._tx() as db:
