@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import signal
 import subprocess
@@ -104,3 +105,37 @@ def test_cancelled_task_leaves_stores_consistent(make_settings: Callable[..., Se
     assert report.unchanged == 8 and not report.needs_embedding
     ids = assert_consistent(settings, "c")
     assert 0 < report.chunks_embedded < len(ids)          # resumed: only the missing vectors were embedded
+
+
+def test_reconcile_repairs_every_crash_state(make_settings: Callable[..., Settings], fake_ollama: FakeOllama,
+                                             tmp_path: Path) -> None:
+    """States a kill can leave between the write steps, built by hand, then one re-run repairs them all."""
+    from ragtui.chunks import Chunk, ChunkMeta, chunk_id
+
+    folder = make_folder(tmp_path / "docs", files=4)
+    settings = make_settings(*SMALL)
+    ingest(settings, [folder])
+    good = assert_consistent(settings, "c")
+    coll = CollectionRegistry(settings).open("c")
+    stray = Chunk(chunk_id("gone.txt", 0), "stray text of a file no record knows",
+                  ChunkMeta("c", "gone.txt", "h", "txt", 0, 0, 10))
+    coll.keyword.upsert([stray])                                   # killed after indexing, before the journal
+    coll.vectors("nomic-embed-text").add([stray], [[1.0] + [0.0] * 63])
+    lost = sorted(good)[:3]
+    coll.vectors("nomic-embed-text").delete_ids(lost)              # journal says embedded, Chroma lost them
+    missing_kw = sorted(good)[-2:]
+    coll.keyword.delete_ids(missing_kw)                            # keyword entries of a done file missing
+    f000_record = dataclasses.replace(coll.records.file("f000.txt"), status="indexing")
+    coll.records.begin([(f000_record, coll.records.chunks_of(["f000.txt"]))])   # journaled, not yet indexed
+    assert coll.records.file("f000.txt").status == "indexing"
+    coll.update_manifest(state="ingesting")
+    coll.close()
+    assert CollectionRegistry(settings).open("c").state == "interrupted"
+
+    calls = len(fake_ollama.calls("/api/embed"))
+    report = ingest(settings, [folder])
+    assert report.reconciled > 0 and report.unchanged == 4
+    assert assert_consistent(settings, "c") == good
+    embedded_again = sum(len(r.body["input"]) for r in fake_ollama.calls("/api/embed")[calls:])
+    f000 = {i for i in good if i.startswith(chunk_id("f000.txt", 0)[:16])}
+    assert embedded_again == len(set(lost) | f000)                 # only what was actually missing
