@@ -59,6 +59,7 @@ class _Prepared:
     entry: Entry
     record: FileRecord | None = None
     docs: list[tuple[FileRecord, list[Chunk]]] = field(default_factory=list)
+    texts: dict[str, tuple[str, list[tuple[int, str, int]]]] = field(default_factory=dict)
     skips: list[Skip] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)     # sources whose chunks must leave the stores
     outcome: str = ""                                  # added | updated | unchanged | duplicate | skipped
@@ -305,6 +306,7 @@ class _IngestRun:
                              size=len(item.text) if member else len(data), format=item.format,
                              signature=self.signature, status=INDEXING, chunks=len(chunks))
             prep.docs.append((rec, chunks))
+            prep.texts[item.source] = (item.text, [(p.start, p.label, p.index) for p in item.pages])
         if len(found) == 1 and isinstance(found[0], Skip) and found[0].source == entry.source:
             prep.record = FileRecord(entry.source, entry.root, hash=digest, size=len(data), status=SKIPPED,
                                      reason=found[0].reason, signature=self.signature)
@@ -348,7 +350,7 @@ class _IngestRun:
         old_ids = [c.id for c in self.records.chunks_of(stale)]
         gone = [s for s in stale if s not in {r.source for r, _ in docs}]
         self.records.remove(gone)
-        self.records.begin(docs)
+        self.records.begin(docs, {k: v for p in batch for k, v in p.texts.items()})
         for p in batch:
             if p.record is not None:
                 self.records.put_file(p.record)

@@ -60,11 +60,15 @@ def test_ingest_indexes_every_chunk_in_both_stores(settings: Settings, folder: P
     chunks = coll.keyword.get(sorted(keyword))
     pdf = [c for c in chunks if c.meta.source == "d.pdf"]
     assert {c.meta.page for c in pdf} == {"i", "ii"} and all(c.meta.format == "pdf" for c in pdf)
+    text, pages = coll.document("d.pdf")
+    assert [(label, index) for _, label, index in pages] == [("i", 0), ("ii", 1)]
+    assert text[pages[1][0]:].startswith("Second page")
     md = [c for c in chunks if c.meta.source == "a.md"]
     assert {c.meta.heading for c in md} >= {"Plumbing", "Plumbing > Valves"}
     assert all("evil" not in c.text for c in chunks)
     for c in chunks:          # offsets point into the extracted text; entropy and words stamped
-        assert c.meta.char_end - c.meta.char_start == len(c.text) and 3 < c.meta.text_entropy < 6
+        text, pages = coll.document(c.meta.source)
+        assert text[c.meta.char_start:c.meta.char_end] == c.text and 3 < c.meta.text_entropy < 6
         assert c.meta.word_count > 0
     coll.close()
     embed_inputs = [t for r in fake_ollama.calls("/api/embed") for t in r.body["input"]]
