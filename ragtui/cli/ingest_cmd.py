@@ -55,7 +55,9 @@ async def _ingest(args: argparse.Namespace, settings: Settings, out: TextIO) -> 
         elif isinstance(event, FileSkipped):
             out.write(("\r\x1b[2K" if tty else "") + f"skipped: {event.source}: {event.reason}\n")
         elif isinstance(event, Notice):
-            print(f"{'' if not tty else chr(10)}{event.level}: {event.message}", file=sys.stderr)
+            if tty:
+                out.write("\n")
+            print(f"{event.level}: {event.message}", file=sys.stderr)
         elif isinstance(event, IngestFinished):
             if tty:
                 out.write("\n")

@@ -65,7 +65,6 @@ class Extracted:
     format: str
     kind: str = "text"    # "text" | "pdf" | "av": picks the chunk size (RAGWeed 2b)
     pages: list[Page] = field(default_factory=list)
-    data_hash: str = ""   # hash of the bytes this text came from (set by the caller for members)
 
 
 @dataclass(frozen=True)

@@ -312,3 +312,21 @@ def test_queries_while_an_ingest_runs_see_committed_state(settings: Settings, fo
 
     asyncio.run(run())
     assert seen and all(n > 0 and hits > 0 for n, hits in seen)
+
+
+def test_a_second_ingest_into_the_same_collection_is_refused(settings: Settings, folder: Path) -> None:
+    import fcntl
+
+    from ragtui.collections import LOCK_FILE, CollectionError
+
+    coll = CollectionRegistry(settings).create("c")
+    with open(coll.path / LOCK_FILE, "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)                      # as a running ingest holds it
+        coll.update_manifest(state="ingesting")
+        assert coll.state == "ingesting" and coll.ingest_running()
+        with pytest.raises(CollectionError, match="another ingest is writing"):
+            ingest(settings, [folder])
+        with pytest.raises(CollectionError, match="stop it before deleting"):
+            CollectionRegistry(settings).delete("c")
+    assert coll.state == "interrupted"
+    assert sorted(ingest(settings, [folder]).added) == ["a.md", "b.txt", "d.pdf", "sub/c.html"]
