@@ -36,24 +36,28 @@ def run_checks(settings: Settings) -> list[Check]:
 
 
 def _llm_checks(s: Settings) -> list[Check]:
+    out = _ollama_checks(s)
+    if not s.llm.model:
+        out.append(Check("llm.model", Verdict.FAIL,
+                         "not set: answers need a chat model; set [llm] model (`ollama list` shows what you have)"))
+    if s.llm.provider == "openai":
+        out.append(_openai_check(s))
+    return out
+
+
+def _ollama_checks(s: Settings) -> list[Check]:
     host = s.ollama.host
     try:
         status = probe(host)
     except OllamaUnreachable as exc:
         out = [Check("ollama", Verdict.FAIL, str(exc))]
-        out += [Check(f"model {m}", Verdict.SKIP, "not checked: Ollama unreachable") for m in _ollama_models(s)]
-        return out
+        return out + [Check(f"model {m}", Verdict.SKIP, "not checked: Ollama unreachable") for m in _ollama_models(s)]
     out = [Check("ollama", Verdict.OK, f"Ollama {status.version} at {host}")]
     for model in _ollama_models(s):
         if has_model(status.models, model):
             out.append(Check(f"model {model}", Verdict.OK, "pulled"))
         else:
             out.append(Check(f"model {model}", Verdict.FAIL, f"not pulled at {host}: run `ollama pull {model}`"))
-    if not s.llm.model:
-        out.append(Check("llm.model", Verdict.FAIL,
-                         "not set: answers need a chat model; set [llm] model (e.g. `ollama list` to pick one)"))
-    if s.llm.provider == "openai":
-        out.append(_openai_check(s))
     return out
 
 

@@ -91,3 +91,11 @@ def test_config_show_prints_origins(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 def test_make_settings_fixture_points_at_fake(make_settings: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
     assert make_settings().ollama.host == fake_ollama.url
+
+
+def test_doctor_reports_unset_chat_model(fake_ollama: FakeOllama, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*base_flags(tmp_path, fake_ollama.url), "doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  llm.model" in out and "not set" in out
+    assert "ok    model nomic-embed-text" in out
