@@ -330,3 +330,46 @@ def test_a_second_ingest_into_the_same_collection_is_refused(settings: Settings,
             CollectionRegistry(settings).delete("c")
     assert coll.state == "interrupted"
     assert sorted(ingest(settings, [folder]).added) == ["a.md", "b.txt", "d.pdf", "sub/c.html"]
+
+
+def test_markdown_strategy_keeps_code_fences_whole(make_settings: Callable[..., Settings], tmp_path: Path) -> None:
+    settings = make_settings("chunk.size_tokens=32", "chunk.strategy=markdown", "embed.backoff_s=0.01")
+    code = "```python\n" + "".join(f"value_{i} = compute({i})  # step {i}\n" for i in range(12)) + "```\n"
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "guide.md").write_text("# Setup\n\nInstall the pump driver first. " * 3 + "\n## Code\n\n"
+                                             + code + "\n# Usage\n\nRun the pump at low speed first.\n")
+    ingest(settings, [tmp_path / "d"])
+    coll = CollectionRegistry(settings).open("c")
+    chunks = coll.keyword.get(sorted(coll.keyword.ids()))
+    text, _ = coll.document("guide.md")
+    coll.close()
+    fence_start = text.index("```python")
+    fence_end = text.index("```\n", fence_start + 3) + 4
+    assert {c.meta.heading for c in chunks} == {"Setup", "Setup > Code", "Usage"}
+    for c in chunks:
+        assert not fence_start < c.meta.char_end < fence_end - 1, c.text
+    assert any(c.text.startswith("```python") and c.text.endswith("```") for c in chunks)
+
+
+def test_oversized_file_is_skipped(make_settings: Callable[..., Settings], tmp_path: Path) -> None:
+    settings = make_settings("ingest.max_file_mb=1")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "big.txt").write_text("word " * 300_000)
+    report = ingest(settings, [tmp_path / "d"])
+    assert report.skipped == [("big.txt", "too large: 1 MiB exceeds ingest.max_file_mb (1)")]
+
+
+def test_scanned_pdf_goes_through_the_configured_ocr(make_settings: Callable[..., Settings],
+                                                      tmp_path: Path) -> None:
+    ocr = tmp_path / "tesseract"
+    ocr.write_text("#!/bin/sh\ncat > /dev/null\necho 'Recognised words from the scanned page.'\n")
+    ocr.chmod(0o755)
+    settings = make_settings(*SMALL, f"ingest.tesseract_bin={ocr}")
+    (tmp_path / "d").mkdir()
+    corpus.pdf(tmp_path / "d" / "scan.pdf", [""], labels=False)
+    report = ingest(settings, [tmp_path / "d"])
+    assert report.added == ["scan.pdf"]
+    coll = CollectionRegistry(settings).open("c")
+    [chunk] = coll.keyword.get(sorted(coll.keyword.ids()))
+    coll.close()
+    assert chunk.text == "Recognised words from the scanned page." and chunk.meta.page == "1"
