@@ -74,3 +74,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     except CollectionError as exc:
         print(f"ragtui: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print(f"\nragtui: ingest interrupted; the stores are consistent. Run the same command again to finish "
+              f"(collection {args.collection!r} reads as interrupted until then).", file=sys.stderr)
+        return 130

@@ -40,15 +40,13 @@ def assert_consistent(settings: Settings, name: str) -> set[str]:
         coll.close()
 
 
-def test_kill_9_mid_ingest_then_rerun_repairs(make_settings: Callable[..., Settings], fake_ollama: FakeOllama,
-                                             tmp_path: Path) -> None:
-    folder = make_folder(tmp_path / "docs")
-    settings = make_settings(*SMALL, "embed.batch_size=4")
-    fake_ollama.embed_delay = 0.15
+def start_slow_ingest(settings: Settings, fake: FakeOllama, folder: Path, tmp_path: Path) -> subprocess.Popen[str]:
+    """`ragtui ingest` in a subprocess, returned once its progress shows the first vectors stored."""
+    fake.embed_delay = 0.15
     cmd = [sys.executable, "-m", "ragtui", "--config", str(tmp_path / "none.toml"),
-           "--data-dir", str(settings.data_dir), "--ollama-host", fake_ollama.url,
+           "--data-dir", str(settings.data_dir), "--ollama-host", fake.url,
            "--set", "chunk.size_tokens=64", "--set", "embed.batch_size=4", "ingest", str(folder), "-c", "c"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     seen = []
     deadline = time.monotonic() + 60
@@ -56,10 +54,18 @@ def test_kill_9_mid_ingest_then_rerun_repairs(make_settings: Callable[..., Setti
         seen.append(line)
         if (line.startswith("progress:") and " 0 embedded" not in line) or time.monotonic() > deadline:
             break
+    assert any(line.startswith("progress:") and " 0 embedded" not in line for line in seen), "".join(seen)
+    return proc
+
+
+def test_kill_9_mid_ingest_then_rerun_repairs(make_settings: Callable[..., Settings], fake_ollama: FakeOllama,
+                                             tmp_path: Path) -> None:
+    folder = make_folder(tmp_path / "docs")
+    settings = make_settings(*SMALL, "embed.batch_size=4")
+    proc = start_slow_ingest(settings, fake_ollama, folder, tmp_path)
     os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    assert proc.returncode == -signal.SIGKILL, "".join(seen)
-    assert any(line.startswith("progress:") for line in seen), "".join(seen)
+    proc.communicate(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
 
     coll = CollectionRegistry(settings).open("c")
     assert coll.state == "interrupted"
@@ -76,6 +82,20 @@ def test_kill_9_mid_ingest_then_rerun_repairs(make_settings: Callable[..., Setti
     clean = assert_consistent(settings, "clean")
     assert ids == clean and len(ids) == total_chunks
     assert CollectionRegistry(settings).open("c").state == "ready"
+
+
+def test_ctrl_c_stops_the_cli_cleanly(make_settings: Callable[..., Settings], fake_ollama: FakeOllama,
+                                      tmp_path: Path) -> None:
+    folder = make_folder(tmp_path / "docs", files=8)
+    settings = make_settings(*SMALL, "embed.batch_size=4")
+    proc = start_slow_ingest(settings, fake_ollama, folder, tmp_path)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "ingest interrupted" in err
+    assert CollectionRegistry(settings).open("c").state == "interrupted"
+    fake_ollama.embed_delay = 0.0
+    assert not ingest(settings, [folder]).needs_embedding
+    assert_consistent(settings, "c")
 
 
 def test_cancelled_task_leaves_stores_consistent(make_settings: Callable[..., Settings], fake_ollama: FakeOllama,
