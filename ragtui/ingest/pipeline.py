@@ -101,6 +101,7 @@ class _IngestRun:
         self.signature = signature(settings)
         self.models = settings.embed.all_models
         self.down: dict[str, str] = {}          # model -> why its pass stopped for this run
+        self.embed_left: dict[str, int] = {}    # model -> chunks still to embed (for the ETA)
         self.started = time.monotonic()
         self.files_total = 0
         self.files_done = 0
@@ -385,6 +386,7 @@ class _IngestRun:
                 continue
             embedder: Embedder | None = None
             page = self.settings.embed.batch_size * EMBED_PAGES
+            self.embed_left[model] = await _in_thread(self.records.pending_count, model)
             while chunks := await _in_thread(self.records.pending, model, page):
                 embedder = embedder or Embedder(self.settings, model)
                 began = time.monotonic()
@@ -392,6 +394,7 @@ class _IngestRun:
                     vectors = await embedder.embed_chunks(chunks)
                 except (ModelMissing, EmbedUnavailable) as exc:
                     self.down[model] = str(exc)
+                    self.embed_left[model] = 0
                     self.report.warnings.append(f"{exc}; the {model} pass is skipped, ingest continues")
                     yield Notice("warning", f"{exc}; the {model} pass is skipped, ingest continues")
                     break
@@ -404,6 +407,7 @@ class _IngestRun:
         self.coll.vectors(model).add(chunks, vectors)
         self.records.mark_embedded([c.id for c in chunks], model)
         self.report.chunks_embedded += len(chunks)
+        self.embed_left[model] -= len(chunks)
 
     # --- progress ----------------------------------------------------------------------------
 
@@ -412,12 +416,24 @@ class _IngestRun:
         if not force and now - self._last_progress < PROGRESS_EVERY_S:
             return None
         self._last_progress = now
-        elapsed = now - self.started
-        left = self.files_total - self.files_done
-        eta = elapsed / self.files_done * left if self.files_done and left else (0.0 if not left else None)
         rate = self.report.chunks_embedded / self.embed_time if self.embed_time else 0.0
+        eta = estimate_eta(now - self.started - self.embed_time, self.files_done, self.files_total,
+                           sum(self.embed_left.values()), rate)
         return IngestProgress(self.coll.name, self.files_done, self.files_total, self.report.chunks_indexed,
                               self.report.chunks_embedded, rate, eta, self.current)
+
+
+def estimate_eta(file_seconds: float, files_done: int, files_total: int, embed_left: int,
+                 embed_rate: float) -> float | None:
+    """Seconds left: the files still to read at the pace so far, plus the chunks still to embed at the
+    embedding rate so far; None while either pace is unknown."""
+    files_left = files_total - files_done
+    if files_left and not files_done:
+        return None
+    if embed_left and not embed_rate:
+        return None
+    file_eta = file_seconds / files_done * files_left if files_left else 0.0
+    return file_eta + (embed_left / embed_rate if embed_left else 0.0)
 
 
 async def _in_thread(fn: Any, *args: Any) -> Any:
