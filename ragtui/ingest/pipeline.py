@@ -38,7 +38,7 @@ from ragtui.collections import LOCK_FILE, Collection, CollectionError, Collectio
 from ragtui.config import Settings
 from ragtui.events import Event, FileSkipped, IngestFinished, IngestProgress, Notice
 from ragtui.ingest.discover import Entry, discover
-from ragtui.ingest.extract import Extracted, Skip, extract
+from ragtui.ingest.extract import Extracted, Skip, extract, format_of
 from ragtui.ingest.records import DONE, DUPLICATE, INDEXING, SKIPPED, FileRecord
 from ragtui.ingest.report import IngestReport
 
@@ -259,18 +259,19 @@ class _IngestRun:
             raise _SkipFile(f"unreadable: {exc.strerror}") from None
 
     def _prepare(self, entry: Entry, batch_hashes: dict[str, str]) -> _Prepared:
-        """Read, hash, compare with the records, and extract + chunk + filter when the file is new or changed."""
+        """Read, hash, compare with the records; extract + chunk + filter only what is new or changed."""
         prep = _Prepared(entry)
         try:
             data = self._read(entry)
         except _SkipFile as exc:
             prep.skips.append(Skip(entry.source, str(exc)))
-            prep.record = FileRecord(entry.source, root=entry.root, status=SKIPPED, reason=str(exc))
+            prep.record = FileRecord(entry.source, entry.root, status=SKIPPED, reason=str(exc))
             prep.outcome = "skipped"
             return prep
         digest = hashlib.sha256(data).hexdigest()
+        stamp = {"root": entry.root, "hash": digest, "size": len(data), "signature": self.signature}
         old = self.records.file(entry.source)
-        original = None if entry.text is not None else (
+        original = None if entry.text is not None else (        # in-memory documents keep their own ids
             batch_hashes.get(digest) or self.records.indexed_source_with_hash(digest, entry.source))
         if old and old.hash == digest and old.signature == self.signature and (
                 old.status == DONE or (old.status == DUPLICATE and original)):
@@ -282,41 +283,40 @@ class _IngestRun:
             prep.stale = [old.source, *self.records.members(old.source)]
         if original and original != entry.source:
             prep.outcome, prep.duplicate_of = "duplicate", original
-            prep.record = FileRecord(entry.source, entry.root, hash=digest, size=len(data),
-                                     signature=self.signature, status=DUPLICATE, reason=f"same bytes as {original}")
+            prep.record = FileRecord(entry.source, **stamp, status=DUPLICATE, reason=f"same bytes as {original}")
             return prep
         batch_hashes[digest] = entry.source
-        workdir = self.coll.path / "tmp"
-        found = [Extracted(entry.source, entry.text, "txt")] if entry.text is not None else \
-            extract(entry.source, data, self.settings.ingest, workdir, entry.path)
-        pipeline, _ = self._transformations()
-        from ragtui.ingest.transforms import to_document
-
-        top = FileRecord(entry.source, entry.root, hash=digest, size=len(data), signature=self.signature,
-                         format=found[0].format if len(found) == 1 and isinstance(found[0], Extracted) else "zip",
-                         status=INDEXING)
+        if entry.text is not None:
+            found: list[Extracted | Skip] = [Extracted(entry.source, entry.text, "txt")]
+        else:
+            found = extract(entry.source, data, self.settings.ingest, self.coll.path / "tmp", entry.path)
+        if len(found) == 1 and isinstance(found[0], Skip) and found[0].source == entry.source:
+            prep.skips = [found[0]]
+            prep.record = FileRecord(entry.source, **stamp, status=SKIPPED, reason=found[0].reason)
+            prep.outcome = "skipped"
+            return prep
         for item in found:
             if isinstance(item, Skip):
                 prep.skips.append(item)
-                continue
-            member = item.source != entry.source
-            file_hash = hashlib.sha256(item.text.encode("utf-8")).hexdigest() if member else digest
-            nodes = pipeline.run(documents=[to_document(self.coll.name, item, file_hash)])
-            chunks = [_node_chunk(n) for n in nodes]
-            rec = FileRecord(item.source, entry.root, container=entry.source if member else "", hash=file_hash,
-                             size=len(item.text) if member else len(data), format=item.format,
-                             signature=self.signature, status=INDEXING, chunks=len(chunks))
-            prep.docs.append((rec, chunks))
-            prep.texts[item.source] = (item.text, [(p.start, p.label, p.index) for p in item.pages])
-        if len(found) == 1 and isinstance(found[0], Skip) and found[0].source == entry.source:
-            prep.record = FileRecord(entry.source, entry.root, hash=digest, size=len(data), status=SKIPPED,
-                                     reason=found[0].reason, signature=self.signature)
-            prep.outcome = "skipped"
-            return prep
-        if top.format == "zip":
-            prep.record = FileRecord(**{**top.__dict__, "status": DONE})
+            else:
+                self._chunk(prep, item, digest, len(data))
+        if format_of(entry.source) == "zip":
+            prep.record = FileRecord(entry.source, **stamp, format="zip", status=DONE)
         prep.outcome = "updated" if old and old.status == DONE else "added"
         return prep
+
+    def _chunk(self, prep: _Prepared, doc: Extracted, digest: str, size: int) -> None:
+        """Chunk and filter one extracted document through the IngestionPipeline; a zip member hashes its text."""
+        from ragtui.ingest.transforms import to_document
+
+        member = doc.source != prep.entry.source
+        file_hash = hashlib.sha256(doc.text.encode("utf-8")).hexdigest() if member else digest
+        pipeline, _ = self._transformations()
+        chunks = [_node_chunk(n) for n in pipeline.run(documents=[to_document(self.coll.name, doc, file_hash)])]
+        prep.docs.append((FileRecord(doc.source, prep.entry.root, container=prep.entry.source if member else "",
+                                     hash=file_hash, size=len(doc.text) if member else size, format=doc.format,
+                                     signature=self.signature, status=INDEXING, chunks=len(chunks)), chunks))
+        prep.texts[doc.source] = (doc.text, [(p.start, p.label, p.index) for p in doc.pages])
 
     async def _process(self, entries: list[Entry]) -> AsyncIterator[Event]:
         batch: list[_Prepared] = []
