@@ -195,7 +195,14 @@ class CollectionRegistry:
         return self.open(name) if self.exists(name) else self.create(name, topic)
 
     def list(self) -> list[CollectionInfo]:
-        return [self.open(n).info() for n in self.names()]
+        out = []
+        for name in self.names():
+            collection = self.open(name)
+            try:
+                out.append(collection.info())
+            finally:
+                collection.close()
+        return out
 
     def delete(self, name: str) -> None:
         collection = self.open(name)

@@ -112,7 +112,11 @@ def _info(registry: object, settings: Settings, name: str, as_json: bool) -> int
 
 
 def _delete(registry: object, name: str, yes: bool) -> int:
-    info = registry.open(name).info()  # type: ignore[attr-defined]
+    coll = registry.open(name)  # type: ignore[attr-defined]
+    try:
+        info = coll.info()
+    finally:
+        coll.close()
     if not yes:
         if not sys.stdin.isatty():
             print(f"ragtui: refusing to delete {name!r} without confirmation; pass --yes", file=sys.stderr)
