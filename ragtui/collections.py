@@ -106,6 +106,15 @@ class Collection:
             self._records = IngestRecords(self.path)
         return self._records
 
+    def document(self, source: str) -> tuple[str, list[tuple[int, str, int]]] | None:
+        """The extracted text of an indexed file, with its (start, label, index) pages, for the source viewer.
+
+        A chunk's char_start/char_end point into this text; None when the file is not indexed.
+        """
+        if not (self.path / RECORDS_FILE).exists():
+            return None
+        return self.records.document(source)
+
     def ingest_running(self) -> bool:
         """Whether some process holds the ingest lock of this collection right now."""
         lock = self.path / LOCK_FILE
@@ -186,7 +195,14 @@ class CollectionRegistry:
         return self.open(name) if self.exists(name) else self.create(name, topic)
 
     def list(self) -> list[CollectionInfo]:
-        return [self.open(n).info() for n in self.names()]
+        out = []
+        for name in self.names():
+            collection = self.open(name)
+            try:
+                out.append(collection.info())
+            finally:
+                collection.close()
+        return out
 
     def delete(self, name: str) -> None:
         collection = self.open(name)

@@ -6,8 +6,12 @@ import argparse
 import json
 import sys
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 from ragtui.config import Settings
+
+if TYPE_CHECKING:
+    from ragtui.collections import CollectionRegistry
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,8 +50,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return 1
 
 
-def _list(registry: object, as_json: bool) -> int:
-    infos = registry.list()  # type: ignore[attr-defined]
+def _list(registry: CollectionRegistry, as_json: bool) -> int:
+    infos = registry.list()
     if as_json:
         print(json.dumps([asdict(i) for i in infos], indent=2))
         return 0
@@ -62,10 +66,10 @@ def _list(registry: object, as_json: bool) -> int:
     return 0
 
 
-def _info(registry: object, settings: Settings, name: str, as_json: bool) -> int:
+def _info(registry: CollectionRegistry, settings: Settings, name: str, as_json: bool) -> int:
     from ragtui.ingest.clusters import H_RANGE, entropy_clusters, entropy_histogram
 
-    coll = registry.open(name)  # type: ignore[attr-defined]
+    coll = registry.open(name)
     try:
         info = coll.info()
         records = coll.records
@@ -111,8 +115,12 @@ def _info(registry: object, settings: Settings, name: str, as_json: bool) -> int
     return 0
 
 
-def _delete(registry: object, name: str, yes: bool) -> int:
-    info = registry.open(name).info()  # type: ignore[attr-defined]
+def _delete(registry: CollectionRegistry, name: str, yes: bool) -> int:
+    coll = registry.open(name)
+    try:
+        info = coll.info()
+    finally:
+        coll.close()
     if not yes:
         if not sys.stdin.isatty():
             print(f"ragtui: refusing to delete {name!r} without confirmation; pass --yes", file=sys.stderr)
@@ -121,6 +129,6 @@ def _delete(registry: object, name: str, yes: bool) -> int:
         if answer.strip().lower() not in ("y", "yes"):
             print("not deleted")
             return 1
-    registry.delete(name)  # type: ignore[attr-defined]
+    registry.delete(name)
     print(f"deleted collection {name}")
     return 0

@@ -55,7 +55,9 @@ async def _ingest(args: argparse.Namespace, settings: Settings, out: TextIO) -> 
         elif isinstance(event, FileSkipped):
             out.write(("\r\x1b[2K" if tty else "") + f"skipped: {event.source}: {event.reason}\n")
         elif isinstance(event, Notice):
-            print(f"{'' if not tty else chr(10)}{event.level}: {event.message}", file=sys.stderr)
+            if tty:
+                out.write("\n")
+            print(f"{event.level}: {event.message}", file=sys.stderr)
         elif isinstance(event, IngestFinished):
             if tty:
                 out.write("\n")
@@ -72,3 +74,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     except CollectionError as exc:
         print(f"ragtui: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print(f"\nragtui: ingest interrupted; the stores are consistent. Run the same command again to finish "
+              f"(collection {args.collection!r} reads as interrupted until then).", file=sys.stderr)
+        return 130

@@ -25,6 +25,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree as ET
 
 from ragtui.config import IngestSettings
@@ -65,7 +66,6 @@ class Extracted:
     format: str
     kind: str = "text"    # "text" | "pdf" | "av": picks the chunk size (RAGWeed 2b)
     pages: list[Page] = field(default_factory=list)
-    data_hash: str = ""   # hash of the bytes this text came from (set by the caller for members)
 
 
 @dataclass(frozen=True)
@@ -351,11 +351,11 @@ def _pdf(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
     return Extracted(source, text, "pdf", kind="pdf", pages=pages)
 
 
-def _ocr(page: object, tesseract: str) -> str:
+def _ocr(page: Any, tesseract: str) -> str:
     binary = shutil.which(tesseract)
     if not binary:
         raise ExtractError(f"OCR needed but tesseract not found at {tesseract!r} (ingest.tesseract_bin)")
-    png = page.get_pixmap(dpi=200).tobytes("png")  # type: ignore[attr-defined]
+    png = page.get_pixmap(dpi=200).tobytes("png")
     return _run([binary, "stdin", "stdout"], "tesseract", stdin=png)
 
 

@@ -38,7 +38,7 @@ from ragtui.collections import LOCK_FILE, Collection, CollectionError, Collectio
 from ragtui.config import Settings
 from ragtui.events import Event, FileSkipped, IngestFinished, IngestProgress, Notice
 from ragtui.ingest.discover import Entry, discover
-from ragtui.ingest.extract import Extracted, Skip, extract
+from ragtui.ingest.extract import Extracted, Skip, extract, format_of
 from ragtui.ingest.records import DONE, DUPLICATE, INDEXING, SKIPPED, FileRecord
 from ragtui.ingest.report import IngestReport
 
@@ -59,6 +59,7 @@ class _Prepared:
     entry: Entry
     record: FileRecord | None = None
     docs: list[tuple[FileRecord, list[Chunk]]] = field(default_factory=list)
+    texts: dict[str, tuple[str, list[tuple[int, str, int]]]] = field(default_factory=dict)
     skips: list[Skip] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)     # sources whose chunks must leave the stores
     outcome: str = ""                                  # added | updated | unchanged | duplicate | skipped
@@ -100,6 +101,7 @@ class _IngestRun:
         self.signature = signature(settings)
         self.models = settings.embed.all_models
         self.down: dict[str, str] = {}          # model -> why its pass stopped for this run
+        self.embed_left: dict[str, int] = {}    # model -> chunks still to embed (for the ETA)
         self.started = time.monotonic()
         self.files_total = 0
         self.files_done = 0
@@ -257,63 +259,64 @@ class _IngestRun:
             raise _SkipFile(f"unreadable: {exc.strerror}") from None
 
     def _prepare(self, entry: Entry, batch_hashes: dict[str, str]) -> _Prepared:
-        """Read, hash, compare with the records, and extract + chunk + filter when the file is new or changed."""
+        """Read, hash, compare with the records; extract + chunk + filter only what is new or changed."""
         prep = _Prepared(entry)
         try:
             data = self._read(entry)
         except _SkipFile as exc:
             prep.skips.append(Skip(entry.source, str(exc)))
-            prep.record = FileRecord(entry.source, root=entry.root, status=SKIPPED, reason=str(exc))
+            prep.record = FileRecord(entry.source, entry.root, status=SKIPPED, reason=str(exc))
             prep.outcome = "skipped"
             return prep
         digest = hashlib.sha256(data).hexdigest()
+        stamp = {"root": entry.root, "hash": digest, "size": len(data), "signature": self.signature}
         old = self.records.file(entry.source)
-        original = None if entry.text is not None else (
+        original = None if entry.text is not None else (        # in-memory documents keep their own ids
             batch_hashes.get(digest) or self.records.indexed_source_with_hash(digest, entry.source))
         if old and old.hash == digest and old.signature == self.signature and (
                 old.status == DONE or (old.status == DUPLICATE and original)):
             prep.outcome = "unchanged"
-            prep.skips = [Skip(m.source, m.reason) for m in self.records.files(SKIPPED)
-                          if m.container == entry.source]
+            if old.format == "zip":
+                prep.skips = [Skip(m.source, m.reason) for m in self.records.members_in(entry.source, SKIPPED)]
             return prep
         if old:
             prep.stale = [old.source, *self.records.members(old.source)]
         if original and original != entry.source:
             prep.outcome, prep.duplicate_of = "duplicate", original
-            prep.record = FileRecord(entry.source, entry.root, hash=digest, size=len(data),
-                                     signature=self.signature, status=DUPLICATE, reason=f"same bytes as {original}")
+            prep.record = FileRecord(entry.source, **stamp, status=DUPLICATE, reason=f"same bytes as {original}")
             return prep
         batch_hashes[digest] = entry.source
-        workdir = self.coll.path / "tmp"
-        found = [Extracted(entry.source, entry.text, "txt")] if entry.text is not None else \
-            extract(entry.source, data, self.settings.ingest, workdir, entry.path)
-        pipeline, _ = self._transformations()
-        from ragtui.ingest.transforms import to_document
-
-        top = FileRecord(entry.source, entry.root, hash=digest, size=len(data), signature=self.signature,
-                         format=found[0].format if len(found) == 1 and isinstance(found[0], Extracted) else "zip",
-                         status=INDEXING)
+        if entry.text is not None:
+            found: list[Extracted | Skip] = [Extracted(entry.source, entry.text, "txt")]
+        else:
+            found = extract(entry.source, data, self.settings.ingest, self.coll.path / "tmp", entry.path)
+        if len(found) == 1 and isinstance(found[0], Skip) and found[0].source == entry.source:
+            prep.skips = [found[0]]
+            prep.record = FileRecord(entry.source, **stamp, status=SKIPPED, reason=found[0].reason)
+            prep.outcome = "skipped"
+            return prep
         for item in found:
             if isinstance(item, Skip):
                 prep.skips.append(item)
-                continue
-            member = item.source != entry.source
-            file_hash = hashlib.sha256(item.text.encode("utf-8")).hexdigest() if member else digest
-            nodes = pipeline.run(documents=[to_document(self.coll.name, item, file_hash)])
-            chunks = [_node_chunk(n) for n in nodes]
-            rec = FileRecord(item.source, entry.root, container=entry.source if member else "", hash=file_hash,
-                             size=len(item.text) if member else len(data), format=item.format,
-                             signature=self.signature, status=INDEXING, chunks=len(chunks))
-            prep.docs.append((rec, chunks))
-        if len(found) == 1 and isinstance(found[0], Skip) and found[0].source == entry.source:
-            prep.record = FileRecord(entry.source, entry.root, hash=digest, size=len(data), status=SKIPPED,
-                                     reason=found[0].reason, signature=self.signature)
-            prep.outcome = "skipped"
-            return prep
-        if top.format == "zip":
-            prep.record = FileRecord(**{**top.__dict__, "status": DONE})
+            else:
+                self._chunk(prep, item, digest, len(data))
+        if format_of(entry.source) == "zip":
+            prep.record = FileRecord(entry.source, **stamp, format="zip", status=DONE)
         prep.outcome = "updated" if old and old.status == DONE else "added"
         return prep
+
+    def _chunk(self, prep: _Prepared, doc: Extracted, digest: str, size: int) -> None:
+        """Chunk and filter one extracted document through the IngestionPipeline; a zip member hashes its text."""
+        from ragtui.ingest.transforms import to_document
+
+        member = doc.source != prep.entry.source
+        file_hash = hashlib.sha256(doc.text.encode("utf-8")).hexdigest() if member else digest
+        pipeline, _ = self._transformations()
+        chunks = [_node_chunk(n) for n in pipeline.run(documents=[to_document(self.coll.name, doc, file_hash)])]
+        prep.docs.append((FileRecord(doc.source, prep.entry.root, container=prep.entry.source if member else "",
+                                     hash=file_hash, size=len(doc.text) if member else size, format=doc.format,
+                                     signature=self.signature, status=INDEXING, chunks=len(chunks)), chunks))
+        prep.texts[doc.source] = (doc.text, [(p.start, p.label, p.index) for p in doc.pages])
 
     async def _process(self, entries: list[Entry]) -> AsyncIterator[Event]:
         batch: list[_Prepared] = []
@@ -348,7 +351,7 @@ class _IngestRun:
         old_ids = [c.id for c in self.records.chunks_of(stale)]
         gone = [s for s in stale if s not in {r.source for r, _ in docs}]
         self.records.remove(gone)
-        self.records.begin(docs)
+        self.records.begin(docs, {k: v for p in batch for k, v in p.texts.items()})
         for p in batch:
             if p.record is not None:
                 self.records.put_file(p.record)
@@ -383,6 +386,7 @@ class _IngestRun:
                 continue
             embedder: Embedder | None = None
             page = self.settings.embed.batch_size * EMBED_PAGES
+            self.embed_left[model] = await _in_thread(self.records.pending_count, model)
             while chunks := await _in_thread(self.records.pending, model, page):
                 embedder = embedder or Embedder(self.settings, model)
                 began = time.monotonic()
@@ -390,6 +394,7 @@ class _IngestRun:
                     vectors = await embedder.embed_chunks(chunks)
                 except (ModelMissing, EmbedUnavailable) as exc:
                     self.down[model] = str(exc)
+                    self.embed_left[model] = 0
                     self.report.warnings.append(f"{exc}; the {model} pass is skipped, ingest continues")
                     yield Notice("warning", f"{exc}; the {model} pass is skipped, ingest continues")
                     break
@@ -402,6 +407,7 @@ class _IngestRun:
         self.coll.vectors(model).add(chunks, vectors)
         self.records.mark_embedded([c.id for c in chunks], model)
         self.report.chunks_embedded += len(chunks)
+        self.embed_left[model] -= len(chunks)
 
     # --- progress ----------------------------------------------------------------------------
 
@@ -410,12 +416,24 @@ class _IngestRun:
         if not force and now - self._last_progress < PROGRESS_EVERY_S:
             return None
         self._last_progress = now
-        elapsed = now - self.started
-        left = self.files_total - self.files_done
-        eta = elapsed / self.files_done * left if self.files_done and left else (0.0 if not left else None)
         rate = self.report.chunks_embedded / self.embed_time if self.embed_time else 0.0
+        eta = estimate_eta(now - self.started - self.embed_time, self.files_done, self.files_total,
+                           sum(self.embed_left.values()), rate)
         return IngestProgress(self.coll.name, self.files_done, self.files_total, self.report.chunks_indexed,
                               self.report.chunks_embedded, rate, eta, self.current)
+
+
+def estimate_eta(file_seconds: float, files_done: int, files_total: int, embed_left: int,
+                 embed_rate: float) -> float | None:
+    """Seconds left: the files still to read at the pace so far, plus the chunks still to embed at the
+    embedding rate so far; None while either pace is unknown."""
+    files_left = files_total - files_done
+    if files_left and not files_done:
+        return None
+    if embed_left and not embed_rate:
+        return None
+    file_eta = file_seconds / files_done * files_left if files_left else 0.0
+    return file_eta + (embed_left / embed_rate if embed_left else 0.0)
 
 
 async def _in_thread(fn: Any, *args: Any) -> Any:

@@ -4,6 +4,8 @@
     chunks  the chunks of indexed files (text and flat metadata), so an interrupted or
             embedding-less ingest can be completed without re-extracting anything
     embeds  one row per (chunk, model) whose vector is in Chroma: the per-model embed status
+    texts   the extracted text of each indexed file (zlib) and its page starts, so the source
+            viewer can show a chunk in its document, at its offsets, even if the file moved
 
 A file is "indexing" from the moment its chunks are recorded until both its keyword
 entries are committed; it becomes "done" only after that. Reconciliation trusts
@@ -16,7 +18,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+import zlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -53,6 +56,11 @@ CREATE TABLE IF NOT EXISTS chunks (
     words   INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS chunks_source ON chunks(source);
+CREATE TABLE IF NOT EXISTS texts (
+    source TEXT PRIMARY KEY,
+    text   BLOB NOT NULL,
+    pages  TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS embeds (
     chunk_id TEXT NOT NULL,
     model    TEXT NOT NULL,
@@ -140,18 +148,31 @@ class IngestRecords:
     def members(self, container: str) -> list[str]:
         return [r[0] for r in self._rows("SELECT source FROM files WHERE container = ?", (container,))]
 
+    def members_in(self, container: str, status: str) -> list[FileRecord]:
+        return [FileRecord(*r) for r in self._rows(f"SELECT {_FILE_COLS} FROM files WHERE container = ? AND "
+                                                   "status = ? ORDER BY source", (container, status))]
+
     def put_file(self, rec: FileRecord) -> None:
         """Record a file without chunks (skipped, duplicate, a zip container)."""
         with self._tx() as db:
             self._drop_chunks(db, [rec.source])
             self._upsert_file(db, rec)
 
-    def begin(self, batch: Sequence[tuple[FileRecord, Sequence[Chunk]]]) -> None:
-        """Journal the new chunks of these files (status "indexing"), replacing any older ones, in one commit."""
+    def begin(self, batch: Sequence[tuple[FileRecord, Sequence[Chunk]]],
+              texts: Mapping[str, tuple[str, list[tuple[int, str, int]]]] | None = None) -> None:
+        """Journal the new chunks of these files (status "indexing"), replacing any older ones, in one commit.
+
+        `texts` maps a source to its extracted text and (start, label, index) pages.
+        """
+        texts = texts or {}
         with self._tx() as db:
             for rec, chunks in batch:
                 self._drop_chunks(db, [rec.source])
                 self._upsert_file(db, rec)
+                if rec.source in texts:
+                    text, pages = texts[rec.source]
+                    db.execute("INSERT OR REPLACE INTO texts (source, text, pages) VALUES (?, ?, ?)",
+                               (rec.source, zlib.compress(text.encode("utf-8"), 3), json.dumps(pages)))
                 db.executemany("INSERT OR REPLACE INTO chunks (id, source, text, meta, entropy, words) "
                                "VALUES (?, ?, ?, ?, ?, ?)",
                                [(c.id, c.meta.source, c.text, _meta_json(c.meta), c.meta.text_entropy,
@@ -178,6 +199,14 @@ class IngestRecords:
         for s in sources:
             db.execute("DELETE FROM embeds WHERE chunk_id IN (SELECT id FROM chunks WHERE source = ?)", (s,))
             db.execute("DELETE FROM chunks WHERE source = ?", (s,))
+            db.execute("DELETE FROM texts WHERE source = ?", (s,))
+
+    def document(self, source: str) -> tuple[str, list[tuple[int, str, int]]] | None:
+        """The extracted text of an indexed file and its (start, label, index) pages; chunk offsets point into it."""
+        rows = self._rows("SELECT text, pages FROM texts WHERE source = ?", (source,))
+        if not rows:
+            return None
+        return zlib.decompress(rows[0][0]).decode("utf-8"), [tuple(p) for p in json.loads(rows[0][1])]
 
     # --- chunks and embed status --------------------------------------------------------
 

@@ -36,6 +36,7 @@ def test_text_formats_and_encodings(cfg: IngestSettings, tmp_path: Path) -> None
     latin = one("l.txt", "café crème brûlée, déjà vu".encode("latin-1"), cfg, tmp_path)
     assert latin.text == "café crème brûlée, déjà vu"
     assert one("x.py", b"print('hi')\n", cfg, tmp_path).format == "code"
+    assert one("notes.rst", b"Title\n=====\n\nBody.\n", cfg, tmp_path).text == "Title\n=====\n\nBody.\n"
 
 
 def test_binary_content_is_refused(cfg: IngestSettings, tmp_path: Path) -> None:

@@ -135,3 +135,14 @@ def test_entropy_clusters_follow_ragweed_2g() -> None:
     clusters = entropy_clusters(stats, 0.5, 7.0)
     assert [(c.label, c.size) for c in clusters] == [("boilerplate", 20), ("natural language", 80)]
     assert clusters[1].h_mean == pytest.approx(4.35)
+
+
+def test_eta_adds_files_left_and_embeddings_left() -> None:
+    from ragtui.ingest.pipeline import estimate_eta
+
+    assert estimate_eta(10.0, 5, 20, 0, 0.0) == pytest.approx(30.0)      # 2 s per file, 15 left
+    assert estimate_eta(10.0, 5, 20, 100, 50.0) == pytest.approx(32.0)   # + 100 chunks at 50/s
+    assert estimate_eta(10.0, 20, 20, 100, 50.0) == pytest.approx(2.0)   # files done, embedding goes on
+    assert estimate_eta(10.0, 20, 20, 0, 0.0) == 0.0
+    assert estimate_eta(0.0, 0, 20, 0, 0.0) is None
+    assert estimate_eta(10.0, 20, 20, 100, 0.0) is None

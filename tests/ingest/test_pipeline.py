@@ -60,11 +60,15 @@ def test_ingest_indexes_every_chunk_in_both_stores(settings: Settings, folder: P
     chunks = coll.keyword.get(sorted(keyword))
     pdf = [c for c in chunks if c.meta.source == "d.pdf"]
     assert {c.meta.page for c in pdf} == {"i", "ii"} and all(c.meta.format == "pdf" for c in pdf)
+    text, pages = coll.document("d.pdf")
+    assert [(label, index) for _, label, index in pages] == [("i", 0), ("ii", 1)]
+    assert text[pages[1][0]:].startswith("Second page")
     md = [c for c in chunks if c.meta.source == "a.md"]
     assert {c.meta.heading for c in md} >= {"Plumbing", "Plumbing > Valves"}
     assert all("evil" not in c.text for c in chunks)
     for c in chunks:          # offsets point into the extracted text; entropy and words stamped
-        assert c.meta.char_end - c.meta.char_start == len(c.text) and 3 < c.meta.text_entropy < 6
+        text, pages = coll.document(c.meta.source)
+        assert text[c.meta.char_start:c.meta.char_end] == c.text and 3 < c.meta.text_entropy < 6
         assert c.meta.word_count > 0
     coll.close()
     embed_inputs = [t for r in fake_ollama.calls("/api/embed") for t in r.body["input"]]
@@ -308,3 +312,64 @@ def test_queries_while_an_ingest_runs_see_committed_state(settings: Settings, fo
 
     asyncio.run(run())
     assert seen and all(n > 0 and hits > 0 for n, hits in seen)
+
+
+def test_a_second_ingest_into_the_same_collection_is_refused(settings: Settings, folder: Path) -> None:
+    import fcntl
+
+    from ragtui.collections import LOCK_FILE, CollectionError
+
+    coll = CollectionRegistry(settings).create("c")
+    with open(coll.path / LOCK_FILE, "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)                      # as a running ingest holds it
+        coll.update_manifest(state="ingesting")
+        assert coll.state == "ingesting" and coll.ingest_running()
+        with pytest.raises(CollectionError, match="another ingest is writing"):
+            ingest(settings, [folder])
+        with pytest.raises(CollectionError, match="stop it before deleting"):
+            CollectionRegistry(settings).delete("c")
+    assert coll.state == "interrupted"
+    assert sorted(ingest(settings, [folder]).added) == ["a.md", "b.txt", "d.pdf", "sub/c.html"]
+
+
+def test_markdown_strategy_keeps_code_fences_whole(make_settings: Callable[..., Settings], tmp_path: Path) -> None:
+    settings = make_settings("chunk.size_tokens=32", "chunk.strategy=markdown", "embed.backoff_s=0.01")
+    code = "```python\n" + "".join(f"value_{i} = compute({i})  # step {i}\n" for i in range(12)) + "```\n"
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "guide.md").write_text("# Setup\n\nInstall the pump driver first. " * 3 + "\n## Code\n\n"
+                                             + code + "\n# Usage\n\nRun the pump at low speed first.\n")
+    ingest(settings, [tmp_path / "d"])
+    coll = CollectionRegistry(settings).open("c")
+    chunks = coll.keyword.get(sorted(coll.keyword.ids()))
+    text, _ = coll.document("guide.md")
+    coll.close()
+    fence_start = text.index("```python")
+    fence_end = text.index("```\n", fence_start + 3) + 4
+    assert {c.meta.heading for c in chunks} == {"Setup", "Setup > Code", "Usage"}
+    for c in chunks:
+        assert not fence_start < c.meta.char_end < fence_end - 1, c.text
+    assert any(c.text.startswith("```python") and c.text.endswith("```") for c in chunks)
+
+
+def test_oversized_file_is_skipped(make_settings: Callable[..., Settings], tmp_path: Path) -> None:
+    settings = make_settings("ingest.max_file_mb=1")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "big.txt").write_text("word " * 300_000)
+    report = ingest(settings, [tmp_path / "d"])
+    assert report.skipped == [("big.txt", "too large: 1 MiB exceeds ingest.max_file_mb (1)")]
+
+
+def test_scanned_pdf_goes_through_the_configured_ocr(make_settings: Callable[..., Settings],
+                                                      tmp_path: Path) -> None:
+    ocr = tmp_path / "tesseract"
+    ocr.write_text("#!/bin/sh\ncat > /dev/null\necho 'Recognised words from the scanned page.'\n")
+    ocr.chmod(0o755)
+    settings = make_settings(*SMALL, f"ingest.tesseract_bin={ocr}")
+    (tmp_path / "d").mkdir()
+    corpus.pdf(tmp_path / "d" / "scan.pdf", [""], labels=False)
+    report = ingest(settings, [tmp_path / "d"])
+    assert report.added == ["scan.pdf"]
+    coll = CollectionRegistry(settings).open("c")
+    [chunk] = coll.keyword.get(sorted(coll.keyword.ids()))
+    coll.close()
+    assert chunk.text == "Recognised words from the scanned page." and chunk.meta.page == "1"
