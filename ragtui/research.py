@@ -377,6 +377,10 @@ class ResearchSession:
         self.record.stop_reason = ""
         started = time.perf_counter()
         reason = CANCELLED
+        fitted = model.fitted(messages, self.settings.llm.max_tokens)
+        if fitted is not model:
+            await model.aclose()
+            model = self._synthesis = fitted
         deltas = model.stream(messages)
         try:
             try:

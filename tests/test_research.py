@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -96,20 +97,40 @@ async def test_full_run_partitions_sources_and_streams_a_cited_answer(
     assert chats[-1].body["options"]["num_predict"] == 4096
 
 
-async def test_context_window_from_model_info_sizes_num_ctx(make_settings: Callable[..., Settings],
-                                                            fake_ollama: FakeOllama) -> None:
-    fake_ollama.models["chat"].context_length = 32768
+async def test_num_ctx_fits_the_prompt_not_the_whole_window(make_settings: Callable[..., Settings],
+                                                             fake_ollama: FakeOllama) -> None:
+    fake_ollama.models["chat"].context_length = 131072
     fake_ollama.responder = responder(Reply.text("Answer [1]."))
     session = make_session(make_settings())
     await collect(session.run())
     await session.aclose()
-    assert {c.body["options"]["num_ctx"] for c in fake_ollama.calls("/api/chat")} == {32768}
+    # small prompts: the 4096 reserved answer tokens + overhead, in 4096-token steps; never 131072
+    assert {c.body["options"]["num_ctx"] for c in fake_ollama.calls("/api/chat")} == {8192}
+
     fake_ollama.requests.clear()
-    session = make_session(make_settings("llm.context_window=16384", "llm.annotation_model=annotator"))
+    long_texts = [f"Pumps start at {i} bar. " + "pressure " * 2500 for i in range(4)]   # ~22.5k chars each
+    session = make_session(make_settings("annotation.enabled=false"), texts=long_texts)
     await collect(session.run())
     await session.aclose()
-    by_model = {c.body["model"]: c.body["options"]["num_ctx"] for c in fake_ollama.calls("/api/chat")}
-    assert by_model == {"chat": 16384, "annotator": 4096}
+    (call,) = fake_ollama.calls("/api/chat")
+    prompt_tokens = sum(len(m["content"]) for m in call.body["messages"]) / 3.5
+    assert call.body["options"]["num_ctx"] == 32768 > prompt_tokens + 4096 > 28672
+
+
+async def test_configured_window_caps_num_ctx_and_packing(make_settings: Callable[..., Settings],
+                                                          fake_ollama: FakeOllama) -> None:
+    fake_ollama.responder = responder(Reply.text("Answer [1]."))
+    long_texts = [f"Pumps start at {i} bar. " + "pressure " * 2500 for i in range(4)]
+    session = make_session(make_settings("llm.context_window=16384", "llm.annotation_model=annotator"),
+                           texts=long_texts)
+    events = await collect(session.run())
+    await session.aclose()
+    by_model = {c.body["model"]: c.body for c in fake_ollama.calls("/api/chat")}
+    assert by_model["annotator"]["options"]["num_ctx"] == 4096
+    synthesis = by_model["chat"]
+    prompt_tokens = math.ceil(sum(len(m["content"]) for m in synthesis["messages"]) / 3.5)
+    assert synthesis["options"]["num_ctx"] == math.ceil((prompt_tokens + 4096) / 4096) * 4096 <= 16384
+    assert any(isinstance(e, Notice) and "did not fit the context window (16384" in e.message for e in events)
 
 
 async def test_annotation_off_sends_every_source(make_settings: Callable[..., Settings],

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Sequence
+import math
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,9 @@ from ragtui.config import Settings
 
 DEFAULT_CONTEXT_WINDOW = 8192     # when the model's info does not say (spec 3)
 ANNOTATION_NUM_CTX = 4096         # 1,200 chars of extract + prompt + 200 output tokens fit easily
+NUM_CTX_STEP = 4096               # num_ctx grows in these steps: each change makes Ollama reload the model
+PROMPT_OVERHEAD = 2000            # tokens for instructions and chat template (RAGWeed 3g's overhead)
+CHARS_PER_TOKEN = 3.5             # RAGWeed 3g's estimate
 SHOW_TIMEOUT = 10.0
 
 
@@ -42,17 +46,43 @@ class Delta:
     stop_reason: str | None = None    # "stop" | "length" | ... on the final piece only
 
 
+def fitted_num_ctx(window: int, messages: Sequence[tuple[str, str]], reserve: int) -> int:
+    """num_ctx for this request: the prompt's estimated tokens plus `reserve`, in NUM_CTX_STEP steps, at most
+    the window. Never the whole window by default: a model reporting 128k would make Ollama reserve memory
+    for all of it on every answer."""
+    prompt = math.ceil(sum(len(text) for _, text in messages) / CHARS_PER_TOKEN)
+    return min(window, _steps(prompt + reserve))
+
+
+def _steps(tokens: int) -> int:
+    return max(1, math.ceil(tokens / NUM_CTX_STEP)) * NUM_CTX_STEP
+
+
 class ChatModel:
-    """One model with fixed options, streaming deltas and normalising errors."""
+    """One model with fixed options, streaming deltas and normalising errors.
+
+    `context_window` is what the packing budget is cut from; `num_ctx` is what each
+    request tells Ollama to allocate (see `fitted`).
+    """
 
     def __init__(self, llm: Any, *, provider: str, model: str, where: str, context_window: int,
-                 timeout: float) -> None:
+                 timeout: float, num_ctx: int | None = None,
+                 rebuild: Callable[[int], ChatModel] | None = None) -> None:
         self.llm = llm
         self.provider = provider
         self.model = model
         self.where = where
         self.context_window = context_window
+        self.num_ctx = num_ctx or context_window
         self.timeout = timeout
+        self._rebuild = rebuild
+
+    def fitted(self, messages: Sequence[tuple[str, str]], reserve: int) -> ChatModel:
+        """This model with num_ctx grown to fit `messages` plus `reserve` output tokens (self if it already fits)."""
+        need = fitted_num_ctx(self.context_window, messages, reserve)
+        if self._rebuild is None or need <= self.num_ctx:
+            return self
+        return self._rebuild(need)
 
     async def stream(self, messages: Sequence[tuple[str, str]]) -> AsyncIterator[Delta]:
         """Yield the answer piece by piece; raise LLMError when the call or the stream fails.
@@ -175,9 +205,17 @@ async def context_window(settings: Settings, model: str) -> int:
     return DEFAULT_CONTEXT_WINDOW
 
 
-def build_model(settings: Settings, *, model: str, num_ctx: int, max_tokens: int, temperature: float) -> ChatModel:
-    """A ChatModel with these fixed options for the configured provider."""
+def build_model(settings: Settings, *, model: str, num_ctx: int, max_tokens: int, temperature: float,
+                window: int | None = None) -> ChatModel:
+    """A ChatModel with these fixed options for the configured provider; `window` (default num_ctx) is
+    what packing may fill, and `fitted()` rebuilds it with a larger num_ctx up to that window."""
     timeout = settings.llm.request_timeout
+    window = window or num_ctx
+
+    def rebuild(n: int) -> ChatModel:
+        return build_model(settings, model=model, num_ctx=n, max_tokens=max_tokens, temperature=temperature,
+                           window=window)
+
     if settings.llm.provider == "ollama":
         from llama_index.llms.ollama import Ollama
         from ollama import AsyncClient
@@ -187,7 +225,7 @@ def build_model(settings: Settings, *, model: str, num_ctx: int, max_tokens: int
                      temperature=temperature, async_client=client,
                      additional_kwargs={"num_predict": max_tokens, "num_ctx": num_ctx})
         return ChatModel(llm, provider="ollama", model=model, where=settings.ollama.host,
-                         context_window=num_ctx, timeout=timeout)
+                         context_window=window, num_ctx=num_ctx, timeout=timeout, rebuild=rebuild)
     try:
         from llama_index.llms.openai_like import OpenAILike
     except ImportError:
@@ -199,11 +237,16 @@ def build_model(settings: Settings, *, model: str, num_ctx: int, max_tokens: int
                      context_window=num_ctx, is_chat_model=True, max_tokens=max_tokens, temperature=temperature,
                      timeout=timeout, max_retries=0)
     return ChatModel(llm, provider="openai", model=model, where=settings.llm.base_url,
-                     context_window=num_ctx, timeout=timeout)
+                     context_window=window, num_ctx=num_ctx, timeout=timeout)
+
+
+def base_num_ctx(settings: Settings, window: int) -> int:
+    """The synthesis num_ctx before any prompt is known: room for the reserved answer and the overhead."""
+    return min(window, _steps(settings.llm.max_tokens + PROMPT_OVERHEAD))
 
 
 async def synthesis_model(settings: Settings, model: str | None = None) -> ChatModel:
-    """The answer model: num_ctx is the whole context window the packing budget is cut from."""
+    """The answer model: packing may fill the whole window; num_ctx starts small and is fitted per prompt."""
     name = model or settings.llm.model
     if not name:
         from ragtui.config import ConfigError
@@ -211,8 +254,8 @@ async def synthesis_model(settings: Settings, model: str | None = None) -> ChatM
         raise ConfigError("config error: llm.model is not set: answers need a chat model "
                           "(set [llm] model, e.g. from `ollama list`)")
     window = await context_window(settings, name)
-    return build_model(settings, model=name, num_ctx=window, max_tokens=settings.llm.max_tokens,
-                       temperature=settings.llm.temperature)
+    return build_model(settings, model=name, num_ctx=base_num_ctx(settings, window), window=window,
+                       max_tokens=settings.llm.max_tokens, temperature=settings.llm.temperature)
 
 
 async def annotation_model(settings: Settings, model: str | None = None, *,
@@ -220,7 +263,7 @@ async def annotation_model(settings: Settings, model: str | None = None, *,
     """The annotation model: a small num_ctx, unless it is the synthesis model.
 
     Ollama reloads a model whenever num_ctx changes, so when both roles use the same
-    model the annotator sends the synthesis num_ctx too.
+    model the annotator sends the synthesis model's starting num_ctx too.
     """
     name = model or settings.llm.annotator
     if not name:
@@ -229,6 +272,7 @@ async def annotation_model(settings: Settings, model: str | None = None, *,
         raise ConfigError("config error: llm.annotation_model and llm.model are not set: annotation needs a "
                           "chat model (or turn it off with annotation.enabled = false)")
     window = await context_window(settings, name)
-    num_ctx = window if name == (synthesis_model_name or settings.llm.model) else min(window, ANNOTATION_NUM_CTX)
+    same = name == (synthesis_model_name or settings.llm.model)
+    num_ctx = base_num_ctx(settings, window) if same else min(window, ANNOTATION_NUM_CTX)
     return build_model(settings, model=name, num_ctx=num_ctx, max_tokens=settings.annotation.max_tokens,
                        temperature=settings.annotation.temperature)
