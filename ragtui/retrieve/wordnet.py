@@ -1,7 +1,8 @@
-"""WordNet lexicons in ragtui's own data dir (`wn` keeps its database there, not in ~/.wn_data)."""
+"""WordNet in ragtui's own data dir (`wn` keeps its database there, not in ~/.wn_data): install and synonyms."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 
@@ -17,6 +18,7 @@ def _use(data_dir: Path):
     import wn
 
     wn.config.data_directory = wordnet_dir(data_dir)
+    wn.config.allow_multithreading = True   # keyword legs of several collections look synonyms up in threads
     return wn
 
 
@@ -52,3 +54,57 @@ def install(lexicon: str, data_dir: Path, from_file: Path | None = None) -> str:
         raise WordNetError(f"{lexicon} is still not installed (installed: {have}); "
                            "check [synonyms] lexicon against the file's lexicon id:version")
     return lexicon
+
+
+class SynonymLookup:
+    """First-synset synonyms from one installed lexicon, cached per word (RAGWeed 3c).
+
+    Only the first synset (the most frequent sense) is used, to avoid drift. The
+    case trap: `wn` matches case-insensitively by default and lists capitalised
+    entries first, so "doctor" would open on "Doctor of the Church". Lookups here
+    match the exact (lowercase) form first, with rule-based Morphy for inflections
+    ("cars" -> "car"), and fall back to case-insensitive matching only for words
+    that exist solely capitalised ("paris" -> "Paris").
+    """
+
+    def __init__(self, lexicon: str, data_dir: Path) -> None:
+        import wn
+        import wn.morphy
+
+        _use(data_dir)
+        self.lexicon = lexicon
+        self.data_dir = Path(data_dir)
+        self._exact = wn.Wordnet(lexicon, normalizer=None, lemmatizer=wn.morphy.Morphy())
+        self._folded = wn.Wordnet(lexicon, lemmatizer=wn.morphy.Morphy())
+        self._cache: dict[str, list[str]] = {}
+        self._lock = threading.Lock()
+
+    def synonyms(self, word: str) -> list[str]:
+        """Lemmas of the word's first synset, minus the word itself, in WordNet order."""
+        with self._lock:
+            if word not in self._cache:
+                _use(self.data_dir)   # wn's database path is global; another data dir may have taken it
+                synsets = self._exact.synsets(word) or self._folded.synsets(word)
+                lemmas = synsets[0].lemmas() if synsets else []
+                self._cache[word] = [lemma for lemma in dict.fromkeys(lemmas) if lemma.lower() != word.lower()]
+            return list(self._cache[word])
+
+
+_lookups: dict[tuple[str, Path], SynonymLookup] = {}
+_lookups_lock = threading.Lock()
+
+
+def synonym_lookup(lexicon: str, data_dir: Path) -> SynonymLookup | None:
+    """The shared lookup for an installed lexicon, or None when it is not installed (expansion off)."""
+    key = (lexicon, Path(data_dir))
+    with _lookups_lock:
+        if key not in _lookups:
+            if not installed(lexicon, data_dir):
+                return None
+            _lookups[key] = SynonymLookup(lexicon, data_dir)
+        return _lookups[key]
+
+
+def missing_lexicon_notice(lexicon: str) -> str:
+    return (f"WordNet lexicon {lexicon} is not installed, so synonym expansion is off; "
+            "install it with `ragtui wordnet install` (or `--from FILE` offline).")

@@ -1,0 +1,1 @@
+"""Retrieval evaluation on BEIR-format datasets: loader, metrics with bootstrap CIs, runner."""

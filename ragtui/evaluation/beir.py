@@ -1,0 +1,83 @@
+"""BEIR-format datasets: corpus.jsonl, queries.jsonl, qrels/test.tsv (Thakur et al. 2021)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class DatasetError(Exception):
+    """The folder is not a readable BEIR dataset; the message names the file."""
+
+
+@dataclass(frozen=True)
+class Document:
+    id: str
+    title: str
+    text: str
+
+    @property
+    def content(self) -> str:
+        """What gets indexed: the title prefixed to the text (BEIR convention), or the text alone."""
+        return f"{self.title}\n{self.text}" if self.title else self.text
+
+
+@dataclass
+class Dataset:
+    name: str
+    corpus: dict[str, Document]
+    queries: dict[str, str]             # only the queries with judgements, in qrels order
+    qrels: dict[str, dict[str, int]]    # query id -> {doc id: grade > 0}
+
+    def limited(self, limit: int | None) -> Dataset:
+        """The first `limit` judged queries in qrels order (the corpus stays whole)."""
+        if not limit or limit >= len(self.queries):
+            return self
+        ids = list(self.queries)[:limit]
+        return Dataset(self.name, self.corpus, {q: self.queries[q] for q in ids}, {q: self.qrels[q] for q in ids})
+
+
+def _jsonl(path: Path) -> list[dict]:
+    if not path.is_file():
+        raise DatasetError(f"{path}: missing (a BEIR dataset has corpus.jsonl, queries.jsonl, qrels/test.tsv)")
+    rows = []
+    with path.open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise DatasetError(f"{path}:{n}: not JSON ({exc.msg})") from None
+    return rows
+
+
+def read_qrels(path: Path) -> dict[str, dict[str, int]]:
+    """Judgements with a positive grade, in file order; the header row is skipped."""
+    if not path.is_file():
+        raise DatasetError(f"{path}: missing")
+    qrels: dict[str, dict[str, int]] = {}
+    with path.open(encoding="utf-8", newline="") as fh:
+        for row in csv.reader(fh, delimiter="\t"):
+            if len(row) < 3 or row[0] == "query-id":
+                continue
+            try:
+                grade = int(float(row[2]))
+            except ValueError:
+                raise DatasetError(f"{path}: bad grade {row[2]!r} for query {row[0]}") from None
+            if grade > 0:
+                qrels.setdefault(row[0], {})[row[1]] = grade
+    return qrels
+
+
+def load_dataset(folder: Path) -> Dataset:
+    """Read a BEIR folder, keeping only queries that have at least one relevant document in test.tsv."""
+    corpus = {str(r["_id"]): Document(str(r["_id"]), r.get("title") or "", r.get("text") or "")
+              for r in _jsonl(folder / "corpus.jsonl")}
+    all_queries = {str(r["_id"]): r.get("text") or "" for r in _jsonl(folder / "queries.jsonl")}
+    qrels = read_qrels(folder / "qrels" / "test.tsv")
+    missing = [q for q in qrels if q not in all_queries]
+    if missing:
+        raise DatasetError(f"{folder}: qrels name {len(missing)} unknown query ids, e.g. {missing[0]}")
+    return Dataset(folder.name, corpus, {q: all_queries[q] for q in qrels}, qrels)

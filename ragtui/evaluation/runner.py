@@ -1,0 +1,183 @@
+"""`ragtui eval`: ingest a BEIR corpus into a throwaway collection, run every judged query per mode, score.
+
+Choices that keep doc-level metrics honest (spec §11):
+- one document per corpus entry, title prefixed to the text; the document id is
+  the chunk's `source`, so a document's score is its best chunk's (first
+  occurrence in the fused ranking);
+- every leg fetches EVAL_TOP_K = 100 chunks (the depth Recall@100 and MAP need,
+  and the depth of the published baselines) instead of retrieve.top_k;
+- the ranking scored is the fused one before the RAGWeed 3e-3f postprocessors:
+  the per-file cap only removes a document's 3rd and later chunks (never its
+  best), relative normalisation keeps the order, and min_score /
+  pre_annotate_keep / the 200-char dedupe would cut judged documents from the
+  tail for reasons that are product choices, not retrieval quality;
+- query vectors are computed once per model and shared by the modes, so the
+  modes differ only in what they retrieve.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ragtui.chunks import Chunk, ChunkMeta, chunk_id
+from ragtui.config import Settings
+from ragtui.evaluation.beir import Dataset
+from ragtui.evaluation.metrics import summarise
+
+if TYPE_CHECKING:
+    from ragtui.collections import Collection
+
+EVAL_TOP_K = 100
+# name -> (retrieval mode, synonyms on)
+EVAL_MODES: dict[str, tuple[str, bool]] = {
+    "keyword": ("keyword", True),
+    "vector": ("vector", False),
+    "hybrid": ("hybrid", True),
+    "hybrid-nosyn": ("hybrid", False),
+}
+Progress = Callable[[str], None]
+
+
+@dataclass
+class EvalReport:
+    dataset: str
+    queries: int
+    documents: int
+    chunks: int
+    models: list[str]
+    results: dict[str, dict[str, dict[str, float]]]      # mode -> metric -> mean / ci_low / ci_high
+    settings: dict[str, Any]
+    timings_s: dict[str, float] = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)
+
+
+def corpus_chunks(dataset: Dataset, collection: str, size_chars: int) -> list[Chunk]:
+    """One chunk per document when it fits the chunk size (all of cranfield and SQuAD do), else windows."""
+    chunks = []
+    for doc in dataset.corpus.values():
+        text = doc.content
+        if not text.strip():
+            continue
+        pieces = [text[i:i + size_chars] for i in range(0, len(text) - size_chars // 2, size_chars // 2)] \
+            if len(text) > size_chars else [text]
+        start = 0
+        for i, piece in enumerate(pieces):
+            meta = ChunkMeta(collection=collection, source=doc.id, file_hash=doc.id, format="txt", chunk_index=i,
+                             char_start=start, char_end=start + len(piece), word_count=len(piece.split()))
+            chunks.append(Chunk(id=chunk_id(doc.id, i), text=piece, meta=meta))
+            start += size_chars // 2
+    return chunks
+
+
+async def ingest_corpus(settings: Settings, collection: Collection, dataset: Dataset,
+                        progress: Progress) -> int:
+    """Write the corpus into both stores, embedding through Ollama (the stores API; see the report)."""
+    from llama_index.embeddings.ollama import OllamaEmbedding
+
+    chunks = corpus_chunks(dataset, collection.name, settings.chunk.size_tokens * 4)
+    collection.keyword.upsert(chunks)
+    for model in settings.embed.all_models:
+        embedder = OllamaEmbedding(model_name=model, base_url=settings.ollama.host,
+                                   embed_batch_size=settings.embed.batch_size,
+                                   client_kwargs={"timeout": settings.ollama.timeout, "trust_env": False})
+        step = 512
+        for start in range(0, len(chunks), step):
+            batch = chunks[start:start + step]
+            vectors = await embedder.aget_text_embedding_batch([c.text for c in batch])
+            collection.vectors(model).add(batch, vectors)
+            progress(f"embedded {min(start + step, len(chunks))}/{len(chunks)} chunks with {model}")
+    collection.update_manifest(models=settings.embed.all_models, state="ready")
+    return len(chunks)
+
+
+async def embed_queries(settings: Settings, queries: Sequence[str]) -> dict[str, dict[str, list[float]]]:
+    """model -> lowercased query -> vector, in batches (what the vector leg would compute per query)."""
+    from llama_index.embeddings.ollama import OllamaEmbedding
+
+    texts = list(dict.fromkeys(q.lower() for q in queries))
+    out: dict[str, dict[str, list[float]]] = {}
+    for model in settings.embed.all_models:
+        embedder = OllamaEmbedding(model_name=model, base_url=settings.ollama.host,
+                                   embed_batch_size=settings.embed.batch_size,
+                                   client_kwargs={"timeout": settings.ollama.timeout, "trust_env": False})
+        vectors = await embedder.aget_text_embedding_batch(texts)
+        out[model] = dict(zip(texts, vectors, strict=True))
+    return out
+
+
+def doc_ranking(nodes: Sequence[Any], depth: int = EVAL_TOP_K) -> list[str]:
+    """Document ids in order of their best chunk."""
+    ranking: list[str] = []
+    seen: set[str] = set()
+    for n in nodes:
+        doc = n.node.metadata["source"]
+        if doc not in seen:
+            seen.add(doc)
+            ranking.append(doc)
+            if len(ranking) == depth:
+                break
+    return ranking
+
+
+async def run_eval(settings: Settings, dataset: Dataset, modes: Sequence[str], *,
+                   progress: Progress = lambda _: None, concurrency: int = 4) -> EvalReport:
+    """Ingest, retrieve every judged query in every mode, and score; the collection is deleted after."""
+    from ragtui.collections import CollectionRegistry
+    from ragtui.retrieve.retriever import HybridRetriever, QueryEmbeddings
+
+    unknown = [m for m in modes if m not in EVAL_MODES]
+    if unknown:
+        raise ValueError(f"unknown eval mode {unknown[0]!r}; choose from {', '.join(EVAL_MODES)}")
+    registry = CollectionRegistry(settings)
+    name = f"eval-{os.getpid()}-{int(time.time())}"
+    collection = registry.create(name, topic=f"ragtui eval of {dataset.name} (temporary)")
+    timings: dict[str, float] = {}
+    try:
+        t = time.perf_counter()
+        n_chunks = await ingest_corpus(settings, collection, dataset, progress)
+        timings["ingest"] = round(time.perf_counter() - t, 1)
+        t = time.perf_counter()
+        cached = await embed_queries(settings, list(dataset.queries.values()))
+        timings["embed_queries"] = round(time.perf_counter() - t, 1)
+
+        async def precomputed(_: Settings, query: str, models: Sequence[str]) -> QueryEmbeddings:
+            return QueryEmbeddings(vectors={m: cached[m][query.lower()] for m in models})
+
+        results: dict[str, dict[str, dict[str, float]]] = {}
+        notices: list[str] = []
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(query: str, mode: str, synonyms: bool) -> tuple[list[str], list[str]]:
+            async with gate:
+                retriever = HybridRetriever(settings, [collection], mode=mode, synonyms=synonyms,
+                                            top_k=EVAL_TOP_K, embed=precomputed)
+                nodes = await retriever.aretrieve(query)
+                return doc_ranking(nodes), retriever.notices
+
+        for mode_name in modes:
+            mode, synonyms = EVAL_MODES[mode_name]
+            t = time.perf_counter()
+            qids = list(dataset.queries)
+            answers = await asyncio.gather(*(one(dataset.queries[q], mode, synonyms) for q in qids))
+            timings[f"retrieve:{mode_name}"] = round(time.perf_counter() - t, 1)
+            for _, query_notices in answers:
+                notices.extend(n for n in query_notices if n not in notices)
+            runs = {q: ranking for q, (ranking, _) in zip(qids, answers, strict=True)}
+            results[mode_name] = summarise(runs, dataset.qrels)
+            progress(f"{mode_name}: nDCG@10 {results[mode_name]['ndcg@10']['mean']:.3f}")
+        return EvalReport(
+            dataset=dataset.name, queries=len(dataset.queries), documents=len(dataset.corpus), chunks=n_chunks,
+            models=settings.embed.all_models, results=results, timings_s=timings, notices=notices,
+            settings={"top_k_per_leg": EVAL_TOP_K, "fusion": settings.retrieve.fusion,
+                      "fts.weight": settings.fts.weight, "rrf_k": settings.retrieve.rrf_k,
+                      "synonyms.lexicon": settings.synonyms.lexicon,
+                      "synonyms.max_per_word": settings.synonyms.max_per_word,
+                      "ndcg_gain": "linear (gain = grade, trec_eval/BEIR)"})
+    finally:
+        collection.close()
+        registry.delete(name)

@@ -1,0 +1,53 @@
+"""Merging the legs' scores into one ranking (RAGWeed 3a/3d, nadir RRF).
+
+Scores are keyed by chunk id, so a chunk found by several legs or models is one
+entry. Pure functions; the retriever decides which to call from retrieve.fusion.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import TypeVar
+
+K = TypeVar("K", bound=Hashable)
+
+
+def cosine_from_chroma(score: float) -> float:
+    """Cosine similarity from a ChromaVectorStore score, which is exp(-distance) with distance = 1 - cos.
+
+    cos = 1 + ln(score) (llamaindex-notes §3); a zero score (distance = inf) maps to -1.
+    """
+    return 1.0 + math.log(score) if score > 0 else -1.0
+
+
+def best_per_chunk(*legs: Mapping[K, float]) -> dict[K, float]:
+    """Highest score per chunk across embedding models (RAGWeed 3a cross-dimension merge)."""
+    out: dict[K, float] = {}
+    for leg in legs:
+        for key, score in leg.items():
+            if key not in out or score > out[key]:
+                out[key] = score
+    return out
+
+
+def boost_merge(vector: Mapping[K, float], keyword: Iterable[K], weight: float) -> dict[K, float]:
+    """RAGWeed 3d additive boost: both legs -> vector + weight; keyword only -> weight; vector only -> vector."""
+    out = dict(vector)
+    for key in keyword:
+        out[key] = out.get(key, 0.0) + weight
+    return out
+
+
+def rrf_merge(rankings: Sequence[Sequence[K]], k: int) -> dict[K, float]:
+    """Reciprocal rank fusion (nadir): sum over legs of 1 / (k + rank), rank counted from 1."""
+    out: dict[K, float] = {}
+    for ranking in rankings:
+        for rank, key in enumerate(ranking, start=1):
+            out[key] = out.get(key, 0.0) + 1.0 / (k + rank)
+    return out
+
+
+def ranked(scores: Mapping[K, float]) -> list[K]:
+    """Keys by score, highest first; ties in insertion order."""
+    return sorted(scores, key=lambda key: -scores[key])

@@ -1,0 +1,92 @@
+"""Hybrid retrieval over one or more collections: the research session's entry point (RAGWeed 3, spec §5).
+
+    retrieval = await retrieve(settings, "toilet flushing", ["manuals"])
+
+The legs run per collection in parallel and are merged by `retrieve.fusion`
+(retriever.py); the collections' results are pooled and the RAGWeed 3e-3f
+postprocessors applied (postprocess.py). Degraded modes are stated, never silent:
+an unreachable embedder or a collection without vectors answers keyword-only
+with a notice, and an empty result says so.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragtui.config import Settings
+from ragtui.retrieve.result import Hit, Retrieval
+
+if TYPE_CHECKING:
+    from llama_index.core.schema import NodeWithScore
+
+    from ragtui.collections import Collection
+    from ragtui.retrieve.retriever import Scored
+
+MODES = ("hybrid", "vector", "keyword")
+
+
+async def retrieve(settings: Settings, query: str, collections: Sequence[str], *, mode: str = "hybrid",
+                   synonyms: bool | None = None) -> Retrieval:
+    """Ranked, capped, deduped, normalised hits for `query` over the named collections (spec §5).
+
+    `mode`: "hybrid" (both legs), "vector" or "keyword". `synonyms` overrides
+    synonyms.enabled for this query. Raises CollectionError for an unknown name.
+    """
+    from ragtui.retrieve.postprocess import FUSED_SCORE_KEY, postprocessors
+    from ragtui.retrieve.retriever import HybridRetriever
+
+    opened = [_open(settings, name) for name in dict.fromkeys(collections)]
+    retriever = HybridRetriever(settings, opened, mode=mode, synonyms=synonyms)
+    nodes = await retriever.aretrieve(query)
+    t = time.perf_counter()
+    for step in postprocessors(settings.retrieve):
+        nodes = step.postprocess_nodes(nodes, query_str=query)
+    meta = retriever.meta
+    meta["timings_ms"]["postprocess"] = round((time.perf_counter() - t) * 1000, 2)
+    hits = [_hit(n, retriever.evidence[n.node.node_id], FUSED_SCORE_KEY) for n in nodes]
+    notices = list(dict.fromkeys(retriever.notices))
+    if not opened:
+        notices.append("No collection selected: nothing to search.")
+    elif not hits:
+        notices.append(_nothing_found(retriever, [c.name for c in opened]))
+    meta["returned"] = len(hits)
+    return Retrieval(query=query, hits=hits, meta=meta, keyword_only=retriever.keyword_only, notices=notices)
+
+
+_OPEN: dict[tuple[Path, str], tuple[str, Collection]] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def _open(settings: Settings, name: str) -> Collection:
+    """The collection, kept open between queries so its Whoosh searcher and IDF cache are reused.
+
+    Reopened when the collection was deleted and created again (its manifest's
+    `created` stamp changed); raises CollectionError for an unknown name.
+    """
+    from ragtui.collections import CollectionRegistry
+
+    registry = CollectionRegistry(settings)
+    key = (settings.data_dir, name)
+    with _OPEN_LOCK:
+        fresh = registry.open(name)
+        created = str(fresh.manifest.get("created", ""))
+        cached = _OPEN.get(key)
+        if cached is None or cached[0] != created:
+            _OPEN[key] = (created, fresh)
+        return _OPEN[key][1]
+
+
+def _hit(node: NodeWithScore, scored: Scored, fused_key: str) -> Hit:
+    return Hit(chunk=scored.chunk, score=float(node.node.metadata.get(fused_key, node.score or 0.0)),
+               rel_score=float(node.score or 0.0), legs=scored.legs)
+
+
+def _nothing_found(retriever: Any, names: list[str]) -> str:
+    where = ", ".join(names)
+    if retriever.keyword_only:
+        return f"No keyword match in {where}, and no vector search was possible: nothing found."
+    return f"Nothing found in {where}: no vector hits and no keyword matches."

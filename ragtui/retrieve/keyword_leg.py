@@ -1,0 +1,153 @@
+"""The keyword leg on one collection's Whoosh index (RAGWeed 3c, with Whoosh in place of FTS5).
+
+Words are analysed exactly as the index analysed the chunks (lowercase, stop
+words, stemming), so document frequencies and matches refer to the same terms.
+A word the analyser drops entirely (a stop word) counts as present in every
+chunk: IDF about 0, so the gate and the long-query filter treat it as noise.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragtui.chunks import Chunk
+from ragtui.retrieve.lexical import KeywordPlan, needs_or_tier, plan_keyword_query, query_words
+
+if TYPE_CHECKING:
+    from ragtui.config import FtsSettings
+    from ragtui.retrieve.wordnet import SynonymLookup
+    from ragtui.stores.keyword import KeywordIndex
+
+SYNONYM_BOOST = 0.5   # a synonym counts half as much as a query word in the OR tier's BM25 score
+
+
+@dataclass
+class _IdfEntry:
+    generation: int
+    n_docs: int
+    df: dict[str, int] = field(default_factory=dict)
+
+
+class IdfCache:
+    """Document frequencies per analysed term, per collection, valid for one index generation.
+
+    RAGWeed caches IDF lazily per term; here the cache is dropped as soon as the
+    Whoosh index commits a new generation (an ingest changed the collection).
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[Path, _IdfEntry] = {}
+        self._lock = threading.Lock()
+
+    def frequencies(self, index: KeywordIndex, terms: list[str]) -> tuple[int, dict[str, int]]:
+        """(N, {term: df}) for the index's current generation, looking up only terms not yet cached."""
+        generation = index.generation
+        with self._lock:
+            entry = self._entries.get(index.path)
+            if entry is None or entry.generation != generation:
+                entry = _IdfEntry(generation, index.doc_count())
+                self._entries[index.path] = entry
+            for term in terms:
+                if term not in entry.df:
+                    entry.df[term] = index.doc_frequency(term)
+            return entry.n_docs, {t: entry.df[t] for t in terms}
+
+
+IDF_CACHE = IdfCache()
+
+
+@dataclass
+class KeywordResult:
+    hits: list[tuple[Chunk, float]]   # BM25F score, best first
+    meta: dict[str, Any]
+
+
+def _term_query(index: KeywordIndex, text: str, boost: float = 1.0) -> Any:
+    """A Term for a one-term text, a Phrase for a multi-word synonym, None when nothing survives analysis."""
+    from whoosh.query import Phrase, Term
+
+    terms = index.analyze(text)
+    if not terms:
+        return None
+    if len(terms) == 1:
+        return Term(index.FIELD, terms[0], boost=boost)
+    return Phrase(index.FIELD, terms, boost=boost)
+
+
+def plan_for(index: KeywordIndex, words: list[str], fts: FtsSettings, max_synonyms: int,
+             cache: IdfCache = IDF_CACHE) -> tuple[KeywordPlan, dict[str, str]]:
+    """The RAGWeed 3c plan for these words on this index, and each searchable word's analysed term."""
+    term_of = {w: terms[0] for w in words if (terms := index.analyze(w))}
+    n_docs, df_terms = cache.frequencies(index, list(dict.fromkeys(term_of.values())))
+    df = {w: df_terms[term_of[w]] if w in term_of else n_docs for w in words}
+    plan = plan_keyword_query(words, df, n_docs, min_query_ic=fts.min_query_ic,
+                              long_query_threshold=fts.long_query_threshold, max_synonyms=max_synonyms)
+    return plan, term_of
+
+
+def keyword_search(index: KeywordIndex, query: str, *, fts: FtsSettings, top_k: int,
+                   synonyms: SynonymLookup | None, max_synonyms: int,
+                   cache: IdfCache = IDF_CACHE) -> KeywordResult:
+    """Gate, AND tier, then the OR tier with synonyms when AND found fewer than 3 chunks (RAGWeed 3c).
+
+    Hits are (chunk, score) best first; in the OR tier the AND tier's full
+    matches stay on top (`_and_first`). meta is this leg's retrieval_meta.
+    """
+    from whoosh.query import And, Or
+
+    started = time.perf_counter()
+    words = query_words(query)
+    plan, term_of = plan_for(index, words, fts, max_synonyms if synonyms else 0, cache)
+    meta: dict[str, Any] = {**plan.as_meta(), "tier": 0, "synonyms": {}, "hits": 0}
+    timings = meta["timings_ms"] = {"plan": _ms(started)}
+    searchable = [w for w in plan.kept if w in term_of]
+    if not plan.gate_passed or not searchable:
+        meta["tier"] = "skipped"
+        meta["reason"] = "low information (mean IDF below fts.min_query_ic)" if not plan.gate_passed \
+            else "no searchable words"
+        return KeywordResult([], meta)
+
+    t = time.perf_counter()
+    hits = index.search(And([_term_query(index, w) for w in searchable]), top_k)
+    timings["and"] = _ms(t)
+    meta["tier"], meta["and_hits"] = 1, len(hits)
+    if needs_or_tier(len(hits)):
+        t = time.perf_counter()
+        clauses = [_term_query(index, w) for w in searchable]
+        if synonyms is not None:
+            for w in searchable:
+                budget = plan.budgets.get(w, 0)
+                chosen = [s for s in synonyms.synonyms(w) if index.analyze(s)][:budget]
+                if chosen:
+                    meta["synonyms"][w] = chosen
+                    clauses.extend(_term_query(index, s, SYNONYM_BOOST) for s in chosen)
+            timings["synonyms"] = _ms(t)
+            t = time.perf_counter()
+        hits = _and_first(hits, index.search(Or(clauses), top_k), top_k)
+        timings["or"] = _ms(t)
+        meta["tier"] = 2
+    meta["hits"] = len(hits)
+    return KeywordResult(hits, meta)
+
+
+def _and_first(and_hits: list[tuple[Chunk, float]], or_hits: list[tuple[Chunk, float]],
+               top_k: int) -> list[tuple[Chunk, float]]:
+    """The OR tier's hits with the AND tier's few full matches kept ahead of every partial match.
+
+    BM25 alone could rank a long chunk holding every word below short chunks
+    holding one word many times, or cut it at top_k; the full matches are lifted
+    by the best OR score so the scores stay in rank order.
+    """
+    if not and_hits:
+        return or_hits
+    lift = or_hits[0][1] if or_hits else 0.0
+    full = {c.id for c, _ in and_hits}
+    return ([(c, s + lift) for c, s in and_hits] + [(c, s) for c, s in or_hits if c.id not in full])[:top_k]
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 2)

@@ -1,0 +1,244 @@
+"""The hybrid retriever: vector and keyword legs per collection, merged (RAGWeed 3a-3d, spec §5).
+
+Per collection, in parallel: the vector leg (the lowercased query embedded once
+per model, each of the collection's Chroma indexes searched, best cosine per
+chunk kept) and the Whoosh keyword leg (keyword_leg.py); then the merge by
+`retrieve.fusion`. Imports LlamaIndex at module level: `hybrid.retrieve` loads
+it only when a query runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+
+from ragtui.chunks import Chunk
+from ragtui.config import Settings
+from ragtui.retrieve.fusion import best_per_chunk, boost_merge, ranked, rrf_merge
+from ragtui.retrieve.hybrid import MODES
+from ragtui.retrieve.keyword_leg import KeywordResult, keyword_search
+from ragtui.retrieve.wordnet import SynonymLookup, missing_lexicon_notice, synonym_lookup
+
+if TYPE_CHECKING:
+    from ragtui.collections import Collection
+
+
+@dataclass
+class Scored:
+    """One chunk's evidence before fusion: which legs found it and with what score."""
+
+    chunk: Chunk
+    collection: str
+    vector: float | None = None      # best cosine across the collection's models
+    keyword: float | None = None     # Whoosh BM25F score
+
+    @property
+    def legs(self) -> tuple[str, ...]:
+        return tuple(leg for leg, s in (("vector", self.vector), ("keyword", self.keyword)) if s is not None)
+
+
+@dataclass
+class QueryEmbeddings:
+    vectors: dict[str, list[float]] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+QueryEmbedder = Callable[[Settings, str, Sequence[str]], Awaitable[QueryEmbeddings]]
+
+
+def describe_embed_error(host: str, model: str, exc: BaseException) -> str:
+    """One plain sentence for an embedding failure, with the `ollama pull` hint when the model is missing."""
+    status = getattr(exc, "status_code", None)
+    text = str(exc) or type(exc).__name__
+    if status == 404 or "not found" in text.lower():
+        return f"embedding model {model} is not available at {host}; run `ollama pull {model}`"
+    return f"Ollama at {host} did not embed the query with {model} ({text})"
+
+
+async def embed_query(settings: Settings, query: str, models: Sequence[str]) -> QueryEmbeddings:
+    """The lowercased query embedded once per model, in parallel (RAGWeed 3a); failures recorded, not raised."""
+    from llama_index.embeddings.ollama import OllamaEmbedding
+
+    out = QueryEmbeddings()
+    text = query.lower()
+
+    async def one(model: str) -> None:
+        started = time.perf_counter()
+        embedder = OllamaEmbedding(model_name=model, base_url=settings.ollama.host,
+                                   client_kwargs={"timeout": settings.ollama.timeout, "trust_env": False})
+        try:
+            out.vectors[model] = await embedder.aget_query_embedding(text)
+        except Exception as exc:  # connection, HTTP and model errors all mean "no vector leg"
+            out.errors[model] = describe_embed_error(settings.ollama.host, model, exc)
+        out.timings_ms[model] = round((time.perf_counter() - started) * 1000, 2)
+
+    await asyncio.gather(*(one(m) for m in dict.fromkeys(models)))
+    return out
+
+
+def fuse(scored: Sequence[Scored], fusion: str, *, weight: float, rrf_k: int) -> list[tuple[Scored, float]]:
+    """Merged scores, best first (RAGWeed 3d boost or RRF).
+
+    When only one leg produced anything, its own scores rank the results: a
+    keyword-only answer is ordered by BM25, not by a constant boost.
+    """
+    by_id = {s.chunk.id: s for s in scored}
+    vector = {s.chunk.id: s.vector for s in scored if s.vector is not None}
+    keyword = {s.chunk.id: s.keyword for s in scored if s.keyword is not None}
+    if not keyword:
+        merged = vector
+    elif not vector:
+        merged = keyword
+    elif fusion == "rrf":
+        merged = rrf_merge([ranked(vector), ranked(keyword)], rrf_k)
+    else:
+        merged = boost_merge(vector, ranked(keyword), weight)
+    return [(by_id[cid], merged[cid]) for cid in ranked(merged)]
+
+
+class HybridRetriever(BaseRetriever):
+    """Vector + keyword legs per collection, merged; LlamaIndex `BaseRetriever` (spec §5).
+
+    `embed` replaces the Ollama query embedding (evaluation and benchmarks pass
+    precomputed vectors). After a call, `meta` holds retrieval_meta per collection, `notices` the
+    degraded modes in plain words, `keyword_only` whether no vector leg ran
+    anywhere, and `evidence` the per-leg scores of every returned node id.
+    """
+
+    def __init__(self, settings: Settings, collections: Sequence[Collection], *, mode: str = "hybrid",
+                 synonyms: bool | None = None, top_k: int | None = None, embed: QueryEmbedder | None = None) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        self.settings = settings
+        self.collections = list(collections)
+        self.mode = mode
+        self.use_synonyms = settings.synonyms.enabled if synonyms is None else synonyms
+        self.top_k = top_k or settings.retrieve.top_k
+        self.embed = embed or embed_query
+        self.meta: dict[str, Any] = {}
+        self.notices: list[str] = []
+        self.keyword_only = False
+        self.evidence: dict[str, Scored] = {}
+        super().__init__()
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return asyncio.run(self._aretrieve(query_bundle))
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        query = query_bundle.query_str
+        self.meta, self.notices, self.evidence = {"mode": self.mode, "collections": {}}, [], {}
+        started = time.perf_counter()
+        lookup = self._synonym_lookup()
+
+        models = self._models_wanted()
+        embeddings = await self.embed(self.settings, query, models) if models else QueryEmbeddings()
+        self.meta["timings_ms"] = {"embed": embeddings.timings_ms}
+        for error in dict.fromkeys(embeddings.errors.values()):
+            self.notices.append(error + "; keyword matches only where no other model answered.")
+
+        results = await asyncio.gather(*(asyncio.to_thread(self._collection_legs, c, query, embeddings, lookup)
+                                         for c in self.collections))
+        pooled: list[tuple[Scored, float]] = []
+        vector_ran = False
+        for collection, (fused, meta, ran) in zip(self.collections, results, strict=True):
+            self.meta["collections"][collection.name] = meta
+            pooled.extend(fused)
+            vector_ran = vector_ran or ran
+        self.keyword_only = self.mode != "keyword" and not vector_ran
+        if self.keyword_only and self.mode == "vector":
+            self.notices.append("No vector index answered, and vector mode runs no keyword leg: no results.")
+        pooled.sort(key=lambda item: -item[1])
+        nodes = []
+        for scored, score in pooled:
+            node_id = f"{scored.collection}/{scored.chunk.id}"
+            self.evidence[node_id] = scored
+            nodes.append(NodeWithScore(node=TextNode(id_=node_id, text=scored.chunk.text,
+                                                     metadata=scored.chunk.meta.to_dict()), score=score))
+        self.meta["timings_ms"]["legs_and_merge"] = round((time.perf_counter() - started) * 1000, 2)
+        return nodes
+
+    def _models_wanted(self) -> list[str]:
+        if self.mode == "keyword":
+            return []
+        return list(dict.fromkeys(m for c in self.collections for m in c.models))
+
+    def _synonym_lookup(self) -> SynonymLookup | None:
+        if not self.use_synonyms or self.mode == "vector":
+            return None
+        lookup = synonym_lookup(self.settings.synonyms.lexicon, self.settings.data_dir)
+        if lookup is None:
+            self.notices.append(missing_lexicon_notice(self.settings.synonyms.lexicon))
+        return lookup
+
+    def _collection_legs(self, collection: Collection, query: str, embeddings: QueryEmbeddings,
+                         lookup: SynonymLookup | None) -> tuple[list[tuple[Scored, float]], dict[str, Any], bool]:
+        """Both legs on one collection (in a worker thread), then the merge."""
+        meta: dict[str, Any] = {"timings_ms": {}}
+        scored: dict[str, Scored] = {}
+        run_keyword = self.mode == "keyword" or (self.mode == "hybrid" and self.settings.fts.enabled)
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            kw_future = pool.submit(self._keyword_leg, collection, query, lookup) if run_keyword else None
+            vector_ran = self._vector_leg(collection, embeddings, scored, meta) if self.mode != "keyword" \
+                else False
+            keyword = kw_future.result() if kw_future else None
+        if keyword is not None:
+            meta["keyword"] = keyword.meta
+            meta["timings_ms"]["keyword"] = keyword.meta["timings_ms"]
+            for chunk, score in keyword.hits:
+                scored.setdefault(chunk.id, Scored(chunk, collection.name)).keyword = score
+        else:
+            meta["keyword"] = {"tier": "off"}
+        t = time.perf_counter()
+        fused = fuse(list(scored.values()), self.settings.retrieve.fusion, weight=self.settings.fts.weight,
+                     rrf_k=self.settings.retrieve.rrf_k)
+        meta["timings_ms"]["merge"] = round((time.perf_counter() - t) * 1000, 2)
+        meta["hits"] = {"vector": sum(s.vector is not None for s in scored.values()),
+                        "keyword": sum(s.keyword is not None for s in scored.values()),
+                        "both": sum(len(s.legs) == 2 for s in scored.values()), "merged": len(fused)}
+        meta["fusion"] = self.settings.retrieve.fusion if (meta["hits"]["vector"] and meta["hits"]["keyword"]) \
+            else "single leg"
+        return fused, meta, vector_ran
+
+    def _keyword_leg(self, collection: Collection, query: str, lookup: SynonymLookup | None) -> KeywordResult:
+        return keyword_search(collection.keyword, query, fts=self.settings.fts, top_k=self.top_k,
+                              synonyms=lookup, max_synonyms=self.settings.synonyms.max_per_word)
+
+    def _vector_leg(self, collection: Collection, embeddings: QueryEmbeddings, scored: dict[str, Scored],
+                    meta: dict[str, Any]) -> bool:
+        """Search every model index the collection has; False when none could answer (keyword-only)."""
+        models = collection.models
+        chunks = collection.keyword.doc_count()
+        answered: list[dict[str, float]] = []
+        vectors: dict[str, int] = {}
+        for model in models:
+            if model not in embeddings.vectors:
+                continue
+            t = time.perf_counter()
+            index = collection.vectors(model)
+            vectors[model] = index.count()
+            hits = index.query(embeddings.vectors[model], self.top_k)
+            meta["timings_ms"][f"vector:{model}"] = round((time.perf_counter() - t) * 1000, 2)
+            for chunk, _ in hits:
+                scored.setdefault(chunk.id, Scored(chunk, collection.name))
+            answered.append({chunk.id: score for chunk, score in hits})
+        meta["vector"] = {"models": models, "vectors": vectors, "chunks": chunks}
+        if not models or (chunks and not any(vectors.values())):
+            self.notices.append(f"Collection {collection.name} has no embeddings yet (its ingest could not "
+                                "reach the embedder); it answered with keyword matches only. Re-run the "
+                                "ingest to embed it.")
+            return False
+        for model, count in vectors.items():
+            if count < chunks:
+                self.notices.append(f"Collection {collection.name}: {chunks - count} of {chunks} chunks have no "
+                                    f"{model} vectors yet; only the keyword leg can find those.")
+        for cid, score in best_per_chunk(*answered).items():
+            scored[cid].vector = score
+        return bool(answered)

@@ -1,0 +1,40 @@
+"""Build small collections straight through the stores, for retrieval tests that must not wait for ingest."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ragtui.chunks import Chunk, ChunkMeta, chunk_id
+from ragtui.collections import Collection, CollectionRegistry
+from ragtui.config import Settings
+
+
+def make_chunks(collection: str, files: Mapping[str, Sequence[str]]) -> list[Chunk]:
+    chunks = []
+    for source, texts in files.items():
+        for i, text in enumerate(texts):
+            meta = ChunkMeta(collection=collection, source=source, file_hash="h-" + source, format="txt",
+                             chunk_index=i, char_start=0, char_end=len(text), word_count=len(text.split()))
+            chunks.append(Chunk(id=chunk_id(source, i), text=text, meta=meta))
+    return chunks
+
+
+def build_collection(settings: Settings, name: str, files: Mapping[str, Sequence[str]], *,
+                     models: Sequence[str] | None = None) -> Collection:
+    """Chunks into Whoosh, and into Chroma for each model embedded through the (fake) Ollama server.
+
+    models=[] leaves the collection without vectors, as an ingest that could not reach Ollama would.
+    """
+    from llama_index.embeddings.ollama import OllamaEmbedding
+
+    collection = CollectionRegistry(settings).create(name)
+    chunks = make_chunks(name, files)
+    collection.keyword.upsert(chunks)
+    models = list(settings.embed.all_models if models is None else models)
+    for model in models:
+        embedder = OllamaEmbedding(model_name=model, base_url=settings.ollama.host)
+        vectors = embedder.get_text_embedding_batch([c.text for c in chunks])
+        collection.vectors(model).add(chunks, vectors)
+    collection.update_manifest(models=models, state="ready")
+    collection.close()
+    return collection

@@ -1,0 +1,104 @@
+"""Hybrid retrieval end to end: real Whoosh and Chroma in tmp dirs, embeddings from the fake Ollama over HTTP."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from ragtui.config import Settings
+from ragtui.retrieve.hybrid import retrieve
+from tests.collection_builder import build_collection
+
+FILLER = ("The garden beds were mulched in spring and the tomatoes staked against the wind. " * 40).strip()
+BURIED = FILLER + " A single zeolite cartridge sat in the shed. " + FILLER
+
+NOTES = {
+    "filters.txt": ["Water filtration removes sediment; filtration cartridge needs replacing.",
+                    "Sand filtration and carbon filtration compared for water."],
+    "pumps.txt": ["Pump filtration systems move water through a filtration stage."],
+    "printer.txt": ["Replace the ink cartridge when the cartridge light blinks."],
+    "pens.txt": ["A fountain pen takes a cartridge or a converter."],
+    "garden.txt": [BURIED],
+    "bath.txt": ["The lavatory cistern refills after each use."],
+    "kitchen.txt": ["Sharpen the knives weekly and oil the wooden boards."],
+}
+
+
+@pytest.fixture
+def notes(make_settings: Callable[..., Settings]) -> Settings:
+    settings = make_settings("retrieve.top_k=3", "retrieve.max_chunks_per_file=2")
+    build_collection(settings, "notes", NOTES)
+    return settings
+
+
+async def test_buried_keyword_match_is_rescued_by_the_keyword_leg(notes: Settings) -> None:
+    vector = await retrieve(notes, "zeolite cartridge", ["notes"], mode="vector")
+    assert len(vector.hits) == 3 and "garden.txt" not in [h.chunk.meta.source for h in vector.hits]
+
+    hybrid = await retrieve(notes, "zeolite cartridge", ["notes"])
+    garden = [h for h in hybrid.hits if h.chunk.meta.source == "garden.txt"]
+    assert garden and garden[0].legs == ("keyword",)
+    assert garden[0].score == pytest.approx(0.15)          # keyword only: the fts.weight floor (RAGWeed 3d)
+    meta = hybrid.meta["collections"]["notes"]
+    assert meta["keyword"]["tier"] == 2 and meta["keyword"]["and_hits"] == 1
+    assert meta["hits"]["vector"] == 3
+    assert hybrid.hits[0].rel_score == 1.0 and hybrid.hits[-1].rel_score == 0.0
+    assert not hybrid.keyword_only and hybrid.notices == []
+
+
+async def test_synonym_only_match_needs_expansion(make_settings: Callable[..., Settings],
+                                                  wordnet_settings: Settings) -> None:
+    build_collection(wordnet_settings, "notes", NOTES)
+    without = await retrieve(wordnet_settings, "toilet", ["notes"], mode="keyword", synonyms=False)
+    assert without.hits == []
+    assert any("Nothing found" in n or "No keyword match" in n for n in without.notices)
+
+    with_syn = await retrieve(wordnet_settings, "toilet", ["notes"], mode="keyword", synonyms=True)
+    assert [h.chunk.meta.source for h in with_syn.hits] == ["bath.txt"]
+    kw = with_syn.meta["collections"]["notes"]["keyword"]
+    assert kw["tier"] == 2 and "lavatory" in kw["synonyms"]["toilet"]
+    assert kw["synonym_budget"] == {"toilet": 5}          # df = 0: the full budget
+
+
+async def test_unreachable_embedder_falls_back_to_keywords_and_says_so(
+        notes: Settings, make_settings: Callable[..., Settings]) -> None:
+    down = notes.replace(ollama__host="http://127.0.0.1:9")
+    result = await retrieve(down, "filtration cartridges", ["notes"])
+    assert result.keyword_only
+    assert result.hits and all(h.legs == ("keyword",) for h in result.hits)
+    assert any("127.0.0.1:9" in n for n in result.notices)
+
+
+async def test_collection_without_embeddings_answers_keyword_only(make_settings: Callable[..., Settings]) -> None:
+    settings = make_settings()
+    build_collection(settings, "raw", NOTES, models=[])
+    result = await retrieve(settings, "filtration", ["raw"])
+    assert result.keyword_only and result.hits
+    assert any("raw has no embeddings yet" in n for n in result.notices)
+
+
+async def test_stop_word_query_skips_the_keyword_leg(notes: Settings) -> None:
+    result = await retrieve(notes, "the and of", ["notes"], mode="keyword")
+    assert result.hits == []
+    kw = result.meta["collections"]["notes"]["keyword"]
+    assert kw["tier"] == "skipped" and not kw["gate_passed"]
+
+
+async def test_and_tier_suffices_with_three_hits_and_rrf_merges(notes: Settings) -> None:
+    rrf = notes.replace(retrieve__fusion="rrf", retrieve__top_k=10)
+    result = await retrieve(rrf, "water filtration", ["notes"])
+    kw = result.meta["collections"]["notes"]["keyword"]
+    assert kw["tier"] == 1 and kw["hits"] == 3
+    top = result.hits[0]
+    assert set(top.legs) == {"vector", "keyword"}
+    assert top.score == pytest.approx(2 / 61, rel=0.05)   # ranked first or second in both legs
+
+
+async def test_several_collections_and_models_are_pooled(make_settings: Callable[..., Settings]) -> None:
+    settings = make_settings("embed.extra_models=all-minilm", "retrieve.top_k=5")
+    build_collection(settings, "a", {"x.txt": ["Turbine blade cooling by film injection."]})
+    build_collection(settings, "b", {"x.txt": ["Turbine blade erosion in sandy air."]})
+    result = await retrieve(settings, "turbine blade", ["a", "b"])
+    assert sorted(h.chunk.meta.collection for h in result.hits) == ["a", "b"]
+    assert result.meta["collections"]["a"]["vector"]["models"] == ["nomic-embed-text", "all-minilm"]
