@@ -153,7 +153,7 @@ class Engine:
         await asyncio.to_thread(history.HistoryStore(self.settings.data_dir).delete, session_id)
 
     async def document(self, source: Source) -> DocumentView:
-        """The chunk inside its document's text, re-read from the file; the chunk alone when that fails."""
+        """The chunk inside its document's text (kept by the ingest); the chunk alone when that is gone."""
         chunk = source.chunk
         try:
             text = await asyncio.to_thread(_document_text, self.settings, chunk.meta)
@@ -164,34 +164,23 @@ class Engine:
             start = text.find(chunk.text)
             if start < 0:
                 return DocumentView(chunk.text, 0, len(chunk.text),
-                                    note="showing the chunk only: the file changed since it was ingested")
+                                    note="showing the chunk only: the document changed since this session")
             end = start + len(chunk.text)
         return DocumentView(text, start, end)
 
 
 def _document_text(settings: Settings, meta: Any) -> str:
-    """Extract the chunk's file again, from where the ingest found it (the member, for a zip)."""
-    import tempfile
-
+    """The extracted text of the chunk's file, as the ingest stored it."""
     from ragtui.collections import CollectionRegistry
-    from ragtui.ingest.extract import Extracted, extract
 
     collection = CollectionRegistry(settings).open(meta.collection)
     try:
-        record = collection.records.file(meta.source)
+        found = collection.document(meta.source)
     finally:
         collection.close()
-    if record is None or not record.root:
-        raise LookupError("the collection has no record of where this file came from")
-    top = record.container or meta.source
-    root = Path(record.root)
-    path = root if root.is_file() else root / top
-    with tempfile.TemporaryDirectory() as work:
-        found = extract(top, path.read_bytes(), settings.ingest, Path(work), path=path)
-    for document in found:
-        if isinstance(document, Extracted) and document.source == meta.source:
-            return document.text
-    raise LookupError(f"{meta.source} yields no text any more")
+    if found is None:
+        raise LookupError(f"{meta.source} is no longer indexed in {meta.collection}")
+    return found[0]
 
 
 def _summary(row: Any) -> SessionSummary:

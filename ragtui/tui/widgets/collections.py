@@ -26,7 +26,7 @@ class CollectionItem(ListItem):
         text.append(v.name, style="bold" if self.active else "")
         text.append(f"\n    {v.chunks} chunks", style="dim")
         if v.state != "ready":
-            text.append(f" · {v.state}", style="yellow" if v.state in ("empty", "ingesting") else "red")
+            text.append(f" · {v.state}", style="red" if v.state in ("interrupted", "error") else "yellow")
         if v.topic:
             text.append(f"\n    {v.topic}", style="italic dim")
         return text
