@@ -17,11 +17,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
+DEMO_CHUNK_TOKENS = 256  # the sample files are short: small chunks give several sources and pages per file
+
+
 def demo_settings(settings: Settings) -> Settings:
-    """The demo keeps its data under <data dir>/demo unless the user named a data dir explicitly."""
-    if settings.origins.get("storage.data_dir") == "--set":
-        return settings
-    return settings.replace(storage__data_dir=str(settings.data_dir / "demo"))
+    """Data under <data dir>/demo and small chunks, unless the user configured either (file, env or flag)."""
+    def defaulted(key: str) -> bool:
+        return settings.origins.get(key, "default").startswith("default")
+
+    changes: dict[str, object] = {}
+    if defaulted("storage.data_dir"):
+        changes["storage__data_dir"] = str(settings.data_dir / "demo")
+    if defaulted("chunk.size_tokens"):
+        changes["chunk__size_tokens"] = DEMO_CHUNK_TOKENS
+    return settings.replace(**changes) if changes else settings
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:

@@ -26,7 +26,8 @@ class CollectionItem(ListItem):
         text.append(v.name, style="bold" if self.active else "")
         text.append(f"\n    {v.chunks} chunks", style="dim")
         if v.state != "ready":
-            text.append(f" · {v.state}", style="red" if v.state in ("interrupted", "error") else "yellow")
+            joint = " · " if len(v.state) <= 10 else "\n    "  # "needs embeddings" gets a line of its own
+            text.append(f"{joint}{v.state}", style="red" if v.state in ("interrupted", "error") else "yellow")
         if v.topic:
             text.append(f"\n    {v.topic}", style="italic dim")
         return text

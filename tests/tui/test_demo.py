@@ -1,0 +1,28 @@
+"""`ragtui demo`: its own data dir and chunk size unless the user chose them; the shipped corpus is usable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ragtui.cli.demo_cmd import DEMO_CHUNK_TOKENS, demo_settings
+from ragtui.config import load_settings
+from ragtui.demo import CORPUS
+
+
+def test_demo_settings_respect_what_the_user_set(tmp_path: Path) -> None:
+    plain = demo_settings(load_settings(user_file=tmp_path / "none.toml", env={}))
+    assert plain.data_dir.name == "demo" and plain.chunk.size_tokens == DEMO_CHUNK_TOKENS
+    chosen = demo_settings(load_settings(user_file=tmp_path / "none.toml", env={"RAGTUI_CHUNK_SIZE_TOKENS": "512"},
+                                         overrides=[f"storage.data_dir={tmp_path / 'mine'}"]))
+    assert chosen.data_dir == tmp_path / "mine" and chosen.chunk.size_tokens == 512
+
+
+def test_corpus_has_a_labelled_pdf_and_markdown_with_headings() -> None:
+    import pymupdf
+
+    with pymupdf.open(CORPUS / "darwin-origin-of-species.pdf") as doc:
+        assert [p.get_label() for p in doc] == ["60", "61", "62"]
+        assert "Natural Selection" in doc[1].get_text()
+    notes = (CORPUS / "notes" / "reading-sources.md").read_text(encoding="utf-8")
+    assert notes.startswith("# ") and "\n## " in notes
+    assert not (CORPUS / "README.md").exists()  # the corpus description is not a document to search
