@@ -148,6 +148,15 @@ class Engine:
         rows = await asyncio.to_thread(store.list_sessions)
         return [_summary(row) for row in rows]
 
+    async def export_session(self, session_id: int) -> Path:
+        """The session as Markdown with numbered sources, written under <data dir>/exports/."""
+        history = await _load("ragtui.history")
+        text = await asyncio.to_thread(history.HistoryStore(self.settings.data_dir).export_markdown, session_id)
+        path = self.settings.data_dir / "exports" / f"session-{session_id}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        await asyncio.to_thread(path.write_text, text, "utf-8")
+        return path
+
     async def delete_session(self, session_id: int) -> None:
         history = await _load("ragtui.history")
         await asyncio.to_thread(history.HistoryStore(self.settings.data_dir).delete, session_id)

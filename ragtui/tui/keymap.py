@@ -44,6 +44,7 @@ WIDGET_KEYS: tuple[tuple[str, str], ...] = (
     ("up / down", "In the query bar: recall earlier queries. In lists and tables: move"),
     ("space", "In the collections pane: toggle whether the collection is searched"),
     ("tab / shift+tab", "Next / previous pane"),
+    ("e / d", "In the history screen: export the session as Markdown / delete it"),
     ("ctrl+p", "Command palette: every action above by name"),
 )
 

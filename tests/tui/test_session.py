@@ -159,7 +159,10 @@ async def test_history_reopens_an_earlier_session(settings: Settings, script: Sc
         await pilot.press("h")
         await settle(app, pilot)
         assert isinstance(app.screen, HistoryScreen)
-        await pilot.press("down", "enter")  # newest first: the second row is the first session
+        await pilot.press("down", "e")
+        exported = settings.data_dir / "exports" / f"session-{first_id}.md"
+        assert QUERY in exported.read_text(encoding="utf-8")
+        await pilot.press("enter")  # newest first: the second row is the first session
         await settle(app, pilot)
         assert not isinstance(app.screen, HistoryScreen)
         assert app.session.id == first_id
@@ -262,7 +265,8 @@ async def test_ingest_screen_runs_the_real_ingest(make_settings: Callable[..., S
         await pilot.press("escape", "i")
         await pilot.pause()
         assert isinstance(app.screen, IngestScreen)
-        await pilot.press(*str(corpus), "tab", *"notes", "enter")
+        app.screen.query_one("#ingest-path").value = str(corpus)  # a long temp path: set, not typed
+        await pilot.press("tab", *"notes", "enter")
         await settle(app, pilot)
         screen = app.screen
         assert isinstance(screen, IngestScreen) and screen.changed

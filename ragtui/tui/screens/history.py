@@ -1,4 +1,4 @@
-"""The history screen: past sessions, newest first; enter reopens one, d deletes it."""
+"""The history screen: past sessions, newest first; enter reopens one, e exports it as Markdown, d deletes it."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from ragtui.tui.engine import SessionSummary
 class HistoryScreen(ModalScreen[int | None]):
     BINDINGS: ClassVar = [
         Binding("escape,q", "dismiss(None)", "Close"),
+        Binding("e", "export", "Export Markdown"),
         Binding("d", "delete", "Delete"),
     ]
 
@@ -25,7 +26,8 @@ class HistoryScreen(ModalScreen[int | None]):
 
     def compose(self):
         with Vertical(id="history-box", classes="dialog"):
-            yield Static("History: enter reopens a session, d deletes it, esc closes", classes="dialog-title")
+            yield Static("History: enter reopens a session, e exports it, d deletes it, esc closes",
+                         classes="dialog-title")
             yield DataTable(id="history-table", cursor_type="row", zebra_stripes=True)
             yield Static("", id="history-note", classes="dialog-hint")
 
@@ -43,11 +45,24 @@ class HistoryScreen(ModalScreen[int | None]):
     def _open(self, event: DataTable.RowSelected) -> None:
         self.dismiss(int(event.row_key.value or 0))
 
-    async def action_delete(self) -> None:
+    def _current(self):
         table = self.query_one(DataTable)
         if not table.row_count:
+            return None
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+
+    async def action_export(self) -> None:
+        key = self._current()
+        if key is None:
             return
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+        path = await self.app.engine.export_session(int(key.value or 0))
+        self.query_one("#history-note", Static).update(f"Exported to {path}")
+
+    async def action_delete(self) -> None:
+        key = self._current()
+        if key is None:
+            return
+        table = self.query_one(DataTable)
         session_id = int(key.value or 0)
         await self.app.engine.delete_session(session_id)
         table.remove_row(key)
