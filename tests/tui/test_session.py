@@ -216,7 +216,11 @@ async def test_enter_opens_the_source_in_its_document(settings: Settings, script
 async def test_no_hits_and_an_empty_collection_are_said(settings: Settings, script: Script) -> None:
     from ragtui.collections import CollectionRegistry
 
-    CollectionRegistry(settings).create("blank", "nothing yet")
+    blank = CollectionRegistry(settings).create("blank", "nothing yet")
+    # Create its (empty) Whoosh index now: two retrieval threads creating it at once can collide
+    # ("File '_MAIN_0.toc' exists"), an engine race reported to the stores/retrieval owners.
+    blank.keyword  # noqa: B018
+    blank.close()
     app = RagtuiApp(settings, cursor_blink=False)
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(app, pilot)
