@@ -305,6 +305,8 @@ class RagtuiApp(App[int]):
             self.notify(f"{type(exc).__name__}: {exc}", severity="error", timeout=10)
 
     async def _cancelled(self) -> None:
+        if not self.query(SynthesisView):  # the app is shutting down: nothing left to update
+            return
         synthesis = self.query_one(SynthesisView)
         await synthesis.stop_stream()
         sources = self.query_one(SourcesPanel)
@@ -533,9 +535,9 @@ class RagtuiApp(App[int]):
     # --- spinner ----------------------------------------------------------------------------
 
     def _spin(self) -> None:
-        sources = self.query_one(SourcesPanel)
-        if sources.running:
-            sources.tick()
+        for sources in self.query(SourcesPanel):  # none while the app shuts down
+            if sources.running:
+                sources.tick()
 
 
 def run_app(settings: Settings, ingest_on_start: tuple[Path, str] | None = None) -> int:
