@@ -27,7 +27,7 @@ NOTES = {
 
 @pytest.fixture
 def notes(make_settings: Callable[..., Settings]) -> Settings:
-    settings = make_settings("retrieve.top_k=3", "retrieve.max_chunks_per_file=2")
+    settings = make_settings("retrieve.top_k=3", "retrieve.max_chunks_per_file=2", "retrieve.fusion=boost")
     build_collection(settings, "notes", NOTES)
     return settings
 
@@ -86,7 +86,7 @@ async def test_stop_word_query_skips_the_keyword_leg(notes: Settings) -> None:
 
 
 async def test_and_tier_suffices_with_three_hits_and_rrf_merges(notes: Settings) -> None:
-    rrf = notes.replace(retrieve__fusion="rrf", retrieve__top_k=10)
+    rrf = notes.replace(retrieve__fusion="rrf", retrieve__rrf_k=60, retrieve__top_k=10)
     result = await retrieve(rrf, "water filtration", ["notes"])
     kw = result.meta["collections"]["notes"]["keyword"]
     assert kw["tier"] == 1 and kw["hits"] == 3

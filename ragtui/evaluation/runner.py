@@ -83,7 +83,7 @@ async def ingest_corpus(settings: Settings, collection: Collection, dataset: Dat
     collection.keyword.upsert(chunks)
     for model in settings.embed.all_models:
         embedder = OllamaEmbedding(model_name=model, base_url=settings.ollama.host,
-                                   embed_batch_size=settings.embed.batch_size,
+                                   embed_batch_size=settings.embed.batch_size, num_workers=2,
                                    client_kwargs={"timeout": settings.ollama.timeout, "trust_env": False})
         step = 512
         for start in range(0, len(chunks), step):
@@ -103,7 +103,7 @@ async def embed_queries(settings: Settings, queries: Sequence[str]) -> dict[str,
     out: dict[str, dict[str, list[float]]] = {}
     for model in settings.embed.all_models:
         embedder = OllamaEmbedding(model_name=model, base_url=settings.ollama.host,
-                                   embed_batch_size=settings.embed.batch_size,
+                                   embed_batch_size=settings.embed.batch_size, num_workers=2,
                                    client_kwargs={"timeout": settings.ollama.timeout, "trust_env": False})
         vectors = await embedder.aget_text_embedding_batch(texts)
         out[model] = dict(zip(texts, vectors, strict=True))
