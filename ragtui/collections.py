@@ -4,12 +4,15 @@
         collection.json   manifest: topic, created, embedding models, ingest state
         whoosh/           keyword index (stores.keyword)
         chroma/           embedded Chroma (absent when [chroma] host points at a server)
+        records.sqlite3   ingest records and journal (ingest.records)
+        ingest.lock       held (flock) by the ingest writing into the collection
 
 Stores open lazily, so listing collections never imports chromadb.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -21,11 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from ragtui.config import Settings
+from ragtui.ingest.records import RECORDS_FILE, IngestRecords
 from ragtui.stores.keyword import KeywordIndex
 from ragtui.stores.vector import VectorIndex, chroma_client, chroma_name, release_embedded
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$")
 MANIFEST = "collection.json"
+LOCK_FILE = "ingest.lock"
+STATES = ("empty", "ready", "ingesting", "needs embeddings", "interrupted")
 
 
 class CollectionError(Exception):
@@ -39,7 +45,9 @@ class CollectionInfo:
     created: str
     models: tuple[str, ...]          # embedding models whose vectors the collection holds
     chunks: int                      # chunks in the keyword index (every chunk is there)
-    state: str                       # "empty" | "ready" | "ingesting" | "needs embeddings" | ...
+    state: str                       # one of STATES
+    files: int = 0                   # files indexed (zip members count, zips themselves do not)
+    skipped: int = 0                 # files skipped with a reason
 
 
 class Collection:
@@ -50,6 +58,7 @@ class Collection:
         self._keyword: KeywordIndex | None = None
         self._vectors: dict[str, VectorIndex] = {}
         self._client: Any = None
+        self._records: IngestRecords | None = None
 
     # --- manifest ----------------------------------------------------------------
 
@@ -91,14 +100,56 @@ class Collection:
             self._vectors[model] = VectorIndex(self._client, chroma_name(prefix, model), model)
         return self._vectors[model]
 
+    @property
+    def records(self) -> IngestRecords:
+        if self._records is None:
+            self._records = IngestRecords(self.path)
+        return self._records
+
+    def document(self, source: str) -> tuple[str, list[tuple[int, str, int]]] | None:
+        """The extracted text of an indexed file, with its (start, label, index) pages, for the source viewer.
+
+        A chunk's char_start/char_end point into this text; None when the file is not indexed.
+        """
+        if not (self.path / RECORDS_FILE).exists():
+            return None
+        return self.records.document(source)
+
+    def ingest_running(self) -> bool:
+        """Whether some process holds the ingest lock of this collection right now."""
+        lock = self.path / LOCK_FILE
+        if not lock.exists():
+            return False
+        with open(lock, "a+") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(f, fcntl.LOCK_UN)
+            return False
+
+    @property
+    def state(self) -> str:
+        """The manifest's state, except that an ingest nobody runs any more reads as "interrupted"."""
+        state = str(self.manifest.get("state") or "empty")
+        if state == "ingesting" and not self.ingest_running():
+            return "interrupted"
+        return state
+
     def info(self) -> CollectionInfo:
         manifest = self.manifest
         chunks = self.keyword.doc_count() if (self.path / "whoosh").exists() else 0
-        state = manifest.get("state") or ("ready" if chunks else "empty")
+        files = skipped = 0
+        if (self.path / RECORDS_FILE).exists():
+            counts = self.records.status_counts()
+            files, skipped = counts.get("done", 0), counts.get("skipped", 0)
         return CollectionInfo(self.name, str(manifest.get("topic", "")), str(manifest.get("created", "")),
-                              tuple(manifest.get("models", [])), chunks, state)
+                              tuple(manifest.get("models", [])), chunks, self.state, files, skipped)
 
     def close(self) -> None:
+        if self._records is not None:
+            self._records.close()
+            self._records = None
         if self._keyword is not None:
             self._keyword.close()
         if self._client is not None:
@@ -144,10 +195,19 @@ class CollectionRegistry:
         return self.open(name) if self.exists(name) else self.create(name, topic)
 
     def list(self) -> list[CollectionInfo]:
-        return [self.open(n).info() for n in self.names()]
+        out = []
+        for name in self.names():
+            collection = self.open(name)
+            try:
+                out.append(collection.info())
+            finally:
+                collection.close()
+        return out
 
     def delete(self, name: str) -> None:
         collection = self.open(name)
+        if collection.ingest_running():
+            raise CollectionError(f"an ingest is writing into {name!r}; stop it before deleting the collection")
         models = collection.models
         collection.close()
         if self.settings.chroma.host:

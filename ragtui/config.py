@@ -54,6 +54,7 @@ class IngestSettings:
     max_file_mb: int = _rule(1, 1_000_000)
     zip_max_ratio: int = _rule(1, 100_000)
     zip_max_total_mb: int = _rule(1, 1_000_000)
+    toc_ratio: float = _rule(0, 1)
     tesseract_bin: str = _rule()
     whisper_bin: str = _rule()
     whisper_model: str = _rule()
@@ -68,6 +69,7 @@ class EmbedSettings:
     contextual_prefix: bool = _rule()
     batch_size: int = _rule(1, 4096)
     retries: int = _rule(1, 20)
+    backoff_s: float = _rule(0, 600)
 
     @property
     def all_models(self) -> list[str]:

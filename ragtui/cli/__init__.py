@@ -13,10 +13,21 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ragtui import __version__
-from ragtui.cli import config_cmd, doctor_cmd, eval_cmd, query_cmd, wordnet_cmd
+from ragtui.cli import (
+    ask_cmd,
+    collections_cmd,
+    config_cmd,
+    doctor_cmd,
+    eval_cmd,
+    history_cmd,
+    ingest_cmd,
+    query_cmd,
+    wordnet_cmd,
+)
 from ragtui.config import ConfigError, Settings, load_settings
 
-COMMANDS = (config_cmd, doctor_cmd, wordnet_cmd, query_cmd, eval_cmd)
+COMMANDS = (config_cmd, doctor_cmd, wordnet_cmd, ingest_cmd, collections_cmd, query_cmd, eval_cmd, ask_cmd,
+            history_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -96,8 +96,12 @@ class KeywordIndex:
             return out
 
     def ids(self) -> set[str]:
+        """Every chunk id, read from the id field's terms of live documents (no stored text loaded)."""
         with self._lock:
-            return {f["chunk_id"] for f in self.searcher().all_stored_fields()}
+            reader = self.searcher().reader()
+            return {t.decode("utf-8") if isinstance(t, bytes) else t
+                    for t in reader.lexicon("chunk_id")
+                    if any(True for _ in reader.postings("chunk_id", t).all_ids())}
 
     def sources(self) -> set[str]:
         with self._lock:
@@ -112,6 +116,21 @@ class KeywordIndex:
             for c in chunks:
                 w.update_document(chunk_id=c.id, source=c.meta.source, text=c.text,
                                   meta=json.dumps(c.meta.to_dict()))
+                n += 1
+        return n
+
+    def replace_sources(self, sources: Iterable[str], chunks: Iterable[Chunk]) -> int:
+        """Drop every chunk of `sources`, then add `chunks`, in one commit (readers see before or after).
+
+        Plain adds after the deletes are much faster than per-id updates; the chunks
+        must belong to `sources` (ids derive from the source, so none can survive).
+        """
+        n = 0
+        with self._ix.writer(timeout=WRITE_LOCK_TIMEOUT) as w:
+            for s in sources:
+                w.delete_by_term("source", s)
+            for c in chunks:
+                w.add_document(chunk_id=c.id, source=c.meta.source, text=c.text, meta=json.dumps(c.meta.to_dict()))
                 n += 1
         return n
 

@@ -66,7 +66,10 @@ class VectorIndex:
 
         self.model = model
         self.client = client
-        self.collection = client.get_or_create_collection(name, metadata={"hnsw:space": "cosine"})
+        # No embedding function: vectors always come from Ollama, and Chroma's default one would
+        # fetch an ONNX model from the internet the first time it was asked to embed.
+        self.collection = client.get_or_create_collection(name, metadata={"hnsw:space": "cosine"},
+                                                          embedding_function=None)
         self.store = ChromaVectorStore(chroma_collection=self.collection)
 
     def add(self, chunks: Sequence[Chunk], embeddings: Sequence[Sequence[float]]) -> None:

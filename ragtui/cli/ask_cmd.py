@@ -1,0 +1,186 @@
+"""`ragtui ask`: retrieve, annotate and stream a cited answer to stdout; `--continue` a cut answer."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import AsyncIterator
+from typing import Any, TextIO
+
+from ragtui.config import ConfigError, Settings
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("ask", help="answer a question from your collections, with citations",
+                            description="Retrieve sources, annotate each with the LLM, then stream a cited "
+                                        "answer. Every run is saved to the history.")
+    parser.add_argument("query", nargs="?", help="the question (not needed with --continue)")
+    parser.add_argument("-c", "--collection", action="append", default=[], metavar="NAME",
+                        help="collection to search (repeatable; default: all)")
+    parser.add_argument("--no-annotate", action="store_true", help="skip annotation: every source goes to synthesis")
+    parser.add_argument("--json", action="store_true", help="print the finished session as one JSON object")
+    parser.add_argument("--continue", dest="cont", action="store_true",
+                        help="continue the last answer that was cut for length (or --session ID)")
+    parser.add_argument("--session", type=int, metavar="ID", help="with --continue: which session")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    from ragtui.history import HistoryError, HistoryStore
+    from ragtui.llm.annotate import load_template
+    from ragtui.research import ResearchSession
+
+    if args.no_annotate:
+        settings = settings.replace(annotation__enabled=False)
+    if not settings.llm.model:
+        raise ConfigError("config error: llm.model is not set: answers need a chat model "
+                          "(set [llm] model, or --set llm.model=NAME; `ollama list` shows what is pulled)")
+    if settings.annotation.enabled:
+        load_template(settings.annotation.prompt_file)
+    history = HistoryStore(settings.data_dir)
+    if args.cont:
+        session_id = args.session or _last_truncated(history)
+        if session_id is None:
+            print("ragtui: no answer to continue: no session in the history stopped for length", file=sys.stderr)
+            return 1
+        try:
+            session = ResearchSession.reopen(settings, session_id, history=history)
+        except HistoryError as exc:
+            print(f"ragtui: {exc}", file=sys.stderr)
+            return 1
+        if not session.can_continue:
+            print(f"ragtui: session {session_id} was not cut for length (stop reason: "
+                  f"{session.stop_reason or 'none'}); nothing to continue", file=sys.stderr)
+            return 1
+        events = session.continue_answer()
+    else:
+        if not args.query or not args.query.strip():
+            print("ragtui: ask needs a question (or --continue)", file=sys.stderr)
+            return 2
+        collections = args.collection or _all_collections(settings)
+        if not collections:
+            print("ragtui: no collections to search: ingest a folder first with `ragtui ingest`", file=sys.stderr)
+            return 1
+        session = ResearchSession(settings, args.query.strip(), collections, history=history)
+        events = session.run()
+    printer = JsonPrinter() if args.json else TextPrinter(sys.stdout, sys.stderr, continuing=args.cont)
+    try:
+        ok = asyncio.run(_drive(session, events, printer))
+    except KeyboardInterrupt:
+        print(f"\nragtui: interrupted; session {session.id} kept with stop reason "
+              f"{session.stop_reason or 'none'!r} (`ragtui history show {session.id}`)", file=sys.stderr)
+        return 130
+    if args.json:
+        print(json.dumps(session_json(session), indent=2))
+    return 0 if ok else 1
+
+
+def _last_truncated(history: Any) -> int | None:
+    latest = next((s for s in history.list_sessions(limit=50) if s.stop_reason == "length"), None)
+    return latest.id if latest else None
+
+
+def _all_collections(settings: Settings) -> list[str]:
+    from ragtui.collections import CollectionRegistry
+
+    return CollectionRegistry(settings).names()
+
+
+async def _drive(session: Any, events: AsyncIterator[Any], printer: Any) -> bool:
+    """Render every event; False when a stage failed. Ctrl-C cancels this task, and the session saves itself."""
+    ok = True
+    try:
+        async for event in events:
+            ok = printer.show(event, session) and ok
+    finally:
+        await events.aclose()
+        await session.aclose()
+    return ok
+
+
+class TextPrinter:
+    """Sources and annotations as they arrive, then the answer token by token."""
+
+    def __init__(self, out: TextIO, err: TextIO, *, continuing: bool = False) -> None:
+        self.out, self.err = out, err
+        self.continuing = continuing
+
+    def show(self, event: Any, session: Any) -> bool:
+        from ragtui import events as ev
+
+        if isinstance(event, ev.SourcesReady):
+            self._line(f"{len(event.sources)} source(s) for {session.query!r} in {', '.join(session.collections)}"
+                       + (" (keyword leg only: the embedder was unreachable)" if event.keyword_only else "") + ":")
+            for s in event.sources:
+                self._line(f"  [{s.number}] {s.chunk.label}  score {s.score:.3f}  {'+'.join(s.legs)}")
+        elif isinstance(event, ev.AnnotationFinished):
+            mark = "relevant" if event.relevant else "filtered"
+            self._line(f"  [{event.number}] {mark}: {_clip(event.text)}")
+        elif isinstance(event, ev.AnnotationFailed):
+            self._line(f"  [{event.number}] annotation failed: {event.error}")
+        elif isinstance(event, ev.Notice):
+            print(f"ragtui: {event.level}: {event.message}", file=self.err, flush=True)
+        elif isinstance(event, ev.SynthesisStarted):
+            if event.continuation:
+                self.out.write(session.answer)
+            else:
+                self._line(f"\nAnswer ({event.model}, from {len(event.numbers)} source(s)):\n")
+            self.out.flush()
+        elif isinstance(event, ev.SynthesisToken):
+            self.out.write(event.text)
+            self.out.flush()
+        elif isinstance(event, ev.SynthesisFinished):
+            self._finished(event)
+        elif isinstance(event, ev.StageFailed):
+            print(f"ragtui: {event.stage} failed: {event.message}", file=self.err, flush=True)
+            return False
+        elif isinstance(event, ev.SessionSaved):
+            times = ", ".join(f"{k.removesuffix('_s')} {v:.1f} s" for k, v in event.timings.items())
+            print(f"ragtui: session {event.session_id} saved ({times})", file=self.err, flush=True)
+        return True
+
+    def _finished(self, event: Any) -> None:
+        self._line("")
+        if event.citations:
+            self._line("\nCited: " + " ".join(f"[{n}]" for n in event.citations))
+        if event.unknown_citations:
+            print("ragtui: warning: cited but not among the sources given to the model: "
+                  + " ".join(f"[{n}]" for n in event.unknown_citations), file=self.err, flush=True)
+        if event.stop_reason == "length":
+            print("ragtui: the answer was cut at llm.max_tokens; `ragtui ask --continue` goes on",
+                  file=self.err, flush=True)
+
+    def _line(self, text: str) -> None:
+        print(text, file=self.out, flush=True)
+
+
+class JsonPrinter:
+    """Quiet while running (stage failures still go to stderr); the caller prints the session at the end."""
+
+    def show(self, event: Any, session: Any) -> bool:
+        from ragtui import events as ev
+
+        if isinstance(event, ev.StageFailed):
+            print(f"ragtui: {event.stage} failed: {event.message}", file=sys.stderr, flush=True)
+            return False
+        return True
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def session_json(session: Any) -> dict[str, Any]:
+    return {
+        "session": session.id, "query": session.query, "collections": session.collections,
+        "sources": [{"number": s.number, "label": s.chunk.label, "chunk_id": s.chunk.id, "score": s.score,
+                     "rel_score": s.rel_score, "legs": list(s.legs), "state": s.state.value,
+                     "override": s.override.value, "relevant": s.relevant, "annotation": s.annotation,
+                     "error": s.error} for s in session.sources],
+        "answer": session.answer, "stop_reason": session.stop_reason, "continuations": session.continuations,
+        "citations": session.citations, "unknown_citations": session.unknown_citations,
+        "retrieval_meta": session.meta, "timings": session.timings,
+    }

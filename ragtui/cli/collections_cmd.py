@@ -1,0 +1,134 @@
+"""`ragtui collections create|list|info|delete`: the collections and what is in them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from typing import TYPE_CHECKING
+
+from ragtui.config import Settings
+
+if TYPE_CHECKING:
+    from ragtui.collections import CollectionRegistry
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("collections", help="create, list, inspect or delete collections")
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    create = actions.add_parser("create", help="create an empty collection")
+    create.add_argument("name")
+    create.add_argument("--topic", default="")
+    listing = actions.add_parser("list", help="collections with file and chunk counts, models and state")
+    listing.add_argument("--json", action="store_true")
+    info = actions.add_parser("info", help="formats, skipped files, entropy histogram and clusters")
+    info.add_argument("name")
+    info.add_argument("--json", action="store_true")
+    delete = actions.add_parser("delete", help="delete a collection and its indexes")
+    delete.add_argument("name")
+    delete.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    from ragtui.collections import CollectionError, CollectionRegistry
+
+    registry = CollectionRegistry(settings)
+    try:
+        if args.action == "create":
+            registry.create(args.name, args.topic).close()
+            print(f"created collection {args.name}")
+            return 0
+        if args.action == "list":
+            return _list(registry, args.json)
+        if args.action == "info":
+            return _info(registry, settings, args.name, args.json)
+        return _delete(registry, args.name, args.yes)
+    except CollectionError as exc:
+        print(f"ragtui: {exc}", file=sys.stderr)
+        return 1
+
+
+def _list(registry: CollectionRegistry, as_json: bool) -> int:
+    infos = registry.list()
+    if as_json:
+        print(json.dumps([asdict(i) for i in infos], indent=2))
+        return 0
+    if not infos:
+        print("no collections yet; create one with `ragtui ingest PATH -c NAME`")
+        return 0
+    rows = [("NAME", "FILES", "CHUNKS", "STATE", "MODELS", "TOPIC")]
+    rows += [(i.name, str(i.files), str(i.chunks), i.state, ",".join(i.models) or "-", i.topic) for i in infos]
+    widths = [max(len(r[k]) for r in rows) for k in range(5)]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[5])
+    return 0
+
+
+def _info(registry: CollectionRegistry, settings: Settings, name: str, as_json: bool) -> int:
+    from ragtui.ingest.clusters import H_RANGE, entropy_clusters, entropy_histogram
+
+    coll = registry.open(name)
+    try:
+        info = coll.info()
+        records = coll.records
+        skipped = [(f.source, f.reason) for f in records.files("skipped")]
+        duplicates = [(f.source, f.reason) for f in records.files("duplicate")]
+        stats = records.chunk_stats()
+        hist = entropy_histogram([h for h, _ in stats])
+        clusters = entropy_clusters(stats, settings.ingest.entropy_min, settings.ingest.entropy_max)
+        formats = records.format_counts()
+        pending = {m: records.pending_count(m) for m in settings.embed.all_models}
+    finally:
+        coll.close()
+    if as_json:
+        print(json.dumps({"info": asdict(info), "formats": formats, "skipped": skipped, "duplicates": duplicates,
+                          "histogram": hist, "clusters": [asdict(c) for c in clusters],
+                          "pending_embeddings": pending}, indent=2))
+        return 0
+    print(f"{info.name}  ({info.state})  topic: {info.topic or '-'}  created {info.created}")
+    print(f"files {info.files}, chunks {info.chunks}, models {', '.join(info.models) or '-'}")
+    for model, n in pending.items():
+        if n:
+            print(f"  {n} chunks still need {model} embeddings")
+    print("formats: " + (", ".join(f"{k} {v}" for k, v in formats.items()) or "-"))
+    if skipped:
+        print(f"skipped ({len(skipped)}):")
+        for source, reason in skipped:
+            print(f"  {source}: {reason}")
+    for source, reason in duplicates:
+        print(f"duplicate: {source} ({reason})")
+    if stats:
+        width = (H_RANGE[1] - H_RANGE[0]) / len(hist)
+        top = max(hist)
+        print("entropy histogram (bits/char):")
+        for i, n in enumerate(hist):
+            if n:
+                lo = H_RANGE[0] + i * width
+                print(f"  {lo:4.1f}-{lo + width:4.1f}  {'#' * max(1, 40 * n // top):40}  {n}")
+        print("clusters (RAGWeed 2g):")
+        for c in clusters:
+            flag = "  (excluded)" if c.excluded else ""
+            print(f"  {c.label:17} {c.size:7} chunks  H {c.h_mean:.2f}±{c.h_std:.2f}  "
+                  f"words {c.word_mean:.0f}{flag}")
+    return 0
+
+
+def _delete(registry: CollectionRegistry, name: str, yes: bool) -> int:
+    coll = registry.open(name)
+    try:
+        info = coll.info()
+    finally:
+        coll.close()
+    if not yes:
+        if not sys.stdin.isatty():
+            print(f"ragtui: refusing to delete {name!r} without confirmation; pass --yes", file=sys.stderr)
+            return 2
+        answer = input(f"Delete collection {name!r} ({info.files} files, {info.chunks} chunks)? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            print("not deleted")
+            return 1
+    registry.delete(name)
+    print(f"deleted collection {name}")
+    return 0

@@ -1,0 +1,80 @@
+"""`ragtui ingest PATH... -c NAME`: ingest with a progress bar (plain lines when not a TTY), then the report."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from ragtui.config import Settings
+
+BAR = 24
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("ingest", help="ingest files and folders into a collection")
+    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or folders")
+    parser.add_argument("-c", "--collection", required=True, metavar="NAME", help="collection (created if new)")
+    parser.add_argument("--topic", default="", help="topic of a new collection (or a new topic for it)")
+    parser.add_argument("--sync", action="store_true",
+                        help="remove chunks of files that are gone from the given folders")
+    parser.set_defaults(run=run)
+
+
+def format_progress(event: object) -> str:
+    """One line: files, chunks, embeddings/s, ETA, current file."""
+    from ragtui.events import IngestProgress
+
+    assert isinstance(event, IngestProgress)
+    eta = "--:--" if event.eta_s is None else f"{int(event.eta_s) // 60}:{int(event.eta_s) % 60:02d}"
+    return (f"{event.files_done}/{event.files_total} files  {event.chunks} chunks  "
+            f"{event.embedded} embedded  {event.embed_rate:.1f} emb/s  ETA {eta}  {event.current}")
+
+
+def bar(done: int, total: int) -> str:
+    filled = BAR * done // total if total else BAR
+    return "[" + "#" * filled + "-" * (BAR - filled) + "]"
+
+
+async def _ingest(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    from ragtui.events import FileSkipped, IngestFinished, IngestProgress, Notice
+    from ragtui.ingest.pipeline import ingest_paths
+
+    tty = out.isatty()
+    status = 0
+    async for event in ingest_paths(settings, args.collection, args.paths, topic=args.topic, sync=args.sync):
+        if isinstance(event, IngestProgress):
+            line = format_progress(event)
+            if tty:
+                out.write(f"\r\x1b[2K{bar(event.files_done, event.files_total)} {line}"[:400])
+            else:
+                out.write(f"progress: {line}\n")
+            out.flush()
+        elif isinstance(event, FileSkipped):
+            out.write(("\r\x1b[2K" if tty else "") + f"skipped: {event.source}: {event.reason}\n")
+        elif isinstance(event, Notice):
+            if tty:
+                out.write("\n")
+            print(f"{event.level}: {event.message}", file=sys.stderr)
+        elif isinstance(event, IngestFinished):
+            if tty:
+                out.write("\n")
+            out.write("\n".join(event.report.lines()) + "\n")
+            status = 1 if event.report.interrupted else 0
+    return status
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    from ragtui.collections import CollectionError
+
+    try:
+        return asyncio.run(_ingest(args, settings, sys.stdout))
+    except CollectionError as exc:
+        print(f"ragtui: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"\nragtui: ingest interrupted; the stores are consistent. Run the same command again to finish "
+              f"(collection {args.collection!r} reads as interrupted until then).", file=sys.stderr)
+        return 130

@@ -1,0 +1,153 @@
+"""Where chunks start and end: RAGWeed's boundary-aware window and the markdown section split.
+
+Pure functions over character offsets, so every chunk keeps exact offsets into the
+extracted document (the source viewer highlights the chunk there). The LlamaIndex
+node parser that applies them is `transforms.ChunkParser`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+
+CHARS_PER_TOKEN = 4
+SENTENCE_LOOKBACK = 200
+SPACE_LOOKBACK = 50
+SENTENCE_ENDS = ".!?\n"
+
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def window_chars(tokens: int, overlap_pct: int) -> tuple[int, int]:
+    """CHARS = tokens x 4 and OVL = floor(CHARS x pct / 100) (RAGWeed 2b)."""
+    chars = tokens * CHARS_PER_TOKEN
+    return chars, chars * overlap_pct // 100
+
+
+def find_boundary(text: str, pos: int, end: int, overlap: int = 0) -> int:
+    """Cut position for the window text[pos:end] (RAGWeed 2b).
+
+    Just after the last sentence end (.!?\\n) in the window's last 200 chars, else
+    just after the last whitespace in its last 50, else `end` itself. The search
+    never reaches back to pos + overlap, so every step advances: with real sizes
+    (CHARS - OVL >> 200) this changes nothing; with tiny windows it stops the next
+    start from creeping one character at a time.
+    """
+    floor = pos + overlap + 1
+    lo = max(floor, end - SENTENCE_LOOKBACK)
+    best = max(text.rfind(c, lo, end) for c in SENTENCE_ENDS) if lo < end else -1
+    if best >= 0:
+        return best + 1
+    for i in range(end - 1, max(floor, end - SPACE_LOOKBACK) - 1, -1):
+        if text[i].isspace():
+            return i + 1
+    return end
+
+
+def window_spans(text: str, chars: int, overlap: int, start: int = 0, stop: int | None = None,
+                 fences: list[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
+    """(start, end) offsets of the sliding-window chunks of text[start:stop] (RAGWeed 2b).
+
+    Next start = max(pos + 1, boundary - OVL). With `fences` (sorted code-fence spans),
+    a cut that would land inside a fence moves to the fence's start, or past its end
+    when the fence begins the window (the chunk then runs long rather than split code).
+    """
+    stop = len(text) if stop is None else stop
+    spans: list[tuple[int, int]] = []
+    pos = start
+    while pos < stop:
+        end = min(pos + chars, stop)
+        boundary = stop if end >= stop else find_boundary(text, pos, end, overlap)
+        if fences:
+            boundary = _outside_fence(boundary, pos, fences, stop)
+        spans.append((pos, boundary))
+        if boundary >= stop:
+            break
+        pos = max(pos + 1, boundary - overlap)
+    return spans
+
+
+def _outside_fence(cut: int, pos: int, fences: list[tuple[int, int]], stop: int) -> int:
+    i = bisect.bisect_right([f[0] for f in fences], cut - 1) - 1
+    if i < 0:
+        return cut
+    f_start, f_end = fences[i]
+    if not f_start < cut < f_end:
+        return cut
+    return f_start if f_start > pos else min(f_end, stop)
+
+
+def code_fences(text: str) -> list[tuple[int, int]]:
+    """Character spans of fenced code blocks (``` or ~~~); an unclosed fence runs to the end."""
+    spans, offset, open_at, marker = [], 0, -1, ""
+    for line in text.splitlines(keepends=True):
+        m = _FENCE.match(line)
+        if m:
+            if open_at < 0:
+                open_at, marker = offset, m.group(1)
+            elif m.group(1)[0] == marker[0] and len(m.group(1)) >= len(marker):
+                spans.append((open_at, offset + len(line)))
+                open_at = -1
+        offset += len(line)
+    if open_at >= 0:
+        spans.append((open_at, len(text)))
+    return spans
+
+
+@dataclass(frozen=True)
+class Section:
+    start: int
+    end: int
+    heading: str          # heading path "Intro > Install"; "" before the first heading
+
+
+def markdown_sections(text: str) -> list[Section]:
+    """Split at ATX headings outside code fences, keeping each section's heading path (ZoeFlow 2.2)."""
+    fences = code_fences(text)
+    starts = [f[0] for f in fences]
+    cuts: list[tuple[int, str]] = []
+    path: list[tuple[int, str]] = []
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        m = _HEADING.match(line.rstrip("\r\n"))
+        if m:
+            i = bisect.bisect_right(starts, offset) - 1
+            if not (i >= 0 and fences[i][0] <= offset < fences[i][1]):
+                level = len(m.group(1))
+                path = [(lv, t) for lv, t in path if lv < level] + [(level, m.group(2).strip())]
+                cuts.append((offset, " > ".join(t for _, t in path)))
+        offset += len(line)
+    bounds = [(0, ""), *cuts] if not cuts or cuts[0][0] > 0 else cuts
+    sections = []
+    for k, (begin, heading) in enumerate(bounds):
+        end = bounds[k + 1][0] if k + 1 < len(bounds) else len(text)
+        if text[begin:end].strip():
+            sections.append(Section(begin, end, heading))
+    return sections
+
+
+def heading_at(sections: list[Section], offset: int) -> str:
+    """The heading path in force at `offset`."""
+    i = bisect.bisect_right([s.start for s in sections], offset) - 1
+    return sections[i].heading if i >= 0 else ""
+
+
+def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span without leading/trailing whitespace (empty spans collapse to start == end)."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def markdown_spans(text: str, chars: int, overlap: int) -> list[tuple[int, int, str]]:
+    """Sections first, then the window inside each, never cutting a code fence (ZoeFlow, nadir)."""
+    fences = code_fences(text)
+    out = []
+    for s in markdown_sections(text):
+        for a, b in window_spans(text, chars, overlap, s.start, s.end, fences):
+            out.append((a, b, s.heading))
+    return out

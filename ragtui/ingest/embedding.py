@@ -1,0 +1,124 @@
+"""Embedding chunks through Ollama (LlamaIndex's OllamaEmbedding): batches, retries, long-chunk averaging.
+
+The text embedded may carry nadir's contextual prefix ("path > heading\\n"); the text
+stored never does. Texts over 30,000 chars are embedded in overlapping parts whose
+vectors are averaged (RAGWeed 2d); every stored vector is L2-normalised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ragtui.chunks import Chunk
+from ragtui.config import Settings
+
+LONG_CHUNK_CHARS = 30_000
+LONG_CHUNK_OVERLAP = 200
+
+
+class ModelMissing(Exception):
+    """Ollama does not have the model; the message carries the `ollama pull` hint."""
+
+
+class EmbedUnavailable(Exception):
+    """Ollama did not answer (down, timing out, failing) after every retry."""
+
+
+def split_long(text: str, limit: int = LONG_CHUNK_CHARS, overlap: int = LONG_CHUNK_OVERLAP) -> list[str]:
+    """Parts of at most `limit` chars, each overlapping its neighbour by `overlap` (RAGWeed 2d)."""
+    if len(text) <= limit:
+        return [text]
+    parts, start = [], 0
+    while True:
+        parts.append(text[start:start + limit])
+        if start + limit >= len(text):
+            return parts
+        start += limit - overlap
+
+
+def l2_normalize(vector: Sequence[float]) -> list[float]:
+    """v / ||v||2 (RAGWeed 2d); a zero vector stays zero."""
+    norm = math.sqrt(sum(x * x for x in vector))
+    return [x / norm for x in vector] if norm else list(vector)
+
+
+def mean_normalized(vectors: Sequence[Sequence[float]]) -> list[float]:
+    """(v1 + ... + vN) / N, then L2-normalised (RAGWeed 2d)."""
+    n = len(vectors)
+    return l2_normalize([sum(col) / n for col in zip(*vectors, strict=True)])
+
+
+def embed_input(chunk: Chunk, contextual: bool) -> str:
+    """What is sent to the model: nadir's "path > heading\\n" + text, or the bare text."""
+    if not contextual:
+        return chunk.text
+    where = f"{chunk.meta.source} > {chunk.meta.heading}" if chunk.meta.heading else chunk.meta.source
+    return f"{where}\n{chunk.text}"
+
+
+class Embedder:
+    """One Ollama embedding model with ragtui's batching, retry and averaging rules."""
+
+    def __init__(self, settings: Settings, model: str) -> None:
+        from llama_index.embeddings.ollama import OllamaEmbedding
+
+        self.model = model
+        self.batch_size = settings.embed.batch_size
+        self.retries = settings.embed.retries
+        self.backoff_s = settings.embed.backoff_s
+        self.contextual = settings.embed.contextual_prefix
+        self._ollama = OllamaEmbedding(model_name=model, base_url=settings.ollama.host,
+                                       embed_batch_size=self.batch_size,
+                                       client_kwargs={"timeout": settings.ollama.timeout, "trust_env": False})
+
+    async def embed_chunks(self, chunks: Sequence[Chunk]) -> list[list[float]]:
+        """One unit vector per chunk, in order."""
+        texts = [embed_input(c, self.contextual) for c in chunks]
+        parts: list[str] = []
+        owners: list[int] = []
+        for i, text in enumerate(texts):
+            for part in split_long(text):
+                parts.append(part)
+                owners.append(i)
+        vectors: list[list[float]] = []
+        for start in range(0, len(parts), self.batch_size):
+            vectors.extend(await self._batch(parts[start:start + self.batch_size]))
+        grouped: list[list[list[float]]] = [[] for _ in texts]
+        for owner, vector in zip(owners, vectors, strict=True):
+            grouped[owner].append(vector)
+        return [mean_normalized(g) for g in grouped]
+
+    async def _batch(self, texts: list[str]) -> list[list[float]]:
+        """One /api/embed call, retried with exponential backoff; a missing model is not retried."""
+        import httpx
+        from ollama import ResponseError
+
+        last: Exception | None = None
+        for attempt in range(self.retries):
+            if attempt:
+                await asyncio.sleep(self.backoff_s * 2 ** (attempt - 1))
+            try:
+                vectors: Any = await self._ollama.aget_general_text_embeddings(texts)
+            except ResponseError as exc:
+                if exc.status_code == 404 or "not found" in str(exc.error).lower():
+                    raise ModelMissing(f"embedding model {self.model!r} is not available in Ollama; "
+                                       f"run `ollama pull {self.model}`") from None
+                last = exc
+            except (ConnectionError, httpx.HTTPError, OSError) as exc:
+                last = exc
+            else:
+                if len(vectors) != len(texts):
+                    last = EmbedUnavailable(f"Ollama returned {len(vectors)} vectors for {len(texts)} texts")
+                    continue
+                return [list(map(float, v)) for v in vectors]
+        raise EmbedUnavailable(f"embedding with {self.model!r} failed after {self.retries} attempts: "
+                               f"{_describe(last)}")
+
+
+def _describe(exc: Exception | None) -> str:
+    if exc is None:
+        return "no answer"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

@@ -1,0 +1,461 @@
+"""Text out of files (RAGWeed 2a), one function per format, with every failure turned into a reason.
+
+Files arrive as bytes (already size-checked and hashed by the caller); nothing is
+written anywhere except converter input for zip members, into the caller's work
+folder inside the collection. Binary content is never read as text: NUL bytes or
+control characters mark it. Office formats are zip + XML, read with the standard
+library (python-docx/odfpy/openpyxl would add three dependencies to read the same
+XML). External converters (detex, unrtf, whisper, tesseract) run only when their
+binary is configured and present.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import posixpath
+import re
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree as ET
+
+from ragtui.config import IngestSettings
+
+CONVERTER_TIMEOUT_S = 600
+ZIP_MAX_DEPTH = 3
+
+TEXT_FORMATS = {
+    "txt": "txt", "text": "txt", "log": "txt", "md": "md", "markdown": "md", "rst": "rst", "org": "txt",
+    "py": "code", "js": "code", "ts": "code", "java": "code", "c": "code", "h": "code", "cpp": "code",
+    "hpp": "code", "go": "code", "rs": "code", "rb": "code", "sh": "code", "sql": "code", "css": "code",
+    "yaml": "code", "yml": "code", "toml": "code", "ini": "code", "cfg": "code",
+}
+FORMATS = {
+    **TEXT_FORMATS, **dict.fromkeys(("mp3", "mp4", "wav", "m4a", "webm", "ogg"), "av"),
+    "pdf": "pdf", "html": "html", "htm": "html", "xhtml": "html", "svg": "svg", "docx": "docx", "odt": "odt",
+    "csv": "csv", "tsv": "csv", "xlsx": "xlsx", "json": "json", "tex": "tex", "rtf": "rtf", "zip": "zip",
+}
+# format -> (converter name, the IngestSettings key holding its binary)
+CONVERTERS = {"tex": ("detex", "detex_bin"), "rtf": ("unrtf", "unrtf_bin"), "av": ("whisper", "whisper_bin")}
+
+
+class ExtractError(Exception):
+    """This file cannot be turned into text; the message is the reason shown to the user."""
+
+
+@dataclass(frozen=True)
+class Page:
+    start: int            # offset of the page's first character in the document text
+    label: str            # printed page label, or the 1-based number when the PDF defines none
+    index: int            # 0-based page number
+
+
+@dataclass
+class Extracted:
+    source: str
+    text: str
+    format: str
+    kind: str = "text"    # "text" | "pdf" | "av": picks the chunk size (RAGWeed 2b)
+    pages: list[Page] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Skip:
+    source: str
+    reason: str
+
+
+def format_of(name: str) -> str:
+    """The format key for a file name ("pdf", "md", "code", ...), or "" when unsupported."""
+    return FORMATS.get(_ext(name), "")
+
+
+def _ext(name: str) -> str:
+    base = name.rsplit("/", 1)[-1]
+    return base.rsplit(".", 1)[-1].lower() if "." in base.strip(".") else ""
+
+
+def unsupported_reason(name: str) -> str:
+    ext = _ext(name)
+    if ext in ("xls", "doc", "ppt"):
+        return f"unsupported format: .{ext} (legacy Office binary; save as .{ext}x)"
+    return f"unsupported format: .{ext}" if ext else "unsupported format: no file extension"
+
+
+def extract(source: str, data: bytes, cfg: IngestSettings, workdir: Path, path: Path | None = None,
+            depth: int = 0) -> list[Extracted | Skip]:
+    """The documents in one file: usually one, several for a zip; failures come back as Skip."""
+    fmt = format_of(source)
+    if not fmt:
+        return [Skip(source, unsupported_reason(source))]
+    if not data:
+        return [Skip(source, "empty file")]
+    if fmt == "zip":
+        return _zip(source, data, cfg, workdir, depth)
+    try:
+        if fmt in CONVERTERS:
+            return [_converted(source, data, fmt, cfg, workdir, path)]
+        return [_HANDLERS[fmt](source, data, cfg)]
+    except ExtractError as exc:
+        return [Skip(source, str(exc))]
+
+
+# --- text-like ----------------------------------------------------------------------
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f\x7f]")
+
+
+def decode_text(data: bytes) -> str:
+    """UTF-8 (BOM allowed), else cp1252/Latin-1; binary content (NULs, control chars) is refused."""
+    head = data[:65536]
+    if b"\x00" in head:
+        raise ExtractError("binary content (NUL bytes) in a text file")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        try:
+            text = data.decode("cp1252")
+        except UnicodeDecodeError:
+            text = data.decode("latin-1")
+        if sum(0x80 <= ord(c) <= 0x9f for c in text[:65536]) > len(text[:65536]) * 0.01:
+            raise ExtractError("binary content (not decodable as text)") from None
+    sample = text[:65536]
+    if len(_CONTROL.findall(sample)) > max(2, len(sample) // 100):
+        raise ExtractError("binary content (control characters) in a text file")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _text(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
+    return Extracted(source, decode_text(data), format_of(source))
+
+
+def _json(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
+    try:
+        value = json.loads(decode_text(data))
+    except json.JSONDecodeError as exc:
+        raise ExtractError(f"invalid JSON: {exc}") from None
+    return Extracted(source, json.dumps(value, indent=2, ensure_ascii=False), "json")
+
+
+def _csv(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
+    text = decode_text(data)
+    if source.lower().endswith(".tsv"):
+        dialect: type[csv.Dialect] | csv.Dialect = csv.excel_tab
+    else:
+        try:
+            dialect = csv.Sniffer().sniff(text[:8192], delimiters=",;\t|")
+        except csv.Error:
+            dialect = csv.excel
+    rows = csv.reader(io.StringIO(text), dialect)
+    return Extracted(source, "\n".join(" | ".join(c.strip() for c in row) for row in rows if any(row)), "csv")
+
+
+class _HtmlText(HTMLParser):
+    SKIP = frozenset(("script", "style", "noscript", "template", "svg"))
+    BLOCK = frozenset(("p", "div", "br", "li", "tr", "table", "section", "article", "header", "footer", "h1",
+                       "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "title", "ul", "ol", "dt", "dd", "hr"))
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.skipping = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.SKIP:
+            self.skipping += 1
+        elif tag in self.BLOCK:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.SKIP:
+            self.skipping = max(0, self.skipping - 1)
+        elif tag in self.BLOCK:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if not self.skipping:
+            self.parts.append(data)
+
+
+def _tidy(text: str) -> str:
+    lines = (" ".join(line.split()) for line in text.splitlines())
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def _html(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
+    parser = _HtmlText()
+    parser.feed(decode_text(data))
+    parser.close()
+    return Extracted(source, _tidy("".join(parser.parts)), "html")
+
+
+def _xml(data: bytes, what: str) -> ET.Element:
+    try:
+        return ET.fromstring(data)
+    except ET.ParseError as exc:
+        raise ExtractError(f"malformed {what}: {exc}") from None
+
+
+def _local(tag: str) -> str:
+    return tag.rsplit("}", 1)[-1]
+
+
+def _svg(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
+    root = _xml(data, "SVG")
+    parts = []
+    for el in root.iter():
+        if _local(str(el.tag)) in ("style", "script"):
+            continue
+        if el.text and el.text.strip():
+            parts.append(el.text.strip())
+    return Extracted(source, "\n".join(parts), "svg")
+
+
+# --- office (zip + XML) -------------------------------------------------------------------
+
+def _office_zip(data: bytes, what: str, cfg: IngestSettings) -> zipfile.ZipFile:
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile as exc:
+        raise ExtractError(f"corrupt {what}: {exc}") from None
+    _check_bomb(zf, len(data), cfg)
+    return zf
+
+
+def _member(zf: zipfile.ZipFile, name: str, what: str) -> bytes:
+    try:
+        return zf.read(name)
+    except KeyError:
+        raise ExtractError(f"corrupt {what}: no {name}") from None
+    except (zipfile.BadZipFile, OSError, RuntimeError) as exc:
+        raise ExtractError(f"corrupt {what}: {exc}") from None
+
+
+def _docx(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
+    root = _xml(_member(_office_zip(data, "docx", cfg), "word/document.xml", "docx"), "docx")
+    paragraphs = []
+    for p in root.iter():
+        if _local(str(p.tag)) != "p":
+            continue
+        bits = []
+        for el in p.iter():
+            tag = _local(str(el.tag))
+            if tag == "t" and el.text:
+                bits.append(el.text)
+            elif tag == "tab":
+                bits.append("\t")
+            elif tag in ("br", "cr"):
+                bits.append("\n")
+        paragraphs.append("".join(bits))
+    return Extracted(source, _tidy("\n".join(paragraphs)), "docx")
+
+
+def _odt(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
+    root = _xml(_member(_office_zip(data, "odt", cfg), "content.xml", "odt"), "odt")
+    paragraphs = ["".join(el.itertext()) for el in root.iter() if _local(str(el.tag)) in ("p", "h")]
+    return Extracted(source, _tidy("\n".join(paragraphs)), "odt")
+
+
+def _xlsx(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
+    zf = _office_zip(data, "xlsx", cfg)
+    names = set(zf.namelist())
+    shared = []
+    if "xl/sharedStrings.xml" in names:
+        for si in _xml(_member(zf, "xl/sharedStrings.xml", "xlsx"), "xlsx"):
+            shared.append("".join(t.text or "" for t in si.iter() if _local(str(t.tag)) == "t"))
+    sheets = _xlsx_sheets(zf, names)
+    out = []
+    for title, member in sheets:
+        out.append(f"## {title}")
+        for row in _xml(_member(zf, member, "xlsx"), "xlsx").iter():
+            if _local(str(row.tag)) != "row":
+                continue
+            cells = [_xlsx_cell(c, shared) for c in row if _local(str(c.tag)) == "c"]
+            if any(cells):
+                out.append(" | ".join(cells))
+    return Extracted(source, "\n".join(out), "xlsx")
+
+
+def _xlsx_sheets(zf: zipfile.ZipFile, names: set[str]) -> list[tuple[str, str]]:
+    """(sheet title, member path) in workbook order, via workbook.xml and its relationships."""
+    try:
+        book = _xml(zf.read("xl/workbook.xml"), "xlsx")
+        rels = _xml(zf.read("xl/_rels/workbook.xml.rels"), "xlsx")
+    except KeyError:
+        return [(n, n) for n in sorted(names) if n.startswith("xl/worksheets/") and n.endswith(".xml")]
+    targets = {r.get("Id"): r.get("Target", "") for r in rels}
+    out = []
+    for sheet in book.iter():
+        if _local(str(sheet.tag)) != "sheet":
+            continue
+        rid = next((v for k, v in sheet.attrib.items() if _local(k) == "id"), None)
+        target = targets.get(rid, "")
+        member = target.lstrip("/") if target.startswith("/") else posixpath.normpath(f"xl/{target}")
+        if member in names:
+            out.append((sheet.get("name", member), member))
+    return out
+
+
+def _xlsx_cell(cell: ET.Element, shared: list[str]) -> str:
+    kind = cell.get("t", "")
+    if kind == "inlineStr":
+        return "".join(t.text or "" for t in cell.iter() if _local(str(t.tag)) == "t").strip()
+    value = next((v.text or "" for v in cell if _local(str(v.tag)) == "v"), "")
+    if kind == "s" and value.isdigit() and int(value) < len(shared):
+        return shared[int(value)].strip()
+    return value.strip()
+
+
+# --- PDF -------------------------------------------------------------------------------------
+
+def _pdf(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
+    """Text per page with its printed label; pages joined, each page's start offset kept."""
+    import pymupdf
+
+    try:
+        doc = pymupdf.open(stream=data, filetype="pdf")
+    except RuntimeError as exc:
+        raise ExtractError(f"corrupt PDF: {exc}") from None
+    with doc:
+        if doc.needs_pass:
+            raise ExtractError("encrypted PDF: a password is required")
+        parts: list[str] = []
+        pages: list[Page] = []
+        offset = 0
+        try:
+            for page in doc:
+                text = page.get_text("text")
+                if not text.strip() and cfg.tesseract_bin:
+                    text = _ocr(page, cfg.tesseract_bin)
+                text = text.replace("\r\n", "\n")
+                if text and not text.endswith("\n"):
+                    text += "\n"
+                pages.append(Page(offset, page.get_label() or str(page.number + 1), page.number))
+                parts.append(text)
+                offset += len(text)
+        except (RuntimeError, ValueError) as exc:
+            raise ExtractError(f"corrupt PDF: {exc}") from None
+    text = "".join(parts)
+    if not text.strip():
+        hint = "" if cfg.tesseract_bin else "; set ingest.tesseract_bin for OCR"
+        raise ExtractError(f"no text layer in PDF (scanned?){hint}")
+    return Extracted(source, text, "pdf", kind="pdf", pages=pages)
+
+
+def _ocr(page: Any, tesseract: str) -> str:
+    binary = shutil.which(tesseract)
+    if not binary:
+        raise ExtractError(f"OCR needed but tesseract not found at {tesseract!r} (ingest.tesseract_bin)")
+    png = page.get_pixmap(dpi=200).tobytes("png")
+    return _run([binary, "stdin", "stdout"], "tesseract", stdin=png)
+
+
+# --- external converters ---------------------------------------------------------------
+
+def _run(cmd: list[str], name: str, stdin: bytes | None = None) -> str:
+    try:
+        proc = subprocess.run(cmd, input=stdin, capture_output=True, timeout=CONVERTER_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ExtractError(f"{name} failed: {exc}") from None
+    if proc.returncode != 0:
+        detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise ExtractError(f"{name} failed (exit {proc.returncode}): {detail[-1] if detail else 'no message'}")
+    return proc.stdout.decode("utf-8", "replace")
+
+
+def _converted(source: str, data: bytes, fmt: str, cfg: IngestSettings, workdir: Path,
+               path: Path | None) -> Extracted:
+    name, key = CONVERTERS[fmt]
+    configured = getattr(cfg, key)
+    binary = shutil.which(configured) if configured else None
+    if not binary:
+        what = "audio/video" if fmt == "av" else f".{fmt}"
+        raise ExtractError(f"no converter for {what}: {name} not found (set ingest.{key})")
+    if fmt == "av" and not cfg.whisper_model:
+        raise ExtractError("no converter for audio/video: ingest.whisper_model is not set")
+    if path is None:
+        workdir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=workdir) if path is None else nullcontext("") as tmp:
+        if path is None:
+            path = Path(tmp) / Path(source).name
+            path.write_bytes(data)
+        args = {"tex": [str(path)], "rtf": ["--text", str(path)],
+                "av": ["-m", cfg.whisper_model, "-f", str(path), "-nt", "-np"]}[fmt]
+        text = _run([binary, *args], name)
+    if fmt == "rtf":
+        text = "\n".join(ln for ln in text.splitlines() if not ln.startswith("###") and set(ln) != {"-"})
+    text = text.strip()
+    if not text:
+        raise ExtractError(f"{name} produced no text")
+    return Extracted(source, text + "\n", fmt, kind="av" if fmt == "av" else "text")
+
+
+# --- zip -----------------------------------------------------------------------------------
+
+def _check_bomb(zf: zipfile.ZipFile, packed: int, cfg: IngestSettings) -> None:
+    total = sum(i.file_size for i in zf.infolist())
+    if total > cfg.zip_max_total_mb * 1024 * 1024:
+        raise ExtractError(f"zip bomb guard: {total} bytes uncompressed exceeds ingest.zip_max_total_mb")
+    if total > max(packed, 1) * cfg.zip_max_ratio:
+        raise ExtractError(f"zip bomb guard: compression ratio {total // max(packed, 1)} exceeds "
+                           f"ingest.zip_max_ratio ({cfg.zip_max_ratio})")
+
+
+def unsafe_member(name: str) -> bool:
+    """A member name that would escape the folder it is unpacked into (zip-slip)."""
+    norm = name.replace("\\", "/")
+    return norm.startswith("/") or re.match(r"^[A-Za-z]:", norm) is not None or ".." in norm.split("/")
+
+
+def _zip(source: str, data: bytes, cfg: IngestSettings, workdir: Path, depth: int) -> list[Extracted | Skip]:
+    """Members ingested recursively, in memory; unsafe names and bombs are refused with a reason."""
+    if depth >= ZIP_MAX_DEPTH:
+        return [Skip(source, f"zip nested deeper than {ZIP_MAX_DEPTH} levels")]
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+        _check_bomb(zf, len(data), cfg)
+    except zipfile.BadZipFile as exc:
+        return [Skip(source, f"corrupt zip: {exc}")]
+    except ExtractError as exc:
+        return [Skip(source, str(exc))]
+    out: list[Extracted | Skip] = []
+    with zf:
+        for info in zf.infolist():
+            if info.is_dir():
+                continue
+            member = f"{source}/{info.filename}"
+            if unsafe_member(info.filename):
+                out.append(Skip(member, "unsafe path in zip (zip-slip): refused"))
+                continue
+            if info.flag_bits & 0x1:
+                out.append(Skip(member, "encrypted zip member"))
+                continue
+            if not format_of(info.filename):
+                out.append(Skip(member, unsupported_reason(info.filename)))
+                continue
+            try:
+                with zf.open(info) as f:
+                    body = f.read(info.file_size + 1)
+            except (zipfile.BadZipFile, OSError, RuntimeError, EOFError) as exc:
+                out.append(Skip(member, f"corrupt zip member: {exc}"))
+                continue
+            if len(body) > info.file_size:
+                out.append(Skip(member, "zip bomb guard: member larger than declared"))
+                continue
+            out.extend(extract(member, body, cfg, workdir, None, depth + 1))
+    return out
+
+
+_HANDLERS: dict[str, Callable[[str, bytes, IngestSettings], Extracted]] = {
+    "txt": _text, "md": _text, "rst": _text, "code": _text, "json": _json, "csv": _csv, "html": _html,
+    "svg": _svg, "docx": _docx, "odt": _odt, "xlsx": _xlsx, "pdf": _pdf,
+}

@@ -1,0 +1,456 @@
+"""The ingest engine: extract -> chunk -> entropy filter -> embed -> index, as an async iterator of events.
+
+Write order, so that a kill -9 at any instant leaves something the next run repairs:
+
+1. journal: the file's new chunks go into the records (status "indexing"), its old
+   chunks and their embed status leave them, in one SQLite commit;
+2. keyword index: the file's old entries are deleted and the new ones added in one
+   Whoosh commit; its old vectors are deleted from every Chroma collection;
+3. records: the file becomes "done";
+4. embedding: pending chunks are embedded, upserted into Chroma, then marked
+   embedded for that model (RAGWeed 2d: resumable).
+
+A run that does not end cleanly leaves the manifest state "ingesting"; the next run
+then reconciles: files still "indexing" are finished from the journal, and each
+store is brought to exactly what the records say (keyword index = chunks of "done"
+files; each vector index = chunks marked embedded for its model). After an ingest
+that could embed everything, Chroma and Whoosh hold the same chunk ids.
+
+LlamaIndex's IngestionPipeline chains the node parser and the entropy filter; the
+docstore and vector-store parts are not used (their upsert strategies are the
+pitfalls' subject): the records play the docstore, with the file path as the doc id,
+and deletions by source are done here in every store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import hashlib
+import time
+from collections.abc import AsyncIterator, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from ragtui.chunks import Chunk
+from ragtui.collections import LOCK_FILE, Collection, CollectionError, CollectionRegistry
+from ragtui.config import Settings
+from ragtui.events import Event, FileSkipped, IngestFinished, IngestProgress, Notice
+from ragtui.ingest.discover import Entry, discover
+from ragtui.ingest.extract import Extracted, Skip, extract, format_of
+from ragtui.ingest.records import DONE, DUPLICATE, INDEXING, SKIPPED, FileRecord
+from ragtui.ingest.report import IngestReport
+
+BATCH_CHUNKS = 2000          # chunks per keyword-index commit
+BATCH_FILES = 500            # files per keyword-index commit
+EMBED_PAGES = 8              # embed batches per Chroma write + journal commit (bounds work lost to a kill)
+PROGRESS_EVERY_S = 0.25
+
+
+class IngestBusy(CollectionError):
+    """Another ingest holds the collection's lock."""
+
+
+@dataclass
+class _Prepared:
+    """One file after extraction: what to journal, or why not."""
+
+    entry: Entry
+    record: FileRecord | None = None
+    docs: list[tuple[FileRecord, list[Chunk]]] = field(default_factory=list)
+    texts: dict[str, tuple[str, list[tuple[int, str, int]]]] = field(default_factory=dict)
+    skips: list[Skip] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)     # sources whose chunks must leave the stores
+    outcome: str = ""                                  # added | updated | unchanged | duplicate | skipped
+    duplicate_of: str = ""
+
+
+async def ingest_paths(settings: Settings, collection: str, paths: Sequence[Path], *, topic: str = "",
+                       sync: bool = False) -> AsyncIterator[Event]:
+    """Ingest files and folders into `collection` (created if new); `sync` drops files gone from the folders."""
+    run = _IngestRun(settings, collection, topic)
+    async for event in run.execute(paths=paths, sync=sync):
+        yield event
+
+
+async def ingest_documents(settings: Settings, collection: str,
+                           documents: Iterable[tuple[str, str]]) -> AsyncIterator[Event]:
+    """Ingest in-memory (source_id, text) documents through the same chunk/filter/embed/index path."""
+    run = _IngestRun(settings, collection, "")
+    async for event in run.execute(documents=documents):
+        yield event
+
+
+def signature(settings: Settings) -> str:
+    """Everything that changes the chunks of unchanged bytes; a file indexed under another one is redone."""
+    c, i = settings.chunk, settings.ingest
+    return (f"{c.strategy}:{c.size_tokens}:{c.pdf_tokens}:{c.av_tokens}:{c.overlap_pct}:"
+            f"{i.entropy_min}:{i.entropy_max}:{i.toc_ratio}")
+
+
+class _IngestRun:
+    def __init__(self, settings: Settings, collection: str, topic: str) -> None:
+        self.settings = settings
+        self.registry = CollectionRegistry(settings)
+        self.coll: Collection = self.registry.open_or_create(collection, topic)
+        if topic and topic != self.coll.topic:
+            self.coll.update_manifest(topic=topic)
+        self.records = self.coll.records
+        self.report = IngestReport(collection)
+        self.signature = signature(settings)
+        self.models = settings.embed.all_models
+        self.down: dict[str, str] = {}          # model -> why its pass stopped for this run
+        self.embed_left: dict[str, int] = {}    # model -> chunks still to embed (for the ETA)
+        self.started = time.monotonic()
+        self.files_total = 0
+        self.files_done = 0
+        self.embed_time = 0.0
+        self.current = ""
+        self._last_progress = 0.0
+        self._lock_file: TextIO | None = None
+        self._pipeline: Any = None
+        self._filter: Any = None
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def _acquire(self) -> None:
+        self._lock_file = open(self.coll.path / LOCK_FILE, "a+")  # noqa: SIM115 - held for the whole run
+        try:
+            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._lock_file.close()
+            self._lock_file = None
+            raise IngestBusy(f"another ingest is writing into collection {self.coll.name!r}") from None
+
+    def _release(self) -> None:
+        if self._lock_file is not None:
+            fcntl.flock(self._lock_file, fcntl.LOCK_UN)
+            self._lock_file.close()
+            self._lock_file = None
+
+    async def execute(self, paths: Sequence[Path] = (), sync: bool = False,
+                      documents: Iterable[tuple[str, str]] | None = None) -> AsyncIterator[Event]:
+        self._acquire()
+        clean = False
+        try:
+            unclean = self.coll.manifest.get("state") == "ingesting"
+            self.coll.update_manifest(state="ingesting")
+            self.report.reconciled = await _in_thread(self._reconcile, unclean)
+            if documents is not None:
+                entries, skips, roots = [Entry(s, "", None, t) for s, t in documents], [], []
+            else:
+                entries, skips, roots = await _in_thread(discover, paths)
+            self.files_total = len(entries)
+            for skip in skips:
+                self.report.skipped.append((skip.source, skip.reason))
+                yield FileSkipped(self.coll.name, skip.source, skip.reason)
+            if sync:
+                await _in_thread(self._sync, roots, {e.source for e in entries})
+            async for event in self._process(entries):
+                yield event
+            async for event in self._embed_pending():
+                yield event
+            yield self._progress(force=True)
+            clean = True
+        finally:
+            self._finish(clean)
+        yield IngestFinished(self.coll.name, self.report)
+
+    def _finish(self, clean: bool) -> None:
+        self.report.elapsed_s = time.monotonic() - self.started
+        self.report.interrupted = not clean
+        try:
+            pending = any(self.records.pending_count(m) for m in self.models)
+            self.report.needs_embedding = pending
+            if clean:
+                chunks = len(self.records.chunk_ids(DONE))
+                state = "needs embeddings" if pending else ("ready" if chunks else "empty")
+                self.coll.update_manifest(state=state, models=self._models_with_vectors())
+        finally:
+            self.coll.close()
+            self._release()
+
+    def _models_with_vectors(self) -> list[str]:
+        known = list(self.coll.models)
+        for model in self.models:
+            if model not in known and self.records.embedded_ids(model):
+                known.append(model)
+        return known
+
+    # --- repair ----------------------------------------------------------------------------
+
+    def _reconcile(self, full: bool) -> int:
+        """Bring the stores to what the records say; `full` compares every id (after an unclean end)."""
+        repaired = 0
+        unfinished = [r.source for r in self.records.files(INDEXING)]
+        if unfinished:
+            chunks = self.records.chunks_of(unfinished)
+            self.coll.keyword.replace_sources(unfinished, chunks)
+            for model in self._store_models():
+                self.coll.vectors(model).delete_ids([c.id for c in chunks])
+            self.records.mark_done(unfinished)
+            repaired += len(chunks)
+        if not full:
+            return repaired
+        expected = self.records.chunk_ids(DONE)
+        in_keyword = self.coll.keyword.ids()
+        if extra := in_keyword - expected:
+            repaired += self.coll.keyword.delete_ids(extra)
+        if missing := expected - in_keyword:
+            repaired += self.coll.keyword.replace_sources([], self.records.chunks_by_id(missing))
+        for model in self._store_models():
+            store = self.coll.vectors(model)
+            in_store = store.ids()
+            embedded = self.records.embedded_ids(model)
+            if extra := in_store - (embedded & expected):
+                store.delete_ids(sorted(extra))
+                repaired += len(extra)
+            if lost := embedded - in_store:
+                self.records.unmark_embedded(lost, model)
+                repaired += len(lost)
+        return repaired
+
+    def _store_models(self) -> list[str]:
+        return list(dict.fromkeys([*self.coll.models, *self.models]))
+
+    def _sync(self, roots: list[str], seen: set[str]) -> None:
+        gone = sorted(self.records.top_sources(roots) - seen)
+        if gone:
+            self._remove(gone)
+            self.report.removed.extend(gone)
+
+    def _remove(self, sources: Sequence[str]) -> None:
+        """Files leave the records first, then every store (reconciliation covers a kill in between)."""
+        every = list(sources)
+        for s in sources:
+            every.extend(self.records.members(s))
+        ids = [c.id for c in self.records.chunks_of(every)]
+        self.records.remove(every)
+        self.coll.keyword.delete_sources(every)
+        for model in self._store_models():
+            self.coll.vectors(model).delete_ids(ids)
+
+    # --- extraction and indexing -------------------------------------------------------------
+
+    def _transformations(self) -> tuple[Any, Any]:
+        if self._pipeline is None:
+            from llama_index.core.ingestion import IngestionPipeline
+
+            from ragtui.ingest.transforms import ChunkParser, EntropyFilter
+
+            self._filter = EntropyFilter.from_settings(self.settings)
+            self._pipeline = IngestionPipeline(
+                transformations=[ChunkParser.from_settings(self.settings), self._filter], disable_cache=True)
+        return self._pipeline, self._filter
+
+    def _read(self, entry: Entry) -> bytes:
+        if entry.text is not None:
+            return entry.text.encode("utf-8")
+        assert entry.path is not None
+        size = entry.path.stat().st_size
+        if size > self.settings.ingest.max_file_mb * 1024 * 1024:
+            raise _SkipFile(f"too large: {size // (1024 * 1024)} MiB exceeds ingest.max_file_mb "
+                            f"({self.settings.ingest.max_file_mb})")
+        try:
+            with open(entry.path, "rb") as f:
+                return f.read()
+        except OSError as exc:
+            raise _SkipFile(f"unreadable: {exc.strerror}") from None
+
+    def _prepare(self, entry: Entry, batch_hashes: dict[str, str]) -> _Prepared:
+        """Read, hash, compare with the records; extract + chunk + filter only what is new or changed."""
+        prep = _Prepared(entry)
+        try:
+            data = self._read(entry)
+        except _SkipFile as exc:
+            prep.skips.append(Skip(entry.source, str(exc)))
+            prep.record = FileRecord(entry.source, entry.root, status=SKIPPED, reason=str(exc))
+            prep.outcome = "skipped"
+            return prep
+        digest = hashlib.sha256(data).hexdigest()
+        stamp = {"root": entry.root, "hash": digest, "size": len(data), "signature": self.signature}
+        old = self.records.file(entry.source)
+        original = None if entry.text is not None else (        # in-memory documents keep their own ids
+            batch_hashes.get(digest) or self.records.indexed_source_with_hash(digest, entry.source))
+        if old and old.hash == digest and old.signature == self.signature and (
+                old.status == DONE or (old.status == DUPLICATE and original)):
+            prep.outcome = "unchanged"
+            if old.format == "zip":
+                prep.skips = [Skip(m.source, m.reason) for m in self.records.members_in(entry.source, SKIPPED)]
+            return prep
+        if old:
+            prep.stale = [old.source, *self.records.members(old.source)]
+        if original and original != entry.source:
+            prep.outcome, prep.duplicate_of = "duplicate", original
+            prep.record = FileRecord(entry.source, **stamp, status=DUPLICATE, reason=f"same bytes as {original}")
+            return prep
+        batch_hashes[digest] = entry.source
+        if entry.text is not None:
+            found: list[Extracted | Skip] = [Extracted(entry.source, entry.text, "txt")]
+        else:
+            found = extract(entry.source, data, self.settings.ingest, self.coll.path / "tmp", entry.path)
+        if len(found) == 1 and isinstance(found[0], Skip) and found[0].source == entry.source:
+            prep.skips = [found[0]]
+            prep.record = FileRecord(entry.source, **stamp, status=SKIPPED, reason=found[0].reason)
+            prep.outcome = "skipped"
+            return prep
+        for item in found:
+            if isinstance(item, Skip):
+                prep.skips.append(item)
+            else:
+                self._chunk(prep, item, digest, len(data))
+        if format_of(entry.source) == "zip":
+            prep.record = FileRecord(entry.source, **stamp, format="zip", status=DONE)
+        prep.outcome = "updated" if old and old.status == DONE else "added"
+        return prep
+
+    def _chunk(self, prep: _Prepared, doc: Extracted, digest: str, size: int) -> None:
+        """Chunk and filter one extracted document through the IngestionPipeline; a zip member hashes its text."""
+        from ragtui.ingest.transforms import to_document
+
+        member = doc.source != prep.entry.source
+        file_hash = hashlib.sha256(doc.text.encode("utf-8")).hexdigest() if member else digest
+        pipeline, _ = self._transformations()
+        chunks = [_node_chunk(n) for n in pipeline.run(documents=[to_document(self.coll.name, doc, file_hash)])]
+        prep.docs.append((FileRecord(doc.source, prep.entry.root, container=prep.entry.source if member else "",
+                                     hash=file_hash, size=len(doc.text) if member else size, format=doc.format,
+                                     signature=self.signature, status=INDEXING, chunks=len(chunks)), chunks))
+        prep.texts[doc.source] = (doc.text, [(p.start, p.label, p.index) for p in doc.pages])
+
+    async def _process(self, entries: list[Entry]) -> AsyncIterator[Event]:
+        batch: list[_Prepared] = []
+        batch_hashes: dict[str, str] = {}
+        pending_chunks = 0
+        for entry in entries:
+            self.current = entry.source
+            prep = await _in_thread(self._prepare, entry, batch_hashes)
+            for skip in prep.skips:
+                self.report.skipped.append((skip.source, skip.reason))
+                yield FileSkipped(self.coll.name, skip.source, skip.reason)
+            self.files_done += 1
+            if prep.outcome == "unchanged":
+                self.report.unchanged += 1
+            else:
+                batch.append(prep)
+                pending_chunks += sum(len(c) for _, c in prep.docs)
+            if pending_chunks >= BATCH_CHUNKS or len(batch) >= BATCH_FILES:
+                await _in_thread(self._commit, batch)
+                batch, batch_hashes, pending_chunks = [], {}, 0
+                async for event in self._embed_pending():
+                    yield event
+            if (progress := self._progress()) is not None:
+                yield progress
+        if batch:
+            await _in_thread(self._commit, batch)
+
+    def _commit(self, batch: list[_Prepared]) -> None:
+        """Journal, index and mark done one batch of files (steps 1-3 of the write order)."""
+        docs = [d for p in batch for d in p.docs]
+        stale = sorted({s for p in batch for s in p.stale} | {r.source for r, _ in docs})
+        old_ids = [c.id for c in self.records.chunks_of(stale)]
+        gone = [s for s in stale if s not in {r.source for r, _ in docs}]
+        self.records.remove(gone)
+        self.records.begin(docs, {k: v for p in batch for k, v in p.texts.items()})
+        for p in batch:
+            if p.record is not None:
+                self.records.put_file(p.record)
+            for skip in p.skips:
+                if skip.source != p.entry.source:
+                    self.records.put_file(FileRecord(skip.source, p.entry.root, container=p.entry.source,
+                                                     status=SKIPPED, reason=skip.reason))
+        self.coll.keyword.replace_sources(stale, [c for _, chunks in docs for c in chunks])
+        if old_ids:
+            for model in self._store_models():
+                self.coll.vectors(model).delete_ids(old_ids)
+        self.records.mark_done([r.source for r, _ in docs])
+        _, entropy_filter = self._transformations()
+        self.report.filtered = entropy_filter.dropped.copy()
+        for p in batch:
+            self.report.chunks_indexed += sum(len(c) for _, c in p.docs)
+            if p.outcome == "added":
+                self.report.added.append(p.entry.source)
+            elif p.outcome == "updated":
+                self.report.updated.append(p.entry.source)
+            elif p.outcome == "duplicate":
+                self.report.duplicates.append((p.entry.source, p.duplicate_of))
+
+    # --- embedding ---------------------------------------------------------------------------
+
+    async def _embed_pending(self) -> AsyncIterator[Event]:
+        """Embed every chunk still without a vector, model by model (extra models: RAGWeed 2h)."""
+        from ragtui.ingest.embedding import Embedder, EmbedUnavailable, ModelMissing
+
+        for model in self.models:
+            if model in self.down:
+                continue
+            embedder: Embedder | None = None
+            page = self.settings.embed.batch_size * EMBED_PAGES
+            self.embed_left[model] = await _in_thread(self.records.pending_count, model)
+            while chunks := await _in_thread(self.records.pending, model, page):
+                embedder = embedder or Embedder(self.settings, model)
+                began = time.monotonic()
+                try:
+                    vectors = await embedder.embed_chunks(chunks)
+                except (ModelMissing, EmbedUnavailable) as exc:
+                    self.down[model] = str(exc)
+                    self.embed_left[model] = 0
+                    self.report.warnings.append(f"{exc}; the {model} pass is skipped, ingest continues")
+                    yield Notice("warning", f"{exc}; the {model} pass is skipped, ingest continues")
+                    break
+                self.embed_time += time.monotonic() - began
+                await _in_thread(self._store_vectors, model, chunks, vectors)
+                if (progress := self._progress()) is not None:
+                    yield progress
+
+    def _store_vectors(self, model: str, chunks: list[Chunk], vectors: list[list[float]]) -> None:
+        self.coll.vectors(model).add(chunks, vectors)
+        self.records.mark_embedded([c.id for c in chunks], model)
+        self.report.chunks_embedded += len(chunks)
+        self.embed_left[model] -= len(chunks)
+
+    # --- progress ----------------------------------------------------------------------------
+
+    def _progress(self, force: bool = False) -> IngestProgress | None:
+        now = time.monotonic()
+        if not force and now - self._last_progress < PROGRESS_EVERY_S:
+            return None
+        self._last_progress = now
+        rate = self.report.chunks_embedded / self.embed_time if self.embed_time else 0.0
+        eta = estimate_eta(now - self.started - self.embed_time, self.files_done, self.files_total,
+                           sum(self.embed_left.values()), rate)
+        return IngestProgress(self.coll.name, self.files_done, self.files_total, self.report.chunks_indexed,
+                              self.report.chunks_embedded, rate, eta, self.current)
+
+
+def estimate_eta(file_seconds: float, files_done: int, files_total: int, embed_left: int,
+                 embed_rate: float) -> float | None:
+    """Seconds left: the files still to read at the pace so far, plus the chunks still to embed at the
+    embedding rate so far; None while either pace is unknown."""
+    files_left = files_total - files_done
+    if files_left and not files_done:
+        return None
+    if embed_left and not embed_rate:
+        return None
+    file_eta = file_seconds / files_done * files_left if files_left else 0.0
+    return file_eta + (embed_left / embed_rate if embed_left else 0.0)
+
+
+async def _in_thread(fn: Any, *args: Any) -> Any:
+    """Run blocking work in a thread; on cancellation wait for it to finish so stores are never closed under it."""
+    task = asyncio.ensure_future(asyncio.to_thread(fn, *args))
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await asyncio.wait([task])
+        raise
+
+
+class _SkipFile(Exception):
+    pass
+
+
+def _node_chunk(node: Any) -> Chunk:
+    from ragtui.stores.nodes import node_to_chunk
+
+    return node_to_chunk(node)

@@ -1,0 +1,281 @@
+"""The ingest records of a collection: one SQLite file (WAL) that is also the ingest's journal.
+
+    files   one row per file or zip member: hash, size, format, status, reason, chunk count
+    chunks  the chunks of indexed files (text and flat metadata), so an interrupted or
+            embedding-less ingest can be completed without re-extracting anything
+    embeds  one row per (chunk, model) whose vector is in Chroma: the per-model embed status
+    texts   the extracted text of each indexed file (zlib) and its page starts, so the source
+            viewer can show a chunk in its document, at its offsets, even if the file moved
+
+A file is "indexing" from the moment its chunks are recorded until both its keyword
+entries are committed; it becomes "done" only after that. Reconciliation trusts
+these rows: the keyword index must hold exactly the chunks of "done" files, and
+each vector index exactly the chunks with an embeds row for its model.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import zlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ragtui.chunks import Chunk, ChunkMeta
+
+RECORDS_FILE = "records.sqlite3"
+
+INDEXING, DONE, SKIPPED, DUPLICATE = "indexing", "done", "skipped", "duplicate"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS files (
+    source    TEXT PRIMARY KEY,
+    root      TEXT NOT NULL DEFAULT '',
+    container TEXT NOT NULL DEFAULT '',
+    hash      TEXT NOT NULL DEFAULT '',
+    size      INTEGER NOT NULL DEFAULT 0,
+    format    TEXT NOT NULL DEFAULT '',
+    signature TEXT NOT NULL DEFAULT '',
+    status    TEXT NOT NULL,
+    reason    TEXT NOT NULL DEFAULT '',
+    chunks    INTEGER NOT NULL DEFAULT 0,
+    updated   TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS files_hash ON files(hash);
+CREATE INDEX IF NOT EXISTS files_container ON files(container);
+CREATE TABLE IF NOT EXISTS chunks (
+    id      TEXT PRIMARY KEY,
+    source  TEXT NOT NULL,
+    text    TEXT NOT NULL,
+    meta    TEXT NOT NULL,
+    entropy REAL NOT NULL,
+    words   INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_source ON chunks(source);
+CREATE TABLE IF NOT EXISTS texts (
+    source TEXT PRIMARY KEY,
+    text   BLOB NOT NULL,
+    pages  TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS embeds (
+    chunk_id TEXT NOT NULL,
+    model    TEXT NOT NULL,
+    PRIMARY KEY (chunk_id, model)
+) WITHOUT ROWID;
+"""
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    source: str
+    root: str = ""
+    container: str = ""
+    hash: str = ""
+    size: int = 0
+    format: str = ""
+    signature: str = ""
+    status: str = INDEXING
+    reason: str = ""
+    chunks: int = 0
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class IngestRecords:
+    """Thread-safe access to one collection's records (one connection, one lock)."""
+
+    def __init__(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / RECORDS_FILE
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
+        self._lock = threading.RLock()
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def _rows(self, sql: str, args: Sequence[object] = ()) -> list[tuple]:
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
+
+    # --- files -----------------------------------------------------------------------
+
+    def file(self, source: str) -> FileRecord | None:
+        rows = self._rows(f"SELECT {_FILE_COLS} FROM files WHERE source = ?", (source,))
+        return FileRecord(*rows[0]) if rows else None
+
+    def files(self, status: str | None = None) -> list[FileRecord]:
+        if status is None:
+            return [FileRecord(*r) for r in self._rows(f"SELECT {_FILE_COLS} FROM files ORDER BY source")]
+        return [FileRecord(*r) for r in self._rows(f"SELECT {_FILE_COLS} FROM files WHERE status = ? "
+                                                   "ORDER BY source", (status,))]
+
+    def top_sources(self, roots: Iterable[str]) -> set[str]:
+        """Top-level sources (not zip members) that came from any of these roots."""
+        out: set[str] = set()
+        for root in roots:
+            out.update(r[0] for r in self._rows("SELECT source FROM files WHERE root = ? AND container = ''",
+                                                (root,)))
+        return out
+
+    def indexed_source_with_hash(self, file_hash: str, other_than: str) -> str | None:
+        """An indexed file with these exact bytes, for content dedupe."""
+        rows = self._rows("SELECT source FROM files WHERE hash = ? AND status = ? AND source != ? "
+                          "ORDER BY source LIMIT 1", (file_hash, DONE, other_than))
+        return rows[0][0] if rows else None
+
+    def members(self, container: str) -> list[str]:
+        return [r[0] for r in self._rows("SELECT source FROM files WHERE container = ?", (container,))]
+
+    def members_in(self, container: str, status: str) -> list[FileRecord]:
+        return [FileRecord(*r) for r in self._rows(f"SELECT {_FILE_COLS} FROM files WHERE container = ? AND "
+                                                   "status = ? ORDER BY source", (container, status))]
+
+    def put_file(self, rec: FileRecord) -> None:
+        """Record a file without chunks (skipped, duplicate, a zip container)."""
+        with self._tx() as db:
+            self._drop_chunks(db, [rec.source])
+            self._upsert_file(db, rec)
+
+    def begin(self, batch: Sequence[tuple[FileRecord, Sequence[Chunk]]],
+              texts: Mapping[str, tuple[str, list[tuple[int, str, int]]]] | None = None) -> None:
+        """Journal the new chunks of these files (status "indexing"), replacing any older ones, in one commit.
+
+        `texts` maps a source to its extracted text and (start, label, index) pages.
+        """
+        texts = texts or {}
+        with self._tx() as db:
+            for rec, chunks in batch:
+                self._drop_chunks(db, [rec.source])
+                self._upsert_file(db, rec)
+                if rec.source in texts:
+                    text, pages = texts[rec.source]
+                    db.execute("INSERT OR REPLACE INTO texts (source, text, pages) VALUES (?, ?, ?)",
+                               (rec.source, zlib.compress(text.encode("utf-8"), 3), json.dumps(pages)))
+                db.executemany("INSERT OR REPLACE INTO chunks (id, source, text, meta, entropy, words) "
+                               "VALUES (?, ?, ?, ?, ?, ?)",
+                               [(c.id, c.meta.source, c.text, _meta_json(c.meta), c.meta.text_entropy,
+                                 c.meta.word_count) for c in chunks])
+
+    def mark_done(self, sources: Iterable[str]) -> None:
+        with self._tx() as db:
+            db.executemany("UPDATE files SET status = ?, updated = ? WHERE source = ?",
+                           [(DONE, _now(), s) for s in sources])
+
+    def remove(self, sources: Iterable[str]) -> None:
+        with self._tx() as db:
+            sources = list(sources)
+            self._drop_chunks(db, sources)
+            db.executemany("DELETE FROM files WHERE source = ?", [(s,) for s in sources])
+
+    def _upsert_file(self, db: sqlite3.Connection, rec: FileRecord) -> None:
+        db.execute(f"INSERT OR REPLACE INTO files ({_FILE_COLS}, updated) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                   (rec.source, rec.root, rec.container, rec.hash, rec.size, rec.format, rec.signature,
+                    rec.status, rec.reason, rec.chunks, _now()))
+
+    @staticmethod
+    def _drop_chunks(db: sqlite3.Connection, sources: Sequence[str]) -> None:
+        for s in sources:
+            db.execute("DELETE FROM embeds WHERE chunk_id IN (SELECT id FROM chunks WHERE source = ?)", (s,))
+            db.execute("DELETE FROM chunks WHERE source = ?", (s,))
+            db.execute("DELETE FROM texts WHERE source = ?", (s,))
+
+    def document(self, source: str) -> tuple[str, list[tuple[int, str, int]]] | None:
+        """The extracted text of an indexed file and its (start, label, index) pages; chunk offsets point into it."""
+        rows = self._rows("SELECT text, pages FROM texts WHERE source = ?", (source,))
+        if not rows:
+            return None
+        return zlib.decompress(rows[0][0]).decode("utf-8"), [tuple(p) for p in json.loads(rows[0][1])]
+
+    # --- chunks and embed status --------------------------------------------------------
+
+    def chunk_ids(self, status: str = DONE) -> set[str]:
+        """Ids of the chunks of files in `status`."""
+        return {r[0] for r in self._rows("SELECT c.id FROM chunks c JOIN files f ON f.source = c.source "
+                                         "WHERE f.status = ?", (status,))}
+
+    def chunks_of(self, sources: Iterable[str]) -> list[Chunk]:
+        out: list[Chunk] = []
+        for s in sources:
+            out.extend(_chunk(r) for r in self._rows("SELECT id, text, meta FROM chunks WHERE source = ? "
+                                                     "ORDER BY id", (s,)))
+        return out
+
+    def chunks_by_id(self, ids: Iterable[str]) -> list[Chunk]:
+        out: list[Chunk] = []
+        for i in ids:
+            out.extend(_chunk(r) for r in self._rows("SELECT id, text, meta FROM chunks WHERE id = ?", (i,)))
+        return out
+
+    def embedded_ids(self, model: str) -> set[str]:
+        return {r[0] for r in self._rows("SELECT chunk_id FROM embeds WHERE model = ?", (model,))}
+
+    def pending(self, model: str, limit: int) -> list[Chunk]:
+        """Chunks of indexed files still without a vector from `model` (RAGWeed 2d: resumable embedding)."""
+        rows = self._rows("SELECT c.id, c.text, c.meta FROM chunks c JOIN files f ON f.source = c.source "
+                          "WHERE f.status = ? AND NOT EXISTS (SELECT 1 FROM embeds e WHERE e.chunk_id = c.id "
+                          "AND e.model = ?) ORDER BY c.source, c.id LIMIT ?", (DONE, model, limit))
+        return [_chunk(r) for r in rows]
+
+    def pending_count(self, model: str) -> int:
+        return int(self._rows("SELECT count(*) FROM chunks c JOIN files f ON f.source = c.source "
+                              "WHERE f.status = ? AND NOT EXISTS (SELECT 1 FROM embeds e WHERE e.chunk_id = c.id "
+                              "AND e.model = ?)", (DONE, model))[0][0])
+
+    def mark_embedded(self, ids: Iterable[str], model: str) -> None:
+        with self._tx() as db:
+            db.executemany("INSERT OR IGNORE INTO embeds (chunk_id, model) VALUES (?, ?)",
+                           [(i, model) for i in ids])
+
+    def unmark_embedded(self, ids: Iterable[str], model: str) -> None:
+        with self._tx() as db:
+            db.executemany("DELETE FROM embeds WHERE chunk_id = ? AND model = ?", [(i, model) for i in ids])
+
+    # --- statistics (collections info) -----------------------------------------------------
+
+    def status_counts(self) -> dict[str, int]:
+        """Files per status, zip containers left out."""
+        return dict(self._rows("SELECT status, count(*) FROM files WHERE format != 'zip' GROUP BY status"))
+
+    def format_counts(self) -> dict[str, int]:
+        return dict(self._rows("SELECT format, count(*) FROM files WHERE status = ? AND format != 'zip' "
+                               "GROUP BY format ORDER BY format", (DONE,)))
+
+    def chunk_stats(self) -> list[tuple[float, int]]:
+        """(text_entropy, word_count) of every indexed chunk."""
+        return [(float(e), int(w)) for e, w in self._rows(
+            "SELECT c.entropy, c.words FROM chunks c JOIN files f ON f.source = c.source WHERE f.status = ?",
+            (DONE,))]
+
+
+_FILE_COLS = "source, root, container, hash, size, format, signature, status, reason, chunks"
+
+
+def _meta_json(meta: ChunkMeta) -> str:
+    return json.dumps(meta.to_dict(), separators=(",", ":"))
+
+
+def _chunk(row: tuple) -> Chunk:
+    cid, text, meta = row
+    return Chunk(cid, text, ChunkMeta.from_dict(json.loads(meta)))

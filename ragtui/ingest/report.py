@@ -1,0 +1,58 @@
+"""What an ingest did, for the closing report of the CLI and the TUI's ingest panel."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+
+@dataclass
+class IngestReport:
+    collection: str
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    removed: list[str] = field(default_factory=list)
+    duplicates: list[tuple[str, str]] = field(default_factory=list)   # (source, the indexed file it equals)
+    skipped: list[tuple[str, str]] = field(default_factory=list)      # (source, reason)
+    filtered: Counter[str] = field(default_factory=Counter)           # dropped chunks per reason
+    chunks_indexed: int = 0
+    chunks_embedded: int = 0
+    reconciled: int = 0              # store entries repaired after an interrupted run
+    elapsed_s: float = 0.0
+    needs_embedding: bool = False    # some chunks still have no vector (Ollama down, model missing)
+    interrupted: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def skipped_by_reason(self) -> dict[str, list[str]]:
+        """Sources grouped by the kind of reason (the part before the first colon)."""
+        out: dict[str, list[str]] = {}
+        for source, reason in self.skipped:
+            out.setdefault(reason.split(":", 1)[0], []).append(source)
+        return out
+
+    def reason_of(self, source: str) -> str | None:
+        return next((r for s, r in self.skipped if s == source), None)
+
+    def lines(self) -> list[str]:
+        """The closing report as plain text lines."""
+        out = [f"collection {self.collection}: {len(self.added)} added, {len(self.updated)} updated, "
+               f"{self.unchanged} unchanged, {len(self.removed)} removed, {len(self.duplicates)} duplicate, "
+               f"{len(self.skipped)} skipped ({self.elapsed_s:.1f} s)",
+               f"chunks: {self.chunks_indexed} indexed, {self.chunks_embedded} embedded"]
+        if self.filtered:
+            out.append("chunks filtered: " + ", ".join(f"{n} {r}" for r, n in sorted(self.filtered.items())))
+        for kind, sources in sorted(self.skipped_by_reason.items()):
+            out.append(f"skipped, {kind}: {len(sources)}")
+            out.extend(f"  {s}: {self.reason_of(s)}" for s in sources)
+        out.extend(f"duplicate: {s} (same bytes as {orig})" for s, orig in self.duplicates)
+        if self.reconciled:
+            out.append(f"repaired {self.reconciled} store entries left by an interrupted ingest")
+        out.extend(f"warning: {w}" for w in self.warnings)
+        if self.needs_embedding:
+            out.append("some chunks have no embeddings yet: keyword search works; run the ingest again "
+                       "when Ollama is reachable")
+        if self.interrupted:
+            out.append("interrupted: run the same ingest again to finish")
+        return out

@@ -1,0 +1,128 @@
+"""The LlamaIndex side of chunking and filtering: a NodeParser and a TransformComponent.
+
+Both wrap the pure functions in `chunking` and `entropy`, so an IngestionPipeline
+can chain them (documents -> chunk nodes -> kept nodes). Imported only by the
+pipeline at run time: it pulls in llama_index.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from llama_index.core.bridge.pydantic import PrivateAttr
+from llama_index.core.node_parser import NodeParser
+from llama_index.core.schema import (
+    BaseNode,
+    Document,
+    MetadataMode,
+    NodeRelationship,
+    RelatedNodeInfo,
+    TextNode,
+    TransformComponent,
+)
+
+from ragtui.chunks import ChunkMeta, chunk_id
+from ragtui.config import Settings
+from ragtui.ingest.chunking import heading_at, markdown_sections, markdown_spans, trim_span, window_chars, window_spans
+from ragtui.ingest.entropy import junk_reason, shannon_entropy, word_count
+from ragtui.ingest.extract import Extracted
+
+PAGES_KEY = "pages_json"
+
+
+def to_document(collection: str, doc: Extracted, file_hash: str) -> Document:
+    """A LlamaIndex Document whose id is the source path (the stable doc id of the pitfalls' safe pattern)."""
+    pages = [[p.start, p.label, p.index] for p in doc.pages]
+    return Document(id_=doc.source, text=doc.text,
+                    metadata={"collection": collection, "source": doc.source, "file_hash": file_hash,
+                              "format": doc.format, "kind": doc.kind, PAGES_KEY: json.dumps(pages)})
+
+
+class ChunkParser(NodeParser):
+    """RAGWeed 2b windows (per-type sizes), or markdown sections then windows; ids from (source, index)."""
+
+    text_tokens: int = 2048
+    pdf_tokens: int = 1024
+    av_tokens: int = 512
+    overlap_pct: int = 50
+    strategy: str = "window"
+    include_metadata: bool = False
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ChunkParser:
+        c = settings.chunk
+        return cls(text_tokens=c.size_tokens, pdf_tokens=c.pdf_tokens, av_tokens=c.av_tokens,
+                   overlap_pct=c.overlap_pct, strategy=c.strategy)
+
+    def _parse_nodes(self, nodes: Sequence[BaseNode], show_progress: bool = False, **kwargs: Any) -> list[BaseNode]:
+        out: list[BaseNode] = []
+        for doc in nodes:
+            out.extend(self.split(doc))
+        return out
+
+    def split(self, doc: BaseNode) -> list[TextNode]:
+        meta = doc.metadata
+        text = doc.get_content(MetadataMode.NONE)
+        tokens = {"pdf": self.pdf_tokens, "av": self.av_tokens}.get(meta.get("kind", ""), self.text_tokens)
+        chars, overlap = window_chars(tokens, self.overlap_pct)
+        if meta["format"] == "md" and self.strategy == "markdown":
+            spans = markdown_spans(text, chars, overlap)
+        elif meta["format"] == "md":
+            sections = markdown_sections(text)
+            spans = [(a, b, heading_at(sections, a)) for a, b in window_spans(text, chars, overlap)]
+        else:
+            spans = [(a, b, "") for a, b in window_spans(text, chars, overlap)]
+        pages = json.loads(meta.get(PAGES_KEY) or "[]")
+        starts = [p[0] for p in pages]
+        out = []
+        for index, (a, b, heading) in enumerate(spans):
+            start, end = trim_span(text, a, b)
+            if start == end:
+                continue
+            page, page_index = "", -1
+            if pages:
+                _, page, page_index = pages[max(0, bisect.bisect_right(starts, start) - 1)]
+            cmeta = ChunkMeta(collection=meta["collection"], source=meta["source"], file_hash=meta["file_hash"],
+                              format=meta["format"], chunk_index=index, char_start=start, char_end=end,
+                              page=str(page), page_index=int(page_index), heading=heading)
+            node = TextNode(id_=chunk_id(meta["source"], index), text=text[start:end], metadata=cmeta.to_dict())
+            node.relationships[NodeRelationship.SOURCE] = RelatedNodeInfo(node_id=meta["source"])
+            out.append(node)
+        return out
+
+
+class EntropyFilter(TransformComponent):
+    """Drops junk chunks (RAGWeed 2c, nadir's TOC heuristic), stamping text_entropy and word_count on the rest."""
+
+    entropy_min: float = 0.5
+    entropy_max: float = 7.0
+    toc_threshold: float = 0.6
+    _dropped: Counter[str] = PrivateAttr(default_factory=Counter)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> EntropyFilter:
+        i = settings.ingest
+        return cls(entropy_min=i.entropy_min, entropy_max=i.entropy_max, toc_threshold=i.toc_ratio)
+
+    @property
+    def dropped(self) -> Counter[str]:
+        """Chunks dropped so far, per reason."""
+        return self._dropped
+
+    def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[BaseNode]:
+        kept = []
+        for node in nodes:
+            text = node.get_content(MetadataMode.NONE)
+            h, words = shannon_entropy(text), word_count(text)
+            reason = junk_reason(h, words, text, self.entropy_min, self.entropy_max, self.toc_threshold)
+            if reason:
+                self._dropped[reason] += 1
+                continue
+            node.metadata["text_entropy"] = round(h, 4)
+            node.metadata["word_count"] = words
+            kept.append(node)
+        return kept

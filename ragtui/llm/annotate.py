@@ -1,0 +1,136 @@
+"""Per-source annotation (RAGWeed 4): quote-and-why, or the irrelevance sentinel.
+
+The prompt is RAGWeed 4a verbatim (or a custom template with the same two tokens),
+CONTENT is the first 1,200 characters of the chunk and QUERY the raw query. Calls
+run at most `annotation.concurrency` at a time and report in completion order; one
+failed call marks only its own source failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+
+from ragtui.config import ConfigError
+from ragtui.events import AnnotationFailed, AnnotationFinished, AnnotationStarted, Event
+from ragtui.llm.providers import ChatModel, LLMError
+
+DEFAULT_PROMPT = (
+    "Write at least one quote from the EXTRACT following this sentence,\n"
+    "and after the quote detail why that quote is relevant to '''QUERY'''.\n"
+    "If no quote is relevant write only [IRRELEVANT!!!] and stop.\n"
+    "Here is the EXTRACT: CONTENT"
+)
+CONTENT_CHARS = 1200
+TOKENS = ("CONTENT", "QUERY")
+_TOKEN = re.compile(r"CONTENT|QUERY")
+
+
+def load_template(prompt_file: str | Path | None) -> str:
+    """The default prompt, or the custom one checked for both tokens (ConfigError naming file and key)."""
+    if not prompt_file:
+        return DEFAULT_PROMPT
+    path = Path(prompt_file).expanduser()
+    try:
+        template = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"config error: annotation.prompt_file = {str(prompt_file)!r}: cannot read {path} "
+                          f"({exc.strerror or exc})") from None
+    missing = [t for t in TOKENS if t not in template]
+    if missing:
+        raise ConfigError(f"config error: annotation.prompt_file = {str(prompt_file)!r}: the template lacks "
+                          f"the token{'s' if len(missing) > 1 else ''} {' and '.join(missing)} "
+                          "(it must contain both CONTENT and QUERY)")
+    return template
+
+
+def build_prompt(template: str, text: str, query: str) -> str:
+    """Fill both tokens in one pass, so a query or chunk that contains "CONTENT"/"QUERY" is left alone."""
+    values = {"CONTENT": text[:CONTENT_CHARS], "QUERY": query}
+    return _TOKEN.sub(lambda m: values[m.group()], template)
+
+
+_WRAPPING = " \t\r\n[](){}<>\"'`*_“”‘’«»"
+_QUOTED = re.compile(r'"[^"]*(?:"|$)|“[^”]*(?:”|$)|«[^»]*(?:»|$)|`[^`]*(?:`|$)|\'\'\'.*?(?:\'\'\'|$)')
+
+
+def is_irrelevant(answer: str, pattern: re.Pattern[str]) -> bool:
+    """The model's verdict, never the text it quotes.
+
+    A source whose own text contains the sentinel gets quoted with it; that must not
+    filter it. So the sentinel counts only (a) as the whole answer or the whole first
+    line, once brackets, quotes, emphasis and whitespace are stripped (nobody quotes
+    a bare sentinel as evidence), (b) on the first line outside any quoted span (a
+    line starting with ">" is all quote), or (c) as a bracketed last line on its
+    own, the "No quote is relevant.\\n[IRRELEVANT!!!]" habit.
+    """
+    whole = answer.strip(_WRAPPING)
+    if _full(pattern, whole):
+        return True
+    lines = [line for line in answer.splitlines() if line.strip()]
+    if not lines:
+        return False
+    first = lines[0].strip()
+    if _full(pattern, first.strip(_WRAPPING)):
+        return True
+    if not first.startswith(">") and pattern.search(_QUOTED.sub(" ", first)):
+        return True
+    last = lines[-1].strip()
+    return len(lines) > 1 and not last.startswith(('"', "“", "«", "`", ">")) and _full(pattern, last.strip(" []*_"))
+
+
+def _full(pattern: re.Pattern[str], text: str) -> bool:
+    return bool(text) and (pattern.fullmatch(text) is not None or pattern.fullmatch(text.rstrip(".")) is not None)
+
+
+async def annotate_one(model: ChatModel, prompt: str) -> str:
+    """The model's whole answer to one annotation prompt; an empty answer is a failure."""
+    text, _ = await model.complete([("user", prompt)])
+    if not text.strip():
+        raise LLMError(f"{model.model} returned an empty annotation")
+    return text.strip()
+
+
+async def annotate_sources(
+    model: ChatModel,
+    items: Sequence[tuple[int, str]],
+    *,
+    query: str,
+    template: str,
+    pattern: re.Pattern[str],
+    concurrency: int,
+) -> AsyncIterator[Event]:
+    """Annotate (number, text) items, yielding events as each call starts and completes.
+
+    A semaphore keeps at most `concurrency` calls in flight (RAGWeed 4b). Results
+    arrive in completion order. Any failure of one call becomes AnnotationFailed for
+    that number only. Closing the iterator cancels the calls still running.
+    """
+    queue: asyncio.Queue[Event] = asyncio.Queue()
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(number: int, text: str) -> None:
+        async with gate:
+            queue.put_nowait(AnnotationStarted(number))
+            try:
+                answer = await annotate_one(model, build_prompt(template, text, query))
+            except LLMError as exc:
+                queue.put_nowait(AnnotationFailed(number, str(exc)))
+            except Exception as exc:
+                queue.put_nowait(AnnotationFailed(number, model.explain(exc).args[0]))
+            else:
+                queue.put_nowait(AnnotationFinished(number, answer, not is_irrelevant(answer, pattern)))
+
+    tasks = [asyncio.create_task(one(number, text)) for number, text in items]
+    try:
+        remaining = len(tasks)
+        while remaining:
+            event = await queue.get()
+            remaining -= not isinstance(event, AnnotationStarted)
+            yield event
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

@@ -1,0 +1,457 @@
+"""A research session: retrieve -> annotate -> synthesize, as async iterators of events.
+
+The CLI and the TUI drive the same object and only render what it yields
+(ragtui.events). No UI code here. The public shape:
+
+    session = ResearchSession(settings, query, collections, *, retrieve=None, history=None)
+    session.id, .query, .collections, .sources: list[Source], .answer: str,
+    .stop_reason: str, .meta (retrieval_meta), .truncated (stop_reason == "length"),
+    .can_continue (cut for length, or cancelled with partial text),
+    .continuations, .prompt_numbers, .citations, .unknown_citations, .timings, .relevant, .filtered
+
+    async for event in session.run(): ...          # retrieve, annotate (if on), synthesize, save
+    async for event in session.reannotate(numbers=None, *, model=None, prompt_file=None): ...
+    async for event in session.synthesize(): ...   # again, from the current Relevant set
+    async for event in session.continue_answer(): ...   # after a "length" stop (or a cancelled answer)
+    session.rescue(number); session.drop(number)   # move a source into / out of the synthesis set
+    session = ResearchSession.reopen(settings, session_id, *, retrieve=None, history=None)
+    session.save()
+
+`retrieve` is an async callable `(settings, query, collections) -> Retrieval`;
+by default ragtui.retrieve.hybrid.retrieve. `history` is a HistoryStore (default:
+the one under settings.data_dir).
+
+Cancelling the consuming task, or closing an iterator, stops the LLM stream at once
+and leaves the history record consistent: a cut answer keeps its partial text with
+stop_reason "cancelled"; annotations still running are marked failed ("cancelled").
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import aclosing
+from pathlib import Path
+from typing import Any
+
+from ragtui.config import ConfigError, Settings
+from ragtui.events import (
+    AnnotationFailed,
+    AnnotationFinished,
+    AnnotationStarted,
+    AnnotationState,
+    Event,
+    Notice,
+    Override,
+    RetrievalStarted,
+    SessionSaved,
+    Source,
+    SourcesReady,
+    StageFailed,
+    SynthesisFinished,
+    SynthesisStarted,
+    SynthesisToken,
+)
+from ragtui.history import HistoryStore, SessionRecord
+from ragtui.llm.providers import ChatModel, LLMError
+from ragtui.retrieve.result import Retrieval
+
+RetrieveFn = Callable[[Settings, str, Sequence[str]], Awaitable[Retrieval]]
+CANCELLED = "cancelled"
+
+
+async def default_retrieve(settings: Settings, query: str, collections: Sequence[str]) -> Retrieval:
+    """The hybrid retriever (imported here: it pulls in chromadb, whoosh and llama_index)."""
+    from ragtui.retrieve.hybrid import retrieve
+
+    return await retrieve(settings, query, collections)
+
+
+class ResearchSession:
+    """One question over some collections, with its sources, annotations, answer and history record."""
+
+    def __init__(self, settings: Settings, query: str, collections: Sequence[str], *,
+                 retrieve: RetrieveFn | None = None, history: HistoryStore | None = None) -> None:
+        self.settings = settings
+        self.history = history if history is not None else HistoryStore(settings.data_dir)
+        self._retrieve = retrieve or default_retrieve
+        self.record = SessionRecord(
+            query=query, collections=list(collections), config=config_snapshot(settings),
+            synthesis_model=settings.llm.model, annotation_model=settings.llm.annotator,
+            annotation_on=settings.annotation.enabled)
+        self._synthesis: ChatModel | None = None
+        self._annotator: ChatModel | None = None
+
+    # --- state ------------------------------------------------------------------
+
+    @property
+    def id(self) -> int | None:
+        return self.record.id
+
+    @property
+    def query(self) -> str:
+        return self.record.query
+
+    @property
+    def collections(self) -> list[str]:
+        return self.record.collections
+
+    @property
+    def sources(self) -> list[Source]:
+        return self.record.sources
+
+    @property
+    def answer(self) -> str:
+        return self.record.answer
+
+    @property
+    def stop_reason(self) -> str:
+        return self.record.stop_reason
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.record.retrieval_meta
+
+    @property
+    def timings(self) -> dict[str, float]:
+        return self.record.timings
+
+    @property
+    def continuations(self) -> int:
+        return self.record.continuations
+
+    @property
+    def prompt_numbers(self) -> list[int]:
+        """The sources the last synthesis prompt held (citations outside them are flagged)."""
+        return self.record.prompt_numbers
+
+    @property
+    def citations(self) -> list[int]:
+        return self.record.citations
+
+    @property
+    def unknown_citations(self) -> list[int]:
+        return self.record.unknown_citations
+
+    @property
+    def truncated(self) -> bool:
+        """The answer stopped for length: Continue is on offer."""
+        return self.record.stop_reason == "length"
+
+    @property
+    def can_continue(self) -> bool:
+        """A partial answer (cut for length, or cancelled) that Continue can extend."""
+        return self.record.stop_reason in ("length", CANCELLED) and bool(self.record.prompt and self.answer)
+
+    @property
+    def relevant(self) -> list[Source]:
+        return [s for s in self.sources if s.relevant]
+
+    @property
+    def filtered(self) -> list[Source]:
+        return [s for s in self.sources if s.filtered]
+
+    def source(self, number: int) -> Source:
+        for s in self.sources:
+            if s.number == number:
+                return s
+        raise KeyError(f"no source [{number}] in this session (it has {len(self.sources)})")
+
+    def save(self) -> int:
+        return self.history.save(self.record)
+
+    @classmethod
+    def reopen(cls, settings: Settings, session_id: int, *, retrieve: RetrieveFn | None = None,
+               history: HistoryStore | None = None) -> ResearchSession:
+        """A session rebuilt from its history record; re-annotate and continue work on it."""
+        store = history if history is not None else HistoryStore(settings.data_dir)
+        session = cls(settings, "", [], retrieve=retrieve, history=store)
+        session.record = store.load(session_id)
+        return session
+
+    # --- the whole pipeline ---------------------------------------------------------
+
+    async def run(self) -> AsyncIterator[Event]:
+        """Check the models, retrieve, annotate (when on), synthesize; save after each stage."""
+        try:
+            await self._model()
+            if self.record.annotation_on:
+                self._annotator = await self._annotation_model(None)
+        except (ConfigError, LLMError) as exc:
+            yield self._fail("synthesize" if self._synthesis is None else "annotate", str(exc))
+            return
+        yield RetrievalStarted(self.query, tuple(self.collections))
+        started = time.perf_counter()
+        try:
+            retrieval = await self._retrieve(self.settings, self.query, self.collections)
+        except Exception as exc:
+            yield self._fail("retrieve", _describe(exc))
+            return
+        self.timings["retrieve_s"] = time.perf_counter() - started
+        self.record.retrieval_meta = retrieval.meta
+        self.record.keyword_only = retrieval.keyword_only
+        self.record.sources = [
+            Source(number=i, chunk=hit.chunk, score=hit.score, rel_score=hit.rel_score, legs=tuple(hit.legs),
+                   state=AnnotationState.PENDING if self.record.annotation_on else AnnotationState.OFF)
+            for i, hit in enumerate(retrieval.hits, start=1)]
+        self.save()
+        yield SourcesReady(list(self.sources), retrieval.meta, retrieval.keyword_only)
+        for notice in retrieval.notices:
+            yield Notice("warning", notice)
+        if not self.sources:
+            yield Notice("warning", f"no sources found for {self.query!r} in {', '.join(self.collections)}; "
+                                    "nothing to annotate or answer from")
+            yield self._saved()
+            return
+        if self.record.annotation_on:
+            async with aclosing(self._annotate(self.sources, model=None, prompt_file=None)) as events:
+                async for event in events:
+                    yield event
+            if self.record.error:
+                return
+        async with aclosing(self.synthesize()) as events:
+            async for event in events:
+                yield event
+
+    # --- annotation -----------------------------------------------------------------
+
+    async def reannotate(self, numbers: Sequence[int] | None = None, *, model: str | None = None,
+                         prompt_file: str | Path | None = None) -> AsyncIterator[Event]:
+        """Annotate some sources (all by default) again, optionally with another model or prompt file."""
+        targets = [self.source(n) for n in numbers] if numbers is not None else list(self.sources)
+        self.record.annotation_on = True
+        async with aclosing(self._annotate(targets, model=model, prompt_file=prompt_file)) as events:
+            async for event in events:
+                yield event
+        yield self._saved()
+
+    async def _annotate(self, targets: Sequence[Source], *, model: str | None,
+                        prompt_file: str | Path | None) -> AsyncIterator[Event]:
+        from ragtui.llm.annotate import annotate_sources, load_template
+
+        try:
+            template = load_template(self.settings.annotation.prompt_file if prompt_file is None else prompt_file)
+            llm = await self._annotation_model(model)
+        except (ConfigError, LLMError) as exc:
+            yield self._fail("annotate", str(exc))     # earlier annotations stay as they were
+            return
+        by_number = {s.number: s for s in targets}
+        for s in targets:
+            s.state, s.error = AnnotationState.PENDING, ""
+        started = time.perf_counter()
+        calls = annotate_sources(llm, [(s.number, s.chunk.text) for s in targets], query=self.query,
+                                 template=template, pattern=self.settings.annotation.irrelevant_pattern,
+                                 concurrency=self.settings.annotation.concurrency)
+        try:
+            async for event in calls:
+                source = by_number[event.number]  # type: ignore[attr-defined]
+                if isinstance(event, AnnotationStarted):
+                    source.state = AnnotationState.RUNNING
+                elif isinstance(event, AnnotationFinished):
+                    source.annotation, source.error = event.text, ""
+                    source.state = AnnotationState.RELEVANT if event.relevant else AnnotationState.IRRELEVANT
+                    self.record.annotated_by[source.number] = llm.model
+                    _settle_override(source)
+                elif isinstance(event, AnnotationFailed):
+                    source.state, source.error = AnnotationState.FAILED, event.error
+                yield event
+        finally:
+            await calls.aclose()
+            for s in targets:
+                if s.state in (AnnotationState.PENDING, AnnotationState.RUNNING):
+                    s.state, s.error = AnnotationState.FAILED, "cancelled before the annotation finished"
+            self.timings["annotate_s"] = self.timings.get("annotate_s", 0.0) + time.perf_counter() - started
+            if len(targets) == len(self.sources):
+                self.record.annotation_model = llm.model
+            if llm is not self._annotator:
+                await llm.aclose()
+            self.save()
+
+    def rescue(self, number: int) -> Source:
+        """Put a filtered (or failed) source back into the synthesis set."""
+        source = self.source(number)
+        source.override = Override.NONE if _verdict_relevant(source) else Override.RESCUED
+        self.save()
+        return source
+
+    def drop(self, number: int) -> Source:
+        """Take a source out of the synthesis set."""
+        source = self.source(number)
+        source.override = Override.DROPPED if _verdict_relevant(source) else Override.NONE
+        self.save()
+        return source
+
+    async def _annotation_model(self, model: str | None) -> ChatModel:
+        """The session's annotator, or a one-off one for another model."""
+        from ragtui.llm.providers import annotation_model
+
+        if model is None and self._annotator is not None:
+            return self._annotator
+        return await annotation_model(self.settings, model or self.record.annotation_model or None,
+                                      synthesis_model_name=self.record.synthesis_model or None)
+
+    async def aclose(self) -> None:
+        """Close the HTTP clients of the models this session opened."""
+        for llm in (self._annotator, self._synthesis):
+            if llm is not None:
+                await llm.aclose()
+        self._annotator = self._synthesis = None
+
+    # --- synthesis ------------------------------------------------------------------
+
+    async def _model(self) -> ChatModel:
+        if self._synthesis is None:
+            from ragtui.llm.providers import synthesis_model
+
+            self._synthesis = await synthesis_model(self.settings, self.record.synthesis_model or None)
+            self.record.synthesis_model = self._synthesis.model
+        return self._synthesis
+
+    async def synthesize(self) -> AsyncIterator[Event]:
+        """A fresh answer from the current Relevant set (RAGWeed 5)."""
+        from ragtui.llm.synthesize import build_messages, plan
+
+        chosen = self.relevant
+        if not chosen:
+            failed = sum(s.state is AnnotationState.FAILED for s in self.sources)
+            yield self._fail("synthesize", "no relevant sources to answer from"
+                             + (f" ({failed} annotation(s) failed)" if failed else "")
+                             + "; rescue a filtered source or re-annotate")
+            return
+        try:
+            model = await self._model()
+        except (ConfigError, LLMError) as exc:
+            yield self._fail("synthesize", str(exc))
+            return
+        packed = plan(chosen, context_window=model.context_window, max_tokens=self.settings.llm.max_tokens,
+                      context_chunks=self.settings.llm.context_chunks)
+        failed = [s.number for s in self.sources if s.state is AnnotationState.FAILED and not s.relevant]
+        if failed:
+            yield Notice("warning", f"left out {len(failed)} source(s) whose annotation failed: "
+                                    f"{_numbers(failed)}; rescue them to include them")
+        if packed.shortened is not None:
+            yield Notice("warning", f"no source fits the context window whole ({model.context_window} tokens, "
+                                    f"{self.settings.llm.max_tokens} kept for the answer); sending the opening of "
+                                    f"[{packed.shortened}] only. Raise llm.context_window or lower llm.max_tokens")
+        if packed.left_out:
+            yield Notice("warning", f"{len(packed.left_out)} relevant source(s) did not fit the context window "
+                                    f"({model.context_window} tokens, llm.max_tokens {self.settings.llm.max_tokens},"
+                                    f" llm.context_chunks {self.settings.llm.context_chunks}): "
+                                    f"{_numbers([s.number for s in packed.left_out])}")
+        if not packed.ordered:
+            yield self._fail("synthesize", f"no source fits the context window of {model.context_window} tokens "
+                                           f"with llm.max_tokens = {self.settings.llm.max_tokens}")
+            return
+        self.record.prompt = build_messages(self.query, packed.ordered)
+        self.record.prompt_numbers = sorted(s.number for s in packed.ordered)
+        self.record.answer, self.record.continuations, self.record.error = "", 0, ""
+        async with aclosing(self._stream(model, self.record.prompt, continuation=False)) as events:
+            async for event in events:
+                yield event
+
+    async def continue_answer(self) -> AsyncIterator[Event]:
+        """Send the partial answer back as the assistant turn and ask for the rest; join without seams."""
+        from ragtui.llm.synthesize import continue_messages
+
+        if not self.can_continue:
+            yield Notice("info", "nothing to continue: the answer was neither cut for length nor cancelled")
+            return
+        try:
+            model = await self._model()
+        except (ConfigError, LLMError) as exc:
+            yield self._fail("synthesize", str(exc))
+            return
+        self.record.continuations += 1
+        async with aclosing(self._stream(model, continue_messages(self.record.prompt, self.answer),
+                                         continuation=True)) as events:
+            async for event in events:
+                yield event
+
+    async def _stream(self, model: ChatModel, messages: list[tuple[str, str]], *,
+                      continuation: bool) -> AsyncIterator[Event]:
+        from ragtui.llm.continuation import SeamBuffer
+
+        yield SynthesisStarted(model.model, tuple(self.record.prompt_numbers), continuation)
+        seam = SeamBuffer(self.answer) if continuation else None
+        before = len(self.answer)
+        self.record.stop_reason = ""
+        started = time.perf_counter()
+        reason = CANCELLED
+        fitted = model.fitted(messages, self.settings.llm.max_tokens)
+        if fitted is not model:
+            await model.aclose()
+            model = self._synthesis = fitted
+        deltas = model.stream(messages)
+        try:
+            try:
+                async for delta in deltas:
+                    text = seam.feed(delta.text) if seam else delta.text
+                    if delta.stop_reason is not None and seam:
+                        text += seam.finish()
+                    if text:
+                        self.record.answer += text
+                        yield SynthesisToken(text)
+                    if delta.stop_reason is not None:
+                        reason = delta.stop_reason
+            except LLMError as exc:
+                reason, self.record.error = "error", str(exc)
+                yield StageFailed("synthesize", str(exc))
+        finally:
+            await deltas.aclose()
+            key = "continue_s" if continuation else "synthesize_s"
+            self.timings[key] = self.timings.get(key, 0.0) + time.perf_counter() - started
+            self._finish_answer(reason)
+            self.save()
+        if continuation and len(self.answer) == before and reason != CANCELLED:
+            yield Notice("warning", f"{model.model} repeated its answer instead of continuing it; nothing new "
+                                    "was added (re-synthesize, or raise llm.max_tokens)")
+        yield SynthesisFinished(self.answer, reason, tuple(self.citations), tuple(self.unknown_citations))
+        yield self._saved()
+
+    def _finish_answer(self, reason: str) -> None:
+        from ragtui.llm.citations import check_citations
+
+        self.record.stop_reason = reason
+        found = check_citations(self.answer, set(self.record.prompt_numbers))
+        self.record.citations, self.record.unknown_citations = list(found.cited), list(found.unknown)
+
+    # --- helpers --------------------------------------------------------------------
+
+    def _fail(self, stage: str, message: str) -> StageFailed:
+        self.record.error = message
+        self.save()
+        return StageFailed(stage, message)
+
+    def _saved(self) -> SessionSaved:
+        self.save()
+        return SessionSaved(self.id or 0, dict(self.timings))
+
+
+def config_snapshot(settings: Settings) -> dict[str, Any]:
+    """The effective settings for the history record, with secrets masked."""
+    flat = settings.flat()
+    if flat.get("llm.api_key"):
+        flat["llm.api_key"] = "***"
+    return flat
+
+
+def _verdict_relevant(source: Source) -> bool:
+    return source.state in (AnnotationState.RELEVANT, AnnotationState.OFF)
+
+
+def _settle_override(source: Source) -> None:
+    """An override that now agrees with the model's verdict is no longer an override."""
+    if (source.override is Override.RESCUED and _verdict_relevant(source)) or \
+            (source.override is Override.DROPPED and not _verdict_relevant(source)):
+        source.override = Override.NONE
+
+
+def _describe(exc: Exception) -> str:
+    """Our own errors already read as one line for the user; anything else gets its type name."""
+    if isinstance(exc, ConfigError | LLMError) or type(exc).__name__ == "CollectionError":
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _numbers(numbers: Sequence[int]) -> str:
+    return " ".join(f"[{n}]" for n in numbers)

@@ -1,0 +1,85 @@
+"""A fake OpenAI-compatible server (vLLM, llama.cpp server) on loopback: /v1/models and streamed
+/v1/chat/completions (SSE), honouring max_tokens with finish_reason "length". Records every request."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class FakeOpenAI:
+    def __init__(self, models: tuple[str, ...] = ("served-model",)) -> None:
+        self.models = models
+        self.answer = "The pump starts at 3 bar [1]."
+        self.requests: list[dict[str, Any]] = []
+        self._server: ThreadingHTTPServer | None = None
+        self.url = ""
+
+    def start(self) -> FakeOpenAI:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _json(self, obj: Any, code: int = 200) -> None:
+                data = json.dumps(obj).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                if self.path == "/v1/models":
+                    return self._json({"object": "list", "data": [{"id": m, "object": "model"} for m in fake.models]})
+                return self._json({"error": {"message": "not found"}}, 404)
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                fake.requests.append(body)
+                if self.path != "/v1/chat/completions":
+                    return self._json({"error": {"message": "not found"}}, 404)
+                if body.get("model") not in fake.models:
+                    return self._json({"error": {"message": f"The model `{body.get('model')}` does not exist."}},
+                                      404)
+                pieces = re.findall(r"\S+\s*", fake.answer)
+                reason = "stop"
+                limit = body.get("max_tokens") or 0
+                if 0 < limit < len(pieces):
+                    pieces, reason = pieces[:limit], "length"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+
+                def event(delta: dict[str, Any], finish: str | None) -> None:
+                    chunk = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": body["model"],
+                             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+
+                event({"role": "assistant", "content": ""}, None)
+                for piece in pieces:
+                    event({"content": piece}, None)
+                event({}, reason)
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+                self.close_connection = True
+                return None
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server:
+            self._server.shutdown()
+            self._server.server_close()
+

@@ -1,0 +1,64 @@
+"""`ragtui ingest` and `ragtui collections` as a user runs them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragtui.cli import main
+from tests.fake_ollama import FakeOllama
+
+
+def flags(tmp_path: Path, host: str) -> list[str]:
+    return ["--config", str(tmp_path / "none.toml"), "--data-dir", str(tmp_path / "data"), "--ollama-host", host,
+            "--set", "chunk.size_tokens=64", "--set", "embed.backoff_s=0.01"]
+
+
+def test_ingest_then_collections(fake_ollama: FakeOllama, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Pumps\n\nA centrifugal pump moves water with an impeller. " * 5)
+    (docs / "b.bin").write_bytes(b"\x00\x01")
+    f = flags(tmp_path, fake_ollama.url)
+    assert main([*f, "ingest", str(docs), "-c", "eng", "--topic", "engineering"]) == 0
+    out = capsys.readouterr().out
+    assert "progress: 2/2 files" in out
+    assert "collection eng: 1 added, 0 updated, 0 unchanged, 0 removed, 0 duplicate, 1 skipped" in out
+    assert "b.bin: unsupported format: .bin" in out
+
+    assert main([*f, "collections", "list"]) == 0
+    listing = capsys.readouterr().out.splitlines()
+    assert listing[0].split() == ["NAME", "FILES", "CHUNKS", "STATE", "MODELS", "TOPIC"]
+    assert listing[1].split()[:2] == ["eng", "1"] and "ready" in listing[1] and "engineering" in listing[1]
+
+    assert main([*f, "collections", "info", "eng"]) == 0
+    info = capsys.readouterr().out
+    assert "formats: md 1" in info and "b.bin: unsupported format" in info
+    assert "entropy histogram" in info and "natural language" in info
+
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    assert main([*f, "collections", "delete", "eng"]) == 2
+    assert "--yes" in capsys.readouterr().err
+    assert main([*f, "collections", "delete", "eng", "--yes"]) == 0
+    assert main([*f, "collections", "info", "eng"]) == 1
+    assert "no collection named 'eng'" in capsys.readouterr().err
+
+
+def test_ingest_with_ollama_down_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Gears transmit torque between shafts. " * 5)
+    assert main([*flags(tmp_path, "http://127.0.0.1:9"), "ingest", str(docs), "-c", "x"]) == 0
+    captured = capsys.readouterr()
+    assert "nomic-embed-text pass is skipped" in captured.err
+    assert "keyword search works" in captured.out
+    assert main([*flags(tmp_path, "http://127.0.0.1:9"), "collections", "list"]) == 0
+    assert "needs embeddings" in capsys.readouterr().out
+
+
+def test_bad_collection_name_is_one_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*flags(tmp_path, "http://127.0.0.1:9"), "ingest", str(tmp_path), "-c", "../x"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "invalid collection name" in err

@@ -1,0 +1,38 @@
+"""Building blocks for research-session tests: chunks and a retrieval stage that returns them.
+
+The retrieval stage is injected (it is not the LLM); every LLM call still goes over
+HTTP to the fake Ollama server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ragtui.chunks import Chunk, ChunkMeta
+from ragtui.config import Settings
+from ragtui.retrieve.result import Hit, Retrieval
+
+
+def make_chunk(number: int, text: str, *, collection: str = "docs", page: str = "") -> Chunk:
+    meta = ChunkMeta(collection=collection, source=f"file{number}.md", file_hash=f"h{number}", format="md",
+                     chunk_index=0, char_start=0, char_end=len(text), page=page)
+    return Chunk(id=f"chunk-{number}", text=text, meta=meta)
+
+
+class StaticRetrieval:
+    """An async retrieval callable returning the given texts as hits, best first; records its calls."""
+
+    def __init__(self, texts: Sequence[str], meta: dict[str, Any] | None = None, notices: Sequence[str] = ()):
+        self.texts = list(texts)
+        self.meta = meta if meta is not None else {"docs": {"tier": "and", "words_kept": ["pump"]}}
+        self.notices = list(notices)
+        self.calls: list[tuple[str, tuple[str, ...]]] = []
+
+    async def __call__(self, settings: Settings, query: str, collections: Sequence[str]) -> Retrieval:
+        self.calls.append((query, tuple(collections)))
+        n = len(self.texts)
+        hits = [Hit(chunk=make_chunk(i, text, page=str(i)), score=1.0 - i / 100,
+                    rel_score=1.0 - (i - 1) / max(n - 1, 1), legs=("vector", "keyword") if i % 2 else ("vector",))
+                for i, text in enumerate(self.texts, start=1)]
+        return Retrieval(query=query, hits=hits, meta=self.meta, notices=self.notices)

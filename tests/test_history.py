@@ -1,0 +1,118 @@
+"""History store: round trip, listing, deletion, schema version, Markdown export."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from ragtui.events import AnnotationState, Override, Source
+from ragtui.history import SCHEMA_VERSION, HistoryError, HistoryStore, SessionRecord
+from tests.research_helpers import make_chunk
+
+
+def _record() -> SessionRecord:
+    sources = [
+        Source(1, make_chunk(1, "Pumps start at 3 bar.", page="iv"), 0.91, 1.0, ("vector", "keyword"),
+               AnnotationState.RELEVANT, '"Pumps start at 3 bar."\nRelevant: start pressure.'),
+        Source(2, make_chunk(2, "Menu."), 0.40, 0.2, ("vector",), AnnotationState.IRRELEVANT, "[IRRELEVANT!!!]",
+               override=Override.RESCUED),
+        Source(3, make_chunk(3, "Seals."), 0.30, 0.0, ("keyword",), AnnotationState.FAILED, "",
+               error="HTTP 500: out of memory"),
+    ]
+    return SessionRecord(query="How do pumps start?", collections=["docs", "notes"], config={"llm.model": "chat"},
+                         synthesis_model="chat", annotation_model="annotator",
+                         retrieval_meta={"docs": {"tier": "and", "idf": {"pump": 2.5}}}, keyword_only=True,
+                         sources=sources, annotated_by={1: "annotator"}, answer="They start at 3 bar [1][7].",
+                         stop_reason="length", continuations=2, prompt=[("system", "s"), ("user", "u")],
+                         prompt_numbers=[1, 2], citations=[1, 7], unknown_citations=[7],
+                         timings={"retrieve_s": 0.1})
+
+
+def test_round_trip(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path)
+    record = _record()
+    session_id = store.save(record)
+    loaded = store.load(session_id)
+    assert loaded.created_at and loaded.id == session_id
+    for name in ("query", "collections", "config", "synthesis_model", "annotation_model", "retrieval_meta",
+                 "keyword_only", "annotated_by", "answer", "stop_reason", "continuations", "prompt",
+                 "prompt_numbers", "citations", "unknown_citations", "timings"):
+        assert getattr(loaded, name) == getattr(record, name), name
+    assert loaded.sources == record.sources
+    assert [s.relevant for s in loaded.sources] == [True, True, False]
+
+
+def test_save_again_rewrites_in_place(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path)
+    record = _record()
+    store.save(record)
+    record.sources = record.sources[:1]
+    record.answer = "Shorter."
+    store.save(record)
+    loaded = store.load(record.id)
+    assert len(loaded.sources) == 1 and loaded.answer == "Shorter."
+    assert [s.id for s in store.list_sessions()] == [record.id]
+
+
+def test_list_newest_first_and_delete(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path)
+    first, second = _record(), _record()
+    second.query = "Second question"
+    store.save(first)
+    store.save(second)
+    listed = store.list_sessions()
+    assert [s.query for s in listed] == ["Second question", "How do pumps start?"]
+    assert listed[0].sources == 3 and listed[0].relevant == 2 and listed[0].collections == ("docs", "notes")
+    assert store.latest_id() == second.id
+    assert store.delete(first.id) and not store.delete(first.id)
+    with pytest.raises(HistoryError, match=f"no session {first.id}"):
+        store.load(first.id)
+    with sqlite3.connect(store.path) as conn:
+        assert conn.execute("SELECT count(*) FROM sources WHERE session_id = ?", (first.id,)).fetchone()[0] == 0
+
+
+def test_wal_and_schema_version(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path)
+    with sqlite3.connect(store.path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(HistoryError, match="newer"):
+        HistoryStore(tmp_path)
+
+
+def test_markdown_export(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path)
+    session_id = store.save(_record())
+    text = store.export_markdown(session_id)
+    assert text.startswith("# How do pumps start?\n")
+    assert "## Answer\n\nThey start at 3 bar [1][7].\n" in text
+    assert "- Collections: docs, notes" in text and "continued 2 times" in text
+    assert "Cited but not among the sources given to the model: [7]" in text
+    lines = text.splitlines()
+    numbered = [line for line in lines if line[:3] in ("1. ", "2. ", "3. ")]
+    assert numbered[0].startswith("1. **docs/file1.md [p.iv]** — score 0.910 (relative 1.00), vector+keyword, "
+                                  "relevant — cited")
+    assert numbered[1].startswith("2. **docs/file2.md**") and "rescued by hand" in numbered[1]
+    assert numbered[2].startswith("3. **docs/file3.md**") and "annotation failed" in numbered[2]
+    assert '   > "Pumps start at 3 bar."' in lines and "   > Relevant: start pressure." in lines
+    assert "   > annotation error: HTTP 500: out of memory" in lines
+
+
+def test_a_reader_mid_transaction_neither_blocks_a_save_nor_sees_half_of_it(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path)
+    record = _record()
+    store.save(record)
+    reader = sqlite3.connect(store.path, timeout=0.1)
+    try:
+        reader.execute("BEGIN")
+        assert reader.execute("SELECT count(*) FROM sources").fetchone()[0] == 3
+        record.sources = record.sources[:2]
+        store.save(record)                       # WAL: the writer does not wait for the reader
+        assert reader.execute("SELECT count(*) FROM sources").fetchone()[0] == 3    # its snapshot
+        reader.execute("COMMIT")
+        assert reader.execute("SELECT count(*) FROM sources").fetchone()[0] == 2
+    finally:
+        reader.close()

@@ -1,0 +1,60 @@
+"""llm.provider = "openai": the same session over an OpenAI-compatible server (vLLM, llama.cpp server)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from ragtui.config import Settings
+from ragtui.events import StageFailed, SynthesisFinished
+from ragtui.research import ResearchSession
+from tests.fake_openai import FakeOpenAI
+from tests.research_helpers import StaticRetrieval
+
+pytest.importorskip("llama_index.llms.openai_like")
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    server = FakeOpenAI().start()
+    yield server
+    server.stop()
+
+
+def openai_settings(make_settings: Callable[..., Settings], server: FakeOpenAI, *extra: str) -> Settings:
+    return make_settings("llm.provider=openai", f"llm.base_url={server.url}", "llm.model=served-model",
+                         "annotation.enabled=false", *extra)
+
+
+async def test_streams_and_stops_for_length(make_settings: Callable[..., Settings], fake_openai: FakeOpenAI) -> None:
+    settings = openai_settings(make_settings, fake_openai, "llm.max_tokens=3")
+    session = ResearchSession(settings, "How do pumps start?", ["docs"], retrieve=StaticRetrieval(["Pumps."]))
+    events = [e async for e in session.run()]
+    await session.aclose()
+    finished = next(e for e in events if isinstance(e, SynthesisFinished))
+    assert finished.text == "The pump starts " and finished.stop_reason == "length" and session.truncated
+    request = fake_openai.requests[-1]
+    assert request["model"] == "served-model" and request["max_tokens"] == 3 and request["stream"] is True
+    assert "[1] SOURCE: docs/file1.md [p.1]" in request["messages"][-1]["content"]
+
+    fake_openai.answer = "starts at 3 bar [1]."          # repeats the last word; cut again after 3 words
+    [e async for e in session.continue_answer()]
+    assert session.answer == "The pump starts at 3 " and session.stop_reason == "length"
+    fake_openai.answer = "3 bar [1]."
+    [e async for e in session.continue_answer()]
+    await session.aclose()
+    assert session.answer == "The pump starts at 3 bar [1]." and session.stop_reason == "stop"
+    assert [m["role"] for m in fake_openai.requests[-1]["messages"]] == ["system", "user", "assistant", "user"]
+
+
+async def test_unknown_model_and_unreachable_server(make_settings: Callable[..., Settings],
+                                                    fake_openai: FakeOpenAI) -> None:
+    settings = openai_settings(make_settings, fake_openai, "llm.model=nope")
+    session = ResearchSession(settings, "q", ["docs"], retrieve=StaticRetrieval(["Pumps."]))
+    (failure,) = [e async for e in session.run() if isinstance(e, StageFailed)]
+    assert "'nope' is not available" in failure.message and fake_openai.url in failure.message
+    settings = settings.replace(llm__base_url="http://127.0.0.1:9/v1", llm__model="served-model")
+    session = ResearchSession(settings, "q", ["docs"], retrieve=StaticRetrieval(["Pumps."]))
+    (failure,) = [e async for e in session.run() if isinstance(e, StageFailed)]
+    assert "not reachable at http://127.0.0.1:9/v1" in failure.message and "[llm] base_url" in failure.message

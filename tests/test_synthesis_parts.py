@@ -1,0 +1,124 @@
+"""Synthesis building blocks: serialisation (RAGWeed 5), packing order, citations, the Continue seam."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragtui.events import AnnotationState, Source
+from ragtui.llm.citations import check_citations, cited_numbers
+from ragtui.llm.continuation import SeamBuffer, overlap, seam
+from ragtui.llm.synthesize import build_messages, continue_messages, plan, serialise
+from tests.research_helpers import make_chunk
+
+
+def _source(number: int, text: str = "Body text.", *, page: str = "", rel: float = 1.0,
+            state: AnnotationState = AnnotationState.RELEVANT, annotation: str = "") -> Source:
+    return Source(number=number, chunk=make_chunk(number, text, page=page), score=rel, rel_score=rel,
+                  legs=("vector",), state=state, annotation=annotation)
+
+
+def test_serialise_with_page_and_annotation() -> None:
+    s = _source(3, "  The pump starts at 3 bar.\n", page="12", annotation='"starts at 3 bar"\n  relevant: pressure')
+    assert serialise(s) == ('[3] SOURCE: docs/file3.md [p.12]\n'
+                            'ANNOTATION: "starts at 3 bar" relevant: pressure\n'
+                            'The pump starts at 3 bar.')
+
+
+def test_serialise_without_page_or_annotation_and_hides_a_rescued_sentinel() -> None:
+    assert serialise(_source(1, "Text.", state=AnnotationState.OFF)) == "[1] SOURCE: docs/file1.md\nText."
+    rescued = _source(2, "Text.", state=AnnotationState.IRRELEVANT, annotation="[IRRELEVANT!!!]")
+    assert "ANNOTATION" not in serialise(rescued)
+
+
+def test_messages_tell_the_model_to_use_only_the_sources_and_cite() -> None:
+    messages = build_messages("How fast?", [_source(2), _source(1)])
+    assert [role for role, _ in messages] == ["system", "user"]
+    system, user = messages[0][1], messages[1][1]
+    assert "only" in system and "[2]" in system
+    assert user.index("[2] SOURCE") < user.index("[1] SOURCE") < user.index("QUESTION: How fast?")
+    cont = continue_messages(messages, "partial")
+    assert cont[:2] == messages and cont[2] == ("assistant", "partial") and cont[3][0] == "user"
+
+
+def test_plan_keeps_rank_numbers_packs_best_first_and_orders_best_first_second_last() -> None:
+    sources = [_source(n, "x" * 350, rel=1.0 - (n - 1) / 10) for n in range(1, 7)]
+    # each source costs ceil(350 / 3.5) + 40 = 140 tokens; budget 8192 - 5632 - 2000 = 560 -> 4 sources
+    result = plan(list(reversed(sources)), context_window=8192, max_tokens=5632, context_chunks=64)
+    assert sorted(s.number for s in result.ordered) == [1, 2, 3, 4]
+    assert [s.number for s in result.left_out] == [5, 6]
+    assert result.ordered[0].number == 1 and result.ordered[-1].number == 2
+    capped = plan(sources, context_window=100_000, max_tokens=10, context_chunks=2)
+    assert sorted(s.number for s in capped.ordered) == [1, 2] and len(capped.left_out) == 4
+
+
+def test_plan_cuts_the_best_source_when_none_fits_whole() -> None:
+    sources = [_source(1, "a" * 9000, rel=1.0), _source(2, "b" * 9000, rel=0.5)]
+    result = plan(sources, context_window=8192, max_tokens=4096, context_chunks=64)
+    # budget 8192 - 4096 - 2000 = 2096 tokens; minus 40 for the header leaves 2056 * 3.5 = 7196 chars
+    assert [s.number for s in result.ordered] == [1] and result.shortened == 1
+    assert result.ordered[0].chunk.text == "a" * 7196 and sources[0].chunk.text == "a" * 9000
+    assert [s.number for s in result.left_out] == [2]
+    hopeless = plan(sources, context_window=6100, max_tokens=4096, context_chunks=64)
+    assert hopeless.ordered == [] and hopeless.shortened is None
+
+
+@pytest.mark.parametrize(("text", "numbers"), [
+    ("Pumps start at 3 bar [3].", (3,)),
+    ("Both agree [1, 2] and [2; 5].", (1, 2, 5)),
+    ("Chained [1][2] cites.", (1, 2)),
+    ("A range [2-4] and an en dash [6–7].", (2, 3, 4, 6, 7)),
+    ("Spaces [ 8 ] and order [9] [8].", (8, 9)),
+    ("Not citations: [p.3], [a], [link](http://x), [], [2-1000].", (2,)),
+])
+def test_citation_forms(text: str, numbers: tuple[int, ...]) -> None:
+    assert cited_numbers(text) == numbers
+
+
+def test_citations_outside_the_prompt_are_flagged() -> None:
+    found = check_citations("See [1], [4] and [12].", in_prompt={1, 2, 4})
+    assert found.cited == (1, 4, 12) and found.unknown == (12,)
+
+
+@pytest.mark.parametrize(("prev", "add", "joined"), [
+    ("The pump starts", " at 3 bar.", "The pump starts at 3 bar."),
+    ("The pump starts ", " at 3 bar.", "The pump starts at 3 bar."),
+    ("The pump starts ", "at 3 bar.", "The pump starts at 3 bar."),
+    ("The pump starts", "at 3 bar.", "The pump starts at 3 bar."),
+    ("The pump starts at 3 bar", ". Then it stops.", "The pump starts at 3 bar. Then it stops."),
+    ("It said (", "quote) here.", "It said (quote) here."),
+    ("First paragraph.", "\n\nSecond paragraph.", "First paragraph.\n\nSecond paragraph."),
+    ("First paragraph. ", "\n\nSecond.", "First paragraph. \n\nSecond."),
+    # the model repeats the tail, the last sentence, or everything
+    ("The flow goes into the reservoir", "into the reservoir and back out.",
+     "The flow goes into the reservoir and back out."),
+    ("Pumps lift water [1]. The valve opens at", "The valve opens at 2 bar [2].",
+     "Pumps lift water [1]. The valve opens at 2 bar [2]."),
+    ("According to the sources: A [1]. ", "According to the sources: A [1]. B [2].",
+     "According to the sources: A [1]. B [2]."),
+    ("We flow to the", "the sea.", "We flow to the sea."),
+    # a shared fragment that is not a whole word is not a repeat
+    ("Read the", "theory next.", "Read the theory next."),
+    ("All done.", "", "All done."),
+    ("", "Start.", "Start."),
+])
+def test_seam(prev: str, add: str, joined: str) -> None:
+    assert prev + seam(prev, add) == joined
+
+
+def test_overlap_is_whole_words_only() -> None:
+    assert overlap("ends in the", "the end") == 3
+    assert overlap("ends in them", "the end") == 0
+    assert overlap("abc.", ". next") == 0
+
+
+@pytest.mark.parametrize("pieces", [
+    ["According ", "to ", "the ", "sources: ", "A ", "[1]. ", "B ", "[2]."],
+    ["into ", "the ", "reservoir ", "and ", "back."],
+    [" and", " back."],
+    ["", "  ", "and back."],
+])
+def test_seam_buffer_streams_the_same_text_as_seam(pieces: list[str]) -> None:
+    for prev in ("According to the sources: A [1]. ", "The flow goes into the reservoir", "x"):
+        buffer = SeamBuffer(prev)
+        streamed = "".join(buffer.feed(p) for p in pieces) + buffer.finish()
+        assert streamed == seam(prev, "".join(pieces))
