@@ -1,6 +1,6 @@
 """Query latency of the retrieval legs on large synthetic collections (spec §13).
 
-    .venv/bin/python benchmarks/retrieval.py --sizes 10000 30000 [--queries 200] [--data-dir DIR]
+    .venv/bin/python -m benchmarks.retrieval --sizes 10000 30000 [--queries 200] [--data-dir DIR]
 
 Builds one collection per size through the stores (Whoosh + embedded Chroma),
 from sentences of the SQuAD and Cranfield corpora re-mixed into ~1,550-char
@@ -26,11 +26,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from ragtui.chunks import Chunk, ChunkMeta, chunk_id
+from ragtui.config import load_settings
 
-from ragtui.chunks import Chunk, ChunkMeta, chunk_id  # noqa: E402
-from ragtui.config import load_settings  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 EVAL = ROOT.parent / "shared" / "data" / "eval"
 DIM = 384
