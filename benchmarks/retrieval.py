@@ -107,12 +107,12 @@ async def measure(settings, collection, queries: list[str]) -> dict[str, list[fl
     async def precomputed(_s, q, models):
         return QueryEmbeddings(vectors={m: vectors[q] for m in models})
 
-    times: dict[str, list[float]] = {"keyword": [], "vector": [], "total": []}
+    times: dict[str, list[float]] = {"keyword": [], "vector": [], "total": [], "tier1": [], "tier2": []}
     for warm in (True, False):
         for q in queries:
             t = time.perf_counter()
-            keyword_search(collection.keyword, q, fts=settings.fts, top_k=settings.retrieve.top_k,
-                           synonyms=lookup, max_synonyms=settings.synonyms.max_per_word)
+            leg = keyword_search(collection.keyword, q, fts=settings.fts, top_k=settings.retrieve.top_k,
+                                 synonyms=lookup, max_synonyms=settings.synonyms.max_per_word)
             t1 = time.perf_counter()
             collection.vectors(model).query(vectors[q], settings.retrieve.top_k)
             t2 = time.perf_counter()
@@ -123,6 +123,8 @@ async def measure(settings, collection, queries: list[str]) -> dict[str, list[fl
             t3 = time.perf_counter()
             if not warm:
                 times["keyword"].append((t1 - t) * 1000)
+                if leg.meta["tier"] in (1, 2):
+                    times[f"tier{leg.meta['tier']}"].append((t1 - t) * 1000)
                 times["vector"].append((t2 - t1) * 1000)
                 times["total"].append((t3 - t2) * 1000)
     return times
@@ -139,12 +141,15 @@ def main() -> int:
     questions = [json.loads(line)["text"] for line in
                  (EVAL / "squad-v1.1-dev" / "queries.jsonl").read_text(encoding="utf-8").splitlines()]
     queries = random.Random(7).sample(questions, args.queries)
-    print("| chunks | build s | keyword p50/p95 ms | vector p50/p95 ms | total p50/p95 ms |")
-    print("|---|---|---|---|---|")
+    print("| chunks | build s | keyword p50/p95 ms | vector p50/p95 ms | total p50/p95 ms "
+          "| keyword, AND tier only: n, p50 ms | keyword, OR tier: n, p50 ms |")
+    print("|---|---|---|---|---|---|---|")
     for n in args.sizes:
         collection, built = build(settings, f"bench-{n}", n, pool)
         times = asyncio.run(measure(settings, collection, queries))
         cells = [f"{statistics.median(times[k]):.1f} / {pct(times[k], 95):.1f}" for k in ("keyword", "vector", "total")]
+        cells += [f"{len(times[k])}, {statistics.median(times[k]):.1f}" if times[k] else "0"
+                  for k in ("tier1", "tier2")]
         print(f"| {n:,} | {built:.0f} | " + " | ".join(cells) + " |", flush=True)
     return 0
 
