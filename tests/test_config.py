@@ -25,7 +25,8 @@ def test_defaults_follow_ragweed(tmp_path: Path) -> None:
     s = load_settings(user_file=tmp_path / "none.toml", env={})
     assert (s.chunk.size_tokens, s.chunk.pdf_tokens, s.chunk.av_tokens, s.chunk.overlap_pct) == (2048, 1024, 512, 50)
     assert (s.ingest.entropy_max, s.ingest.entropy_min) == (7.0, 0.5)
-    assert (s.retrieve.top_k, s.retrieve.max_chunks_per_file, s.retrieve.fusion) == (64, 2, "boost")
+    # fusion: rrf, not RAGWeed's boost, by the eval evidence in the README
+    assert (s.retrieve.top_k, s.retrieve.max_chunks_per_file, s.retrieve.fusion) == (64, 2, "rrf")
     assert (s.fts.weight, s.fts.min_query_ic, s.fts.long_query_threshold) == (0.15, 0.5, 5)
     assert (s.synonyms.max_per_word, s.annotation.concurrency, s.llm.max_tokens) == (5, 4, 4096)
     assert s.origins["retrieve.top_k"] == "default (config.toml)"
@@ -33,11 +34,11 @@ def test_defaults_follow_ragweed(tmp_path: Path) -> None:
 
 def test_precedence_file_env_flag(tmp_path: Path) -> None:
     user = tmp_path / "user.toml"
-    user.write_text("[retrieve]\ntop_k = 10\nfusion = 'rrf'\n[fts]\nweight = 0.3\n")
+    user.write_text("[retrieve]\ntop_k = 10\nfusion = 'boost'\n[fts]\nweight = 0.3\n")
     env = {"RAGTUI_RETRIEVE_TOP_K": "20", "RAGTUI_EMBED_EXTRA_MODELS": "all-minilm, mxbai-embed-large"}
     s = load_settings(user_file=user, env=env, overrides=["retrieve.top_k=30"])
     assert s.retrieve.top_k == 30 and s.origins["retrieve.top_k"] == "--set"
-    assert s.retrieve.fusion == "rrf" and s.origins["retrieve.fusion"] == str(user)
+    assert s.retrieve.fusion == "boost" and s.origins["retrieve.fusion"] == str(user)
     assert s.fts.weight == 0.3
     assert s.embed.extra_models == ["all-minilm", "mxbai-embed-large"]
     assert s.origins["embed.extra_models"] == "RAGTUI_EMBED_EXTRA_MODELS"

@@ -27,7 +27,7 @@ NOTES = {
 
 @pytest.fixture
 def notes(make_settings: Callable[..., Settings]) -> Settings:
-    settings = make_settings("retrieve.top_k=3", "retrieve.max_chunks_per_file=2")
+    settings = make_settings("retrieve.top_k=3", "retrieve.max_chunks_per_file=2", "retrieve.fusion=boost")
     build_collection(settings, "notes", NOTES)
     return settings
 
@@ -86,7 +86,7 @@ async def test_stop_word_query_skips_the_keyword_leg(notes: Settings) -> None:
 
 
 async def test_and_tier_suffices_with_three_hits_and_rrf_merges(notes: Settings) -> None:
-    rrf = notes.replace(retrieve__fusion="rrf", retrieve__top_k=10)
+    rrf = notes.replace(retrieve__fusion="rrf", retrieve__rrf_k=60, retrieve__top_k=10)
     result = await retrieve(rrf, "water filtration", ["notes"])
     kw = result.meta["collections"]["notes"]["keyword"]
     assert kw["tier"] == 1 and kw["hits"] == 3
@@ -102,3 +102,16 @@ async def test_several_collections_and_models_are_pooled(make_settings: Callable
     result = await retrieve(settings, "turbine blade", ["a", "b"])
     assert sorted(h.chunk.meta.collection for h in result.hits) == ["a", "b"]
     assert result.meta["collections"]["a"]["vector"]["models"] == ["nomic-embed-text", "all-minilm"]
+
+
+async def test_a_keyword_only_collection_is_fused_on_the_same_scale(make_settings: Callable[..., Settings]) -> None:
+    settings = make_settings("retrieve.fusion=rrf", "retrieve.rrf_k=60")
+    build_collection(settings, "embedded", NOTES)
+    build_collection(settings, "raw", {"r.txt": ["Filtration of raw sewage.", "Paint drying."]}, models=[])
+    result = await retrieve(settings, "filtration cartridge", ["embedded", "raw"])
+    assert not result.keyword_only
+    raw = [h for h in result.hits if h.chunk.meta.collection == "raw"]
+    assert raw and raw[0].legs == ("keyword",)
+    assert raw[0].score == pytest.approx(1 / 61)          # RRF of rank 1, not a raw BM25 score
+    assert result.hits[0].score <= 2 / 61
+    assert any("raw has no embeddings yet" in n for n in result.notices)

@@ -20,8 +20,12 @@ class Document:
 
     @property
     def content(self) -> str:
-        """What gets indexed: the title prefixed to the text (BEIR convention), or the text alone."""
-        return f"{self.title}\n{self.text}" if self.title else self.text
+        """What gets indexed: the title prefixed to the text (BEIR convention), or the text alone.
+
+        Underscores in titles become spaces: SQuAD titles are Wikipedia page names
+        ("Super_Bowl_50"), which Whoosh's tokenizer would keep as one token.
+        """
+        return f"{self.title.replace('_', ' ')}\n{self.text}" if self.title else self.text
 
 
 @dataclass

@@ -1,9 +1,11 @@
 """`ragtui eval`: ingest a BEIR corpus into a throwaway collection, run every judged query per mode, score.
 
 Choices that keep doc-level metrics honest (spec §11):
-- one document per corpus entry, title prefixed to the text; the document id is
-  the chunk's `source`, so a document's score is its best chunk's (first
-  occurrence in the fused ranking);
+- the corpus goes through the real ingest (`ingest_documents`: chunking, entropy
+  filter, embedding, both stores), one document per corpus entry, title
+  prefixed to the text, without the contextual "path >" embedding prefix (the
+  paths are bare ids); the document id is the chunk's `source`, so a
+  document's score is its best chunk's (first occurrence in the fused ranking);
 - every leg fetches EVAL_TOP_K = 100 chunks (the depth Recall@100 and MAP need,
   and the depth of the published baselines) instead of retrieve.top_k;
 - the ranking scored is the fused one before the RAGWeed 3e-3f postprocessors:
@@ -24,13 +26,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ragtui.chunks import Chunk, ChunkMeta, chunk_id
 from ragtui.config import Settings
 from ragtui.evaluation.beir import Dataset
 from ragtui.evaluation.metrics import summarise
 
 if TYPE_CHECKING:
-    from ragtui.collections import Collection
+    from ragtui.ingest.report import IngestReport
 
 EVAL_TOP_K = 100
 # name -> (retrieval mode, synonyms on)
@@ -56,43 +57,22 @@ class EvalReport:
     notices: list[str] = field(default_factory=list)
 
 
-def corpus_chunks(dataset: Dataset, collection: str, size_chars: int) -> list[Chunk]:
-    """One chunk per document when it fits the chunk size (all of cranfield and SQuAD do), else windows."""
-    chunks = []
-    for doc in dataset.corpus.values():
-        text = doc.content
-        if not text.strip():
-            continue
-        pieces = [text[i:i + size_chars] for i in range(0, len(text) - size_chars // 2, size_chars // 2)] \
-            if len(text) > size_chars else [text]
-        start = 0
-        for i, piece in enumerate(pieces):
-            meta = ChunkMeta(collection=collection, source=doc.id, file_hash=doc.id, format="txt", chunk_index=i,
-                             char_start=start, char_end=start + len(piece), word_count=len(piece.split()))
-            chunks.append(Chunk(id=chunk_id(doc.id, i), text=piece, meta=meta))
-            start += size_chars // 2
-    return chunks
+async def ingest_corpus(settings: Settings, name: str, dataset: Dataset, progress: Progress) -> IngestReport:
+    """The corpus through the real ingest (chunk, entropy filter, embed, index), one document per entry."""
+    from ragtui.events import IngestFinished, IngestProgress
+    from ragtui.ingest.pipeline import ingest_documents
+    from ragtui.ingest.report import IngestReport
 
-
-async def ingest_corpus(settings: Settings, collection: Collection, dataset: Dataset,
-                        progress: Progress) -> int:
-    """Write the corpus into both stores, embedding through Ollama (the stores API; see the report)."""
-    from llama_index.embeddings.ollama import OllamaEmbedding
-
-    chunks = corpus_chunks(dataset, collection.name, settings.chunk.size_tokens * 4)
-    collection.keyword.upsert(chunks)
-    for model in settings.embed.all_models:
-        embedder = OllamaEmbedding(model_name=model, base_url=settings.ollama.host,
-                                   embed_batch_size=settings.embed.batch_size,
-                                   client_kwargs={"timeout": settings.ollama.timeout, "trust_env": False})
-        step = 512
-        for start in range(0, len(chunks), step):
-            batch = chunks[start:start + step]
-            vectors = await embedder.aget_text_embedding_batch([c.text for c in batch])
-            collection.vectors(model).add(batch, vectors)
-            progress(f"embedded {min(start + step, len(chunks))}/{len(chunks)} chunks with {model}")
-    collection.update_manifest(models=settings.embed.all_models, state="ready")
-    return len(chunks)
+    report = IngestReport(name)
+    last = 0.0
+    documents = ((doc.id, doc.content) for doc in dataset.corpus.values())
+    async for event in ingest_documents(settings, name, documents):
+        if isinstance(event, IngestProgress) and time.monotonic() - last > 5:
+            last = time.monotonic()
+            progress(f"ingest: {event.files_done}/{event.files_total} documents, {event.embedded} embedded")
+        elif isinstance(event, IngestFinished):
+            report = event.report
+    return report
 
 
 async def embed_queries(settings: Settings, queries: Sequence[str]) -> dict[str, dict[str, list[float]]]:
@@ -103,7 +83,7 @@ async def embed_queries(settings: Settings, queries: Sequence[str]) -> dict[str,
     out: dict[str, dict[str, list[float]]] = {}
     for model in settings.embed.all_models:
         embedder = OllamaEmbedding(model_name=model, base_url=settings.ollama.host,
-                                   embed_batch_size=settings.embed.batch_size,
+                                   embed_batch_size=settings.embed.batch_size, num_workers=2,
                                    client_kwargs={"timeout": settings.ollama.timeout, "trust_env": False})
         vectors = await embedder.aget_text_embedding_batch(texts)
         out[model] = dict(zip(texts, vectors, strict=True))
@@ -133,14 +113,16 @@ async def run_eval(settings: Settings, dataset: Dataset, modes: Sequence[str], *
     unknown = [m for m in modes if m not in EVAL_MODES]
     if unknown:
         raise ValueError(f"unknown eval mode {unknown[0]!r}; choose from {', '.join(EVAL_MODES)}")
+    settings = settings.replace(embed__contextual_prefix=False)
     registry = CollectionRegistry(settings)
     name = f"eval-{os.getpid()}-{int(time.time())}"
-    collection = registry.create(name, topic=f"ragtui eval of {dataset.name} (temporary)")
     timings: dict[str, float] = {}
     try:
         t = time.perf_counter()
-        n_chunks = await ingest_corpus(settings, collection, dataset, progress)
+        ingest = await ingest_corpus(settings, name, dataset, progress)
         timings["ingest"] = round(time.perf_counter() - t, 1)
+        collection = registry.open(name)
+        notices = [f"ingest: {line}" for line in ingest.lines()[2:]]
         t = time.perf_counter()
         cached = await embed_queries(settings, list(dataset.queries.values()))
         timings["embed_queries"] = round(time.perf_counter() - t, 1)
@@ -149,7 +131,6 @@ async def run_eval(settings: Settings, dataset: Dataset, modes: Sequence[str], *
             return QueryEmbeddings(vectors={m: cached[m][query.lower()] for m in models})
 
         results: dict[str, dict[str, dict[str, float]]] = {}
-        notices: list[str] = []
         gate = asyncio.Semaphore(concurrency)
 
         async def one(query: str, mode: str, synonyms: bool) -> tuple[list[str], list[str]]:
@@ -171,7 +152,8 @@ async def run_eval(settings: Settings, dataset: Dataset, modes: Sequence[str], *
             results[mode_name] = summarise(runs, dataset.qrels)
             progress(f"{mode_name}: nDCG@10 {results[mode_name]['ndcg@10']['mean']:.3f}")
         return EvalReport(
-            dataset=dataset.name, queries=len(dataset.queries), documents=len(dataset.corpus), chunks=n_chunks,
+            dataset=dataset.name, queries=len(dataset.queries), documents=len(dataset.corpus),
+            chunks=ingest.chunks_indexed,
             models=settings.embed.all_models, results=results, timings_s=timings, notices=notices,
             settings={"top_k_per_leg": EVAL_TOP_K, "fusion": settings.retrieve.fusion,
                       "fts.weight": settings.fts.weight, "rrf_k": settings.retrieve.rrf_k,
@@ -179,5 +161,5 @@ async def run_eval(settings: Settings, dataset: Dataset, modes: Sequence[str], *
                       "synonyms.max_per_word": settings.synonyms.max_per_word,
                       "ndcg_gain": "linear (gain = grade, trec_eval/BEIR)"})
     finally:
-        collection.close()
-        registry.delete(name)
+        if registry.exists(name):
+            registry.delete(name)

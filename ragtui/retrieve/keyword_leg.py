@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ragtui.retrieve.wordnet import SynonymLookup
     from ragtui.stores.keyword import KeywordIndex
 
-SYNONYM_BOOST = 0.5   # a synonym counts half as much as a query word in the OR tier's BM25 score
+SYNONYM_BOOST = 0.25  # a synonym weighs a quarter of a query word in the OR tier (README: eval evidence)
 
 
 @dataclass

@@ -84,21 +84,25 @@ async def embed_query(settings: Settings, query: str, models: Sequence[str]) -> 
     return out
 
 
-def fuse(scored: Sequence[Scored], fusion: str, *, weight: float, rrf_k: int) -> list[tuple[Scored, float]]:
+def fuse(scored: Sequence[Scored], fusion: str, *, weight: float, rrf_k: int,
+         raw_single: bool = True) -> list[tuple[Scored, float]]:
     """Merged scores, best first (RAGWeed 3d boost or RRF).
 
-    When only one leg produced anything, its own scores rank the results: a
-    keyword-only answer is ordered by BM25, not by a constant boost.
+    When only one leg produced anything and `raw_single` is set (every
+    collection is in the same single-leg situation), that leg's own scores rank
+    the results: a keyword-only answer is ordered by BM25, not by a constant
+    boost. Otherwise the fusion formula applies to the lone leg too, so that a
+    single-leg collection's scores stay comparable with the others'.
     """
     by_id = {s.chunk.id: s for s in scored}
     vector = {s.chunk.id: s.vector for s in scored if s.vector is not None}
     keyword = {s.chunk.id: s.keyword for s in scored if s.keyword is not None}
-    if not keyword:
+    if raw_single and not keyword:
         merged = vector
-    elif not vector:
+    elif raw_single and not vector:
         merged = keyword
     elif fusion == "rrf":
-        merged = rrf_merge([ranked(vector), ranked(keyword)], rrf_k)
+        merged = rrf_merge([r for r in (ranked(vector), ranked(keyword)) if r], rrf_k)
     else:
         merged = boost_merge(vector, ranked(keyword), weight)
     return [(by_id[cid], merged[cid]) for cid in ranked(merged)]
@@ -108,9 +112,10 @@ class HybridRetriever(BaseRetriever):
     """Vector + keyword legs per collection, merged; LlamaIndex `BaseRetriever` (spec §5).
 
     `embed` replaces the Ollama query embedding (evaluation and benchmarks pass
-    precomputed vectors). After a call, `meta` holds retrieval_meta per collection, `notices` the
-    degraded modes in plain words, `keyword_only` whether no vector leg ran
-    anywhere, and `evidence` the per-leg scores of every returned node id.
+    precomputed vectors). After a call, `meta` holds retrieval_meta per
+    collection, `notices` the degraded modes in plain words, `keyword_only`
+    whether no vector leg ran anywhere, and `evidence` the per-leg scores of
+    every returned node id.
     """
 
     def __init__(self, settings: Settings, collections: Sequence[Collection], *, mode: str = "hybrid",
@@ -146,13 +151,18 @@ class HybridRetriever(BaseRetriever):
 
         results = await asyncio.gather(*(asyncio.to_thread(self._collection_legs, c, query, embeddings, lookup)
                                          for c in self.collections))
+        vector_ran = any(ran for _, _, ran in results)
+        self.keyword_only = self.mode != "keyword" and not vector_ran
+        raw_single = self.mode != "hybrid" or not vector_ran
         pooled: list[tuple[Scored, float]] = []
-        vector_ran = False
-        for collection, (fused, meta, ran) in zip(self.collections, results, strict=True):
+        for collection, (scored, meta, _) in zip(self.collections, results, strict=True):
+            t = time.perf_counter()
+            fused = fuse(scored, self.settings.retrieve.fusion, weight=self.settings.fts.weight,
+                         rrf_k=self.settings.retrieve.rrf_k, raw_single=raw_single)
+            meta["timings_ms"]["merge"] = round((time.perf_counter() - t) * 1000, 2)
+            meta["hits"]["merged"] = len(fused)
             self.meta["collections"][collection.name] = meta
             pooled.extend(fused)
-            vector_ran = vector_ran or ran
-        self.keyword_only = self.mode != "keyword" and not vector_ran
         if self.keyword_only and self.mode == "vector":
             self.notices.append("No vector index answered, and vector mode runs no keyword leg: no results.")
         pooled.sort(key=lambda item: -item[1])
@@ -179,8 +189,8 @@ class HybridRetriever(BaseRetriever):
         return lookup
 
     def _collection_legs(self, collection: Collection, query: str, embeddings: QueryEmbeddings,
-                         lookup: SynonymLookup | None) -> tuple[list[tuple[Scored, float]], dict[str, Any], bool]:
-        """Both legs on one collection (in a worker thread), then the merge."""
+                         lookup: SynonymLookup | None) -> tuple[list[Scored], dict[str, Any], bool]:
+        """Both legs on one collection (in a worker thread); the merge waits until every collection answered."""
         meta: dict[str, Any] = {"timings_ms": {}}
         scored: dict[str, Scored] = {}
         run_keyword = self.mode == "keyword" or (self.mode == "hybrid" and self.settings.fts.enabled)
@@ -196,16 +206,12 @@ class HybridRetriever(BaseRetriever):
                 scored.setdefault(chunk.id, Scored(chunk, collection.name)).keyword = score
         else:
             meta["keyword"] = {"tier": "off"}
-        t = time.perf_counter()
-        fused = fuse(list(scored.values()), self.settings.retrieve.fusion, weight=self.settings.fts.weight,
-                     rrf_k=self.settings.retrieve.rrf_k)
-        meta["timings_ms"]["merge"] = round((time.perf_counter() - t) * 1000, 2)
         meta["hits"] = {"vector": sum(s.vector is not None for s in scored.values()),
                         "keyword": sum(s.keyword is not None for s in scored.values()),
-                        "both": sum(len(s.legs) == 2 for s in scored.values()), "merged": len(fused)}
+                        "both": sum(len(s.legs) == 2 for s in scored.values())}
         meta["fusion"] = self.settings.retrieve.fusion if (meta["hits"]["vector"] and meta["hits"]["keyword"]) \
             else "single leg"
-        return fused, meta, vector_ran
+        return list(scored.values()), meta, vector_ran
 
     def _keyword_leg(self, collection: Collection, query: str, lookup: SynonymLookup | None) -> KeywordResult:
         return keyword_search(collection.keyword, query, fts=self.settings.fts, top_k=self.top_k,

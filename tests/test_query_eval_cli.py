@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ragtui.cli import main
+from ragtui.config import Settings
+from tests.collection_builder import build_collection
+from tests.fake_ollama import FakeOllama
+
+
+def flags(tmp_path: Path, fake: FakeOllama) -> list[str]:
+    return ["--config", str(tmp_path / "none.toml"), "--data-dir", str(tmp_path / "data"),
+            "--ollama-host", fake.url, "--set", "synonyms.enabled=false"]
+
+
+@pytest.fixture
+def collection(make_settings: Callable[..., Settings]) -> Settings:
+    settings = make_settings()
+    build_collection(settings, "docs", {"valves.md": ["Gate valves control the flow.", "Valve seats wear out."],
+                                        "pumps.md": ["Centrifugal pumps need priming."],
+                                        "misc.md": ["Paint the fence.", "Oil the hinges.", "Sweep the floor."]})
+    return settings
+
+
+def test_query_json_has_nodes_and_meta(collection: Settings, fake_ollama: FakeOllama, tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*flags(tmp_path, fake_ollama), "query", "valve seats", "-c", "docs", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["nodes"][0]["source"] == "valves.md" and out["nodes"][0]["rel_score"] == 1.0
+    assert set(out["nodes"][0]["legs"]) == {"vector", "keyword"}
+    assert out["retrieval_meta"]["collections"]["docs"]["keyword"]["kept"] == ["seats", "valve"]
+
+
+def test_query_table_and_errors(collection: Settings, fake_ollama: FakeOllama, tmp_path: Path,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*flags(tmp_path, fake_ollama), "query", "priming pumps", "--mode", "keyword"]) == 0
+    out = capsys.readouterr().out
+    assert "pumps.md" in out and "Centrifugal pumps need priming." in out
+    assert "keyword tier 2 (kept priming pumps)" in out
+    assert main([*flags(tmp_path, fake_ollama), "query", "x", "-c", "nope"]) == 2
+    assert "no collection named 'nope'" in capsys.readouterr().err
+
+
+def write_beir(folder: Path) -> Path:
+    (folder / "qrels").mkdir(parents=True)
+    docs = {"d1": ("Turbines", "Gas turbine blades are cooled by air."),
+            "d2": ("Wings", "Swept wings delay compressibility drag."),
+            "d3": ("Boundary_layers", "Laminar boundary layers separate under adverse gradients.")}
+    (folder / "corpus.jsonl").write_text("".join(json.dumps({"_id": k, "title": t, "text": x}) + "\n"
+                                                 for k, (t, x) in docs.items()))
+    queries = {"q1": "turbine blade cooling", "q2": "swept wing drag", "q3": "boundary layer separation",
+               "q4": "unjudged query"}
+    (folder / "queries.jsonl").write_text("".join(json.dumps({"_id": k, "text": v}) + "\n" for k, v in queries.items()))
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t2\nq2\td2\t1\nq3\td3\t1\n")
+    return folder
+
+
+def test_eval_reports_every_mode_and_cleans_up(fake_ollama: FakeOllama, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    dataset = write_beir(tmp_path / "mini")
+    assert main([*flags(tmp_path, fake_ollama), "eval", "--dataset", str(dataset), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["queries"] == 3 and report["documents"] == 3
+    assert list(report["results"]) == ["keyword", "vector", "hybrid", "hybrid-nosyn"]
+    assert report["results"]["keyword"]["ndcg@10"]["mean"] == pytest.approx(1.0)
+    assert report["results"]["hybrid"]["recall@100"]["mean"] == pytest.approx(1.0)
+    assert not (tmp_path / "data" / "collections").exists() or not any((tmp_path / "data" / "collections").iterdir())
+
+
+def test_eval_table_and_limit(fake_ollama: FakeOllama, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    dataset = write_beir(tmp_path / "mini")
+    assert main([*flags(tmp_path, fake_ollama), "eval", "--dataset", str(dataset), "--limit", "2",
+                 "--modes", "keyword", "vector"]) == 0
+    out = capsys.readouterr().out
+    assert "mini: 2 queries" in out and "| keyword | 1.000" in out and "| vector |" in out
+    assert main([*flags(tmp_path, fake_ollama), "eval", "--dataset", str(tmp_path / "missing")]) == 2
