@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -56,6 +57,7 @@ class Collection:
         self.path = path
         self.name = path.name
         self._keyword: KeywordIndex | None = None
+        self._open_lock = threading.Lock()   # retrieval legs run in threads and may open the stores at once
         self._vectors: dict[str, VectorIndex] = {}
         self._client: Any = None
         self._records: IngestRecords | None = None
@@ -88,9 +90,10 @@ class Collection:
 
     @property
     def keyword(self) -> KeywordIndex:
-        if self._keyword is None:
-            self._keyword = KeywordIndex(self.path / "whoosh")
-        return self._keyword
+        with self._open_lock:
+            if self._keyword is None:
+                self._keyword = KeywordIndex(self.path / "whoosh")
+            return self._keyword
 
     def vectors(self, model: str) -> VectorIndex:
         if model not in self._vectors:

@@ -172,14 +172,20 @@ class ResearchSession:
     # --- the whole pipeline ---------------------------------------------------------
 
     async def run(self) -> AsyncIterator[Event]:
-        """Check the models, retrieve, annotate (when on), synthesize; save after each stage."""
+        """Check the models, retrieve, annotate (when on), synthesize; save after each stage.
+
+        When the LLM cannot be used (Ollama down, model missing, llm.model unset) the
+        session still retrieves (keyword-only if the embedder is down too) and is saved
+        with its sources; the LLM stage then fails with the reason, and a later
+        re-annotate or synthesize on the reopened session picks up from there.
+        """
+        llm_problem, llm_stage = "", ""
         try:
             await self._model()
             if self.record.annotation_on:
                 self._annotator = await self._annotation_model(None)
         except (ConfigError, LLMError) as exc:
-            yield self._fail("synthesize" if self._synthesis is None else "annotate", str(exc))
-            return
+            llm_problem, llm_stage = str(exc), "synthesize" if self._synthesis is None else "annotate"
         yield RetrievalStarted(self.query, tuple(self.collections))
         started = time.perf_counter()
         try:
@@ -192,7 +198,8 @@ class ResearchSession:
         self.record.keyword_only = retrieval.keyword_only
         self.record.sources = [
             Source(number=i, chunk=hit.chunk, score=hit.score, rel_score=hit.rel_score, legs=tuple(hit.legs),
-                   state=AnnotationState.PENDING if self.record.annotation_on else AnnotationState.OFF)
+                   state=AnnotationState.PENDING if self.record.annotation_on and not llm_problem
+                   else AnnotationState.OFF)
             for i, hit in enumerate(retrieval.hits, start=1)]
         self.save()
         yield SourcesReady(list(self.sources), retrieval.meta, retrieval.keyword_only)
@@ -202,6 +209,9 @@ class ResearchSession:
             yield Notice("warning", f"no sources found for {self.query!r} in {', '.join(self.collections)}; "
                                     "nothing to annotate or answer from")
             yield self._saved()
+            return
+        if llm_problem:
+            yield self._fail(llm_stage, f"{llm_problem}. Sources only: no annotation and no answer.")
             return
         if self.record.annotation_on:
             async with aclosing(self._annotate(self.sources, model=None, prompt_file=None)) as events:

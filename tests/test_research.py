@@ -355,21 +355,30 @@ async def test_synthesis_failure_is_a_stage_failure_with_partial_text(
     assert HistoryStore(session.settings.data_dir).load(session.id).error == failure.message
 
 
-async def test_missing_model_fails_before_retrieval_with_the_pull_hint(
+async def test_missing_model_keeps_the_sources_and_gives_the_pull_hint(
         make_settings: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
     retrieval = StaticRetrieval(TEXTS)
     session = ResearchSession(make_settings("llm.model=llama9:70b"), "q", ["docs"], retrieve=retrieval)
     events = await collect(session.run())
-    assert [type(e) for e in events] == [StageFailed]
-    assert "ollama pull llama9:70b" in events[0].message and fake_ollama.url in events[0].message
-    assert retrieval.calls == [] and fake_ollama.calls("/api/chat") == []
+    assert [type(e).__name__ for e in events] == ["RetrievalStarted", "SourcesReady", "StageFailed"]
+    assert "ollama pull llama9:70b" in events[-1].message and fake_ollama.url in events[-1].message
+    assert retrieval.calls == [("q", ("docs",))] and fake_ollama.calls("/api/chat") == []
+    assert all(s.state is AnnotationState.OFF for s in session.sources)
 
 
-async def test_unreachable_ollama_names_where_it_looked(make_settings: Callable[..., Settings]) -> None:
-    session = make_session(make_settings("ollama.host=http://127.0.0.1:9"))
+async def test_unreachable_ollama_still_retrieves_and_saves_a_reopenable_session(
+        make_settings: Callable[..., Settings]) -> None:
+    settings = make_settings("ollama.host=http://127.0.0.1:9")
+    session = make_session(settings)
     events = await collect(session.run())
-    assert [type(e) for e in events] == [StageFailed]
-    assert "http://127.0.0.1:9" in events[0].message and "not reachable" in events[0].message
+    failure = events[-1]
+    assert isinstance(failure, StageFailed) and failure.stage == "synthesize"
+    assert "http://127.0.0.1:9" in failure.message and "not reachable" in failure.message
+    assert "no annotation and no answer" in failure.message
+    record = HistoryStore(settings.data_dir).load(session.id)
+    assert len(record.sources) == len(TEXTS) and record.answer == "" and record.error == failure.message
+    reopened = ResearchSession.reopen(settings, session.id)
+    assert [s.chunk.id for s in reopened.sources] == [s.chunk.id for s in session.sources]
 
 
 async def test_no_hits_is_said_plainly(make_settings: Callable[..., Settings], fake_ollama: FakeOllama) -> None:

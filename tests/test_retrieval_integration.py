@@ -68,6 +68,7 @@ async def test_unreachable_embedder_falls_back_to_keywords_and_says_so(
     assert result.keyword_only
     assert result.hits and all(h.legs == ("keyword",) for h in result.hits)
     assert any("127.0.0.1:9" in n for n in result.notices)
+    assert not any("no embeddings yet" in n for n in result.notices)  # its vectors exist; the query's failed
 
 
 async def test_collection_without_embeddings_answers_keyword_only(make_settings: Callable[..., Settings]) -> None:

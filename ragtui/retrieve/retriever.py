@@ -236,6 +236,8 @@ class HybridRetriever(BaseRetriever):
                 scored.setdefault(chunk.id, Scored(chunk, collection.name))
             answered.append({chunk.id: score for chunk, score in hits})
         meta["vector"] = {"models": models, "vectors": vectors, "chunks": chunks}
+        if models and not vectors:
+            return False   # no query vector for any of its models: the embedding failure was already said
         if not models or (chunks and not any(vectors.values())):
             self.notices.append(f"Collection {collection.name} has no embeddings yet (its ingest could not "
                                 "reach the embedder); it answered with keyword matches only. Re-run the "

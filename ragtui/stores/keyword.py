@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from whoosh.query import Query
 
 WRITE_LOCK_TIMEOUT = 30.0
+_OPEN_LOCK = threading.Lock()   # whoosh's create_in is not safe against a second thread creating the same index
 
 
 def _schema() -> Any:
@@ -41,11 +42,12 @@ class KeywordIndex:
         from whoosh import index
 
         self.path = path
-        if index.exists_in(str(path)):
-            self._ix = index.open_dir(str(path))
-        else:
-            path.mkdir(parents=True, exist_ok=True)
-            self._ix = index.create_in(str(path), _schema())
+        with _OPEN_LOCK:
+            if index.exists_in(str(path)):
+                self._ix = index.open_dir(str(path))
+            else:
+                path.mkdir(parents=True, exist_ok=True)
+                self._ix = index.create_in(str(path), _schema())
         self._analyzer = self._ix.schema[self.FIELD].analyzer
         self._lock = threading.RLock()
         self._searcher: Any = None

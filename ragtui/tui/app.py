@@ -279,15 +279,14 @@ class RagtuiApp(App[int]):
 
     @work(group=RESEARCH, exclusive=True)
     async def run_research(self, query: str, collections: list[str]) -> None:
-        """A new session; while Ollama is down, keyword-only retrieval instead (no annotation, no answer)."""
+        """A new session; while Ollama is down the engine answers keyword-only (no annotation, no answer)."""
         await self.query_one(SynthesisView).reset("")
         self.query_one(SourcesPanel).clear("Retrieving …")
         previous, self.session = self.session, None
         if previous is not None:
             await previous.aclose()
-        if not self.ollama_up and not await self.reprobe():
-            await self.consume(self.engine.keyword_only(query, collections, self.ollama_problem))
-            return
+        if not self.ollama_up:
+            await self.reprobe()
         self.session = await self.engine.new_session(query, collections)
         await self.consume(self.session.run())
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ragtui.config import Settings
-from ragtui.events import AnnotationState, Event, Notice, RetrievalStarted, Source, SourcesReady
+from ragtui.events import Event, Source
 
 
 class EngineUnavailable(Exception):
@@ -122,21 +122,6 @@ class Engine:
     async def new_session(self, query: str, collections: list[str]) -> Any:
         research = await _load("ragtui.research")
         return research.ResearchSession(self.settings, query, collections)
-
-    def keyword_only(self, query: str, collections: list[str], reason: str) -> AsyncIterator[Event]:
-        """Retrieval without the LLM (Ollama is down): the keyword leg's sources, not annotated, no answer."""
-        return self._keyword_only(query, collections, reason)
-
-    async def _keyword_only(self, query: str, collections: list[str], reason: str) -> AsyncIterator[Event]:
-        hybrid = await _load("ragtui.retrieve.hybrid")
-        yield RetrievalStarted(query, tuple(collections))
-        result = await hybrid.retrieve(self.settings, query, collections, mode="keyword")
-        sources = [Source(number=i, chunk=hit.chunk, score=hit.score, rel_score=hit.rel_score, legs=tuple(hit.legs),
-                          state=AnnotationState.OFF) for i, hit in enumerate(result.hits, start=1)]
-        yield SourcesReady(sources, result.meta, keyword_only=True)
-        for notice in result.notices:
-            yield Notice("warning", notice)
-        yield Notice("warning", f"{reason} Keyword matches only: no annotation and no answer.")
 
     async def reopen(self, session_id: int) -> Any:
         research = await _load("ragtui.research")

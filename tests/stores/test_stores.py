@@ -90,3 +90,15 @@ def test_delete_then_recreate_embedded_collection(make_settings: Callable[..., S
     assert again.vectors("m").count() == 0
     again.vectors("m").add([make_chunk("a.md", 0, "y")], [[0.0, 1.0]])
     assert again.vectors("m").count() == 1
+
+
+def test_threads_opening_a_new_keyword_index_at_once_share_one(tmp_path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ragtui.stores.keyword import KeywordIndex
+
+    path = tmp_path / "whoosh"
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        indexes = list(pool.map(lambda _: KeywordIndex(path), range(8)))
+    indexes[0].upsert([make_chunk("a.md", 0, "shared index")])
+    assert all(ix.doc_count() == 1 for ix in indexes)
