@@ -162,9 +162,10 @@ class FakeOllama:
             self._in_flight -= 1
 
 
-class _Handler(BaseHTTPRequestHandler):
+class JsonHandler(BaseHTTPRequestHandler):
+    """A quiet HTTP/1.1 handler that answers JSON; the fake servers build on it."""
+
     protocol_version = "HTTP/1.1"
-    server_ref: FakeOllama
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -176,6 +177,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+
+class _Handler(JsonHandler):
+    server_ref: FakeOllama
 
     def _record(self, body: dict[str, Any]) -> None:
         with self.server_ref._lock:
