@@ -52,7 +52,8 @@ def window_spans(text: str, chars: int, overlap: int, start: int = 0, stop: int 
 
     Next start = max(pos + 1, boundary - OVL). With `fences` (sorted code-fence spans),
     a cut that would land inside a fence moves to the fence's start, or past its end
-    when the fence begins the window (the chunk then runs long rather than split code).
+    when moving back would not advance the next window (the chunk then runs long rather
+    than split code, and windows never creep through a fence a character at a time).
     """
     stop = len(text) if stop is None else stop
     spans: list[tuple[int, int]] = []
@@ -61,7 +62,7 @@ def window_spans(text: str, chars: int, overlap: int, start: int = 0, stop: int 
         end = min(pos + chars, stop)
         boundary = stop if end >= stop else find_boundary(text, pos, end, overlap)
         if fences:
-            boundary = _outside_fence(boundary, pos, fences, stop)
+            boundary = _outside_fence(boundary, pos, fences, stop, overlap)
         spans.append((pos, boundary))
         if boundary >= stop:
             break
@@ -69,14 +70,14 @@ def window_spans(text: str, chars: int, overlap: int, start: int = 0, stop: int 
     return spans
 
 
-def _outside_fence(cut: int, pos: int, fences: list[tuple[int, int]], stop: int) -> int:
+def _outside_fence(cut: int, pos: int, fences: list[tuple[int, int]], stop: int, overlap: int) -> int:
     i = bisect.bisect_right([f[0] for f in fences], cut - 1) - 1
     if i < 0:
         return cut
     f_start, f_end = fences[i]
     if not f_start < cut < f_end:
         return cut
-    return f_start if f_start > pos else min(f_end, stop)
+    return f_start if f_start - overlap > pos else min(f_end, stop)
 
 
 def code_fences(text: str) -> list[tuple[int, int]]:

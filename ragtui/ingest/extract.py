@@ -99,14 +99,16 @@ def extract(source: str, data: bytes, cfg: IngestSettings, workdir: Path, path: 
         return [Skip(source, unsupported_reason(source))]
     if not data:
         return [Skip(source, "empty file")]
-    if fmt == "zip":
-        return _zip(source, data, cfg, workdir, depth)
     try:
+        if fmt == "zip":
+            return _zip(source, data, cfg, workdir, depth)
         if fmt in CONVERTERS:
             return [_converted(source, data, fmt, cfg, workdir, path)]
         return [_HANDLERS[fmt](source, data, cfg)]
     except ExtractError as exc:
         return [Skip(source, str(exc))]
+    except Exception as exc:  # a parser's own error on malformed input (csv.Error, BadZipFile, ...): skip the file
+        return [Skip(source, f"unreadable {fmt}: {type(exc).__name__}: {exc}")]
 
 
 # --- text-like ----------------------------------------------------------------------

@@ -142,3 +142,22 @@ def test_converters_only_when_present(make_settings: object, tmp_path: Path) -> 
     av = one("a.wav", b"RIFF", cfg, tmp_path)
     assert (av.kind, av.text) == ("av", "spoken words\n")
     assert not list((tmp_path / "work").iterdir())          # temp input for the converter is cleaned up
+
+
+def test_malformed_csv_and_office_files_are_skipped_with_a_reason(cfg: IngestSettings, tmp_path: Path) -> None:
+    bad_csv = b'a,"unterminated\n' + b"x" * 200_000 + b"\n"
+    assert "unreadable csv" in skipped("bad.csv", bad_csv, cfg, tmp_path)
+    assert "xlsx" in skipped("bad.xlsx", b"PK\x03\x04 not really a zip", cfg, tmp_path)
+
+
+def test_one_malformed_file_does_not_stop_the_ingest(settings: Settings, tmp_path: Path) -> None:
+    from tests.ingest.conftest import ingest
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a_notes.txt").write_text("Turbines spin in the wind.")
+    (folder / "b_bad.csv").write_bytes(b'a,"unterminated\n' + b"x" * 200_000 + b"\n")
+    (folder / "c_more.txt").write_text("Pumps need priming.")
+    report = ingest(settings, [folder])
+    assert sorted(report.added) == ["a_notes.txt", "c_more.txt"]
+    assert report.reason_of("b_bad.csv").startswith("unreadable csv")

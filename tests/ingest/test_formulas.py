@@ -71,9 +71,19 @@ def test_markdown_window_never_cuts_inside_a_code_fence() -> None:
     fences = code_fences(text)
     assert len(fences) == 1
     f_start, f_end = fences[0]
-    for a, b, heading in markdown_spans(text, 80, 20):
+    spans = markdown_spans(text, 80, 20)
+    for a, b, heading in spans:
         assert heading == "T"
         assert not (f_start < b < f_end), (a, b)
+    starts = [a for a, _, _ in spans]
+    assert len(spans) <= len(text) // (80 - 20) + 2 and starts == sorted(set(starts))  # no creeping windows
+
+
+def test_long_fence_does_not_multiply_chunks() -> None:
+    code = "```\n" + "".join(f"line {i} of code.\n" for i in range(1500)) + "```\n"
+    text = "# Doc\n" + "Prose sentence here. " * 1100 + "\n" + code + "More prose. " * 100
+    spans = markdown_spans(text, 8192, 4096)
+    assert len(spans) < 2 * len(text) // 4096 + 2
 
 
 def test_trim_span() -> None:
