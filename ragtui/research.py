@@ -60,6 +60,22 @@ RetrieveFn = Callable[[Settings, str, Sequence[str]], Awaitable[Retrieval]]
 CANCELLED = "cancelled"
 
 
+HEAVY_MODULES = (
+    "ragtui.retrieve.hybrid", "ragtui.retrieve.retriever", "ragtui.retrieve.postprocess",
+    "ragtui.ingest.pipeline", "llama_index.llms.ollama", "llama_index.embeddings.ollama",
+    "chromadb", "whoosh.index", "wn",
+)
+
+
+def preload() -> None:
+    """Import what a first session or ingest needs (seconds of llama_index/chromadb), so a front end can
+    pay it in a background thread after its first frame instead of on its event loop."""
+    import importlib
+
+    for module in HEAVY_MODULES:
+        importlib.import_module(module)
+
+
 async def default_retrieve(settings: Settings, query: str, collections: Sequence[str]) -> Retrieval:
     """The hybrid retriever (imported here: it pulls in chromadb, whoosh and llama_index)."""
     from ragtui.retrieve.hybrid import retrieve

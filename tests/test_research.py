@@ -458,3 +458,13 @@ async def test_history_snapshot_masks_the_api_key(make_settings: Callable[..., S
     await session.aclose()
     config = HistoryStore(session.settings.data_dir).load(session.id).config
     assert config["llm.api_key"] == "***" and config["retrieve.top_k"] == 7 and config["llm.model"] == "chat"
+
+
+def test_preload_imports_what_a_first_session_needs() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; from ragtui.research import HEAVY_MODULES, preload; preload(); "
+            "print(all(m in sys.modules for m in HEAVY_MODULES))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip() == "True"

@@ -164,8 +164,8 @@ class RagtuiApp(App[int]):
 
     @work(group="probe")
     async def probe_ollama(self) -> None:
-        if await self.reprobe():
-            await self.engine.warm_up()
+        await self.reprobe()
+        await self.engine.warm_up()   # keyword-only sessions need the engine too
 
     async def reprobe(self) -> bool:
         """Ask Ollama again (start-up, and before a query while it was down); True when it answers."""

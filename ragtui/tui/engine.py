@@ -87,11 +87,8 @@ class Engine:
 
     async def warm_up(self) -> None:
         """Import the heavy engine modules in a thread after the first frame, so the first query starts fast."""
-        for module in ("ragtui.research", "ragtui.collections"):
-            try:
-                await _load(module)
-            except EngineUnavailable:
-                continue
+        research = await _load("ragtui.research")
+        await asyncio.to_thread(research.preload)
 
     # --- collections -----------------------------------------------------------
 
