@@ -58,3 +58,17 @@ async def test_unknown_model_and_unreachable_server(make_settings: Callable[...,
     session = ResearchSession(settings, "q", ["docs"], retrieve=StaticRetrieval(["Pumps."]))
     (failure,) = [e async for e in session.run() if isinstance(e, StageFailed)]
     assert "not reachable at http://127.0.0.1:9/v1" in failure.message and "[llm] base_url" in failure.message
+
+
+async def test_proxy_variables_are_ignored(make_settings: Callable[..., Settings], fake_openai: FakeOpenAI,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "all_proxy"):
+        monkeypatch.setenv(var, "http://127.0.0.1:9")   # a proxy that does not exist
+    for var in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    session = ResearchSession(openai_settings(make_settings, fake_openai), "q", ["docs"],
+                              retrieve=StaticRetrieval(["Pumps."]))
+    events = [e async for e in session.run()]
+    await session.aclose()
+    assert not any(isinstance(e, StageFailed) for e in events)
+    assert fake_openai.requests and fake_openai.requests[-1]["model"] == "served-model"

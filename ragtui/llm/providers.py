@@ -130,6 +130,9 @@ class ChatModel:
             client = getattr(self.llm, "_aclient", None)
             if client is not None:
                 await client.close()
+            http = getattr(self.llm, "async_http_client", None)
+            if http is not None:
+                await http.aclose()
 
     def _stop_reason(self, raw: Any) -> str | None:
         if self.provider == "ollama":
@@ -235,7 +238,8 @@ def build_model(settings: Settings, *, model: str, num_ctx: int, max_tokens: int
                           "llama-index-llms-openai-like: pip install 'ragtui[openai]'") from None
     llm = OpenAILike(model=model, api_base=settings.llm.base_url, api_key=settings.llm.api_key or "none",
                      context_window=num_ctx, is_chat_model=True, max_tokens=max_tokens, temperature=temperature,
-                     timeout=timeout, max_retries=0)
+                     timeout=timeout, max_retries=0,
+                     async_http_client=httpx.AsyncClient(timeout=timeout, trust_env=False))   # no proxies
     return ChatModel(llm, provider="openai", model=model, where=settings.llm.base_url,
                      context_window=window, num_ctx=num_ctx, timeout=timeout)
 
