@@ -7,6 +7,7 @@ not ChromaVectorStore's exp(-distance) (llamaindex-notes §3).
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 import threading
@@ -53,9 +54,15 @@ def release_embedded(path: Path) -> None:
 
 
 def chroma_name(prefix: str, model: str) -> str:
-    """A Chroma collection name (3-512 chars of [A-Za-z0-9._-], alphanumeric at both ends)."""
+    """A Chroma collection name (3-512 chars of [A-Za-z0-9._-], alphanumeric at both ends).
+
+    The readable slug folds characters Chroma refuses, so "my_docs" and "my-docs", or
+    "model:v1.5" and "model-v1.5", would meet; a hash of the exact pair keeps them apart
+    (on a shared Chroma server they would otherwise overwrite each other's vectors).
+    """
     slug = re.sub(r"[^A-Za-z0-9]+", "-", f"{prefix}-{model}").strip("-._")
-    return slug if len(slug) >= 3 else f"{slug}-vec"
+    digest = hashlib.sha1(f"{prefix}\0{model}".encode()).hexdigest()[:8]
+    return f"{slug}-{digest}"
 
 
 class VectorIndex:

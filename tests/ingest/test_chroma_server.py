@@ -72,6 +72,9 @@ def test_ingest_and_query_against_chroma_server(make_settings: Callable[..., Set
 
     server = chromadb.HttpClient(host="127.0.0.1", port=chroma_server,
                                  settings=ChromaConfig(anonymized_telemetry=False))
-    assert "ragtui-c-nomic-embed-text" in {c.name for c in server.list_collections()}
+    from ragtui.stores.vector import chroma_name
+
+    name = chroma_name("ragtui-c", "nomic-embed-text")
+    assert name.startswith("ragtui-c-nomic-embed-text-") and name in {c.name for c in server.list_collections()}
     CollectionRegistry(settings).delete("c")
-    assert "ragtui-c-nomic-embed-text" not in {c.name for c in server.list_collections()}
+    assert name not in {c.name for c in server.list_collections()}

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import pytest
@@ -102,3 +103,12 @@ def test_threads_opening_a_new_keyword_index_at_once_share_one(tmp_path) -> None
         indexes = list(pool.map(lambda _: KeywordIndex(path), range(8)))
     indexes[0].upsert([make_chunk("a.md", 0, "shared index")])
     assert all(ix.doc_count() == 1 for ix in indexes)
+
+
+def test_chroma_names_keep_folded_collection_and_model_names_apart() -> None:
+    from ragtui.stores.vector import chroma_name
+
+    names = {chroma_name("ragtui-my_docs", "m"), chroma_name("ragtui-my-docs", "m"),
+             chroma_name("chunks", "nomic-embed-text:v1.5"), chroma_name("chunks", "nomic-embed-text-v1.5")}
+    assert len(names) == 4
+    assert all(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]", n) for n in names)
