@@ -51,9 +51,10 @@ def window_spans(text: str, chars: int, overlap: int, start: int = 0, stop: int 
     """(start, end) offsets of the sliding-window chunks of text[start:stop] (RAGWeed 2b).
 
     Next start = max(pos + 1, boundary - OVL). With `fences` (sorted code-fence spans),
-    a cut that would land inside a fence moves to the fence's start, or past its end
-    when moving back would not advance the next window (the chunk then runs long rather
-    than split code, and windows never creep through a fence a character at a time).
+    a cut that would land inside a fence moves to the fence's start, and the next window
+    then begins at the fence (not OVL before it, which would only reach the same fence
+    again and creep through it a character at a time); a window that begins at or inside
+    the fence runs past its end (the chunk runs long rather than split code).
     """
     stop = len(text) if stop is None else stop
     spans: list[tuple[int, int]] = []
@@ -61,23 +62,27 @@ def window_spans(text: str, chars: int, overlap: int, start: int = 0, stop: int 
     while pos < stop:
         end = min(pos + chars, stop)
         boundary = stop if end >= stop else find_boundary(text, pos, end, overlap)
+        at_fence = False
         if fences:
-            boundary = _outside_fence(boundary, pos, fences, stop, overlap)
+            boundary, at_fence = _outside_fence(boundary, pos, fences, stop)
         spans.append((pos, boundary))
         if boundary >= stop:
             break
-        pos = max(pos + 1, boundary - overlap)
+        pos = boundary if at_fence else max(pos + 1, boundary - overlap)
     return spans
 
 
-def _outside_fence(cut: int, pos: int, fences: list[tuple[int, int]], stop: int, overlap: int) -> int:
+def _outside_fence(cut: int, pos: int, fences: list[tuple[int, int]], stop: int) -> tuple[int, bool]:
+    """The cut moved out of any fence, and whether it moved back to a fence's start."""
     i = bisect.bisect_right([f[0] for f in fences], cut - 1) - 1
     if i < 0:
-        return cut
+        return cut, False
     f_start, f_end = fences[i]
     if not f_start < cut < f_end:
-        return cut
-    return f_start if f_start - overlap > pos else min(f_end, stop)
+        return cut, False
+    if f_start > pos:
+        return f_start, True
+    return min(f_end, stop), False
 
 
 def code_fences(text: str) -> list[tuple[int, int]]:

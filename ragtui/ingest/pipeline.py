@@ -271,6 +271,12 @@ class _IngestRun:
         digest = hashlib.sha256(data).hexdigest()
         stamp = {"root": entry.root, "hash": digest, "size": len(data), "signature": self.signature}
         old = self.records.file(entry.source)
+        if old and old.root and entry.root and old.root != entry.root and Path(old.root).exists():
+            reason = (f"name clash: {entry.source} is already in the collection from {old.root}; "
+                      "ingest this folder into another collection")
+            prep.skips.append(Skip(entry.source, reason))
+            prep.outcome = "skipped"
+            return prep
         original = None if entry.text is not None else (        # in-memory documents keep their own ids
             batch_hashes.get(digest) or self.records.indexed_source_with_hash(digest, entry.source))
         if old and old.hash == digest and old.signature == self.signature and (

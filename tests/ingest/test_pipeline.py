@@ -373,3 +373,19 @@ def test_scanned_pdf_goes_through_the_configured_ocr(make_settings: Callable[...
     [chunk] = coll.keyword.get(sorted(coll.keyword.ids()))
     coll.close()
     assert chunk.text == "Recognised words from the scanned page." and chunk.meta.page == "1"
+
+
+def test_same_name_from_another_folder_is_a_clash_not_a_silent_overwrite(settings: Settings, tmp_path: Path) -> None:
+    proj_a, proj_b = tmp_path / "projA", tmp_path / "projB"
+    for folder, text in ((proj_a, "Turbines convert wind into power."), (proj_b, "Pumps need priming.")):
+        folder.mkdir()
+        (folder / "README.md").write_text(text)
+    ingest(settings, [proj_a])
+    report = ingest(settings, [proj_b])
+    assert report.updated == [] and report.reason_of("README.md").startswith("name clash")
+    assert any("Turbines" in t for t in texts(settings))
+
+    moved = tmp_path / "projA-moved"
+    proj_a.rename(moved)                    # the old folder is gone: the same file, found at its new place
+    (moved / "README.md").write_text("Turbines convert wind into electric power.")
+    assert ingest(settings, [moved]).updated == ["README.md"]
