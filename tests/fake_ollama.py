@@ -128,16 +128,13 @@ class FakeOllama:
         class Handler(_Handler):
             server_ref = fake
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
+        self._server = serve_on_loopback(Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
 
     def stop(self) -> None:
         if self._server:
-            self._server.shutdown()
-            self._server.server_close()
+            stop_server(self._server)
             self._server = None
 
     # --- internals -------------------------------------------------------------
@@ -160,6 +157,19 @@ class FakeOllama:
     def _leave(self) -> None:
         with self._lock:
             self._in_flight -= 1
+
+
+def serve_on_loopback(handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServer:
+    """A threaded server on 127.0.0.1 and a free port, serving in the background."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    return server
+
+
+def stop_server(server: ThreadingHTTPServer) -> None:
+    server.shutdown()
+    server.server_close()
 
 
 class JsonHandler(BaseHTTPRequestHandler):

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from http.server import ThreadingHTTPServer
 from typing import Any
 
-from tests.fake_ollama import JsonHandler
+from tests.fake_ollama import JsonHandler, serve_on_loopback, stop_server
 
 
 class FakeOpenAI:
@@ -61,14 +60,11 @@ class FakeOpenAI:
                 self.close_connection = True
                 return None
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
+        self._server = serve_on_loopback(Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
 
     def stop(self) -> None:
         if self._server:
-            self._server.shutdown()
-            self._server.server_close()
+            stop_server(self._server)
 
