@@ -19,6 +19,7 @@ import re
 import shutil
 import tempfile
 import threading
+import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -182,7 +183,8 @@ class CollectionRegistry:
             raise CollectionError(f"collection {name!r} already exists")
         path = self.root / name
         path.mkdir(parents=True, exist_ok=True)
-        manifest = {"name": name, "topic": topic, "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        manifest = {"name": name, "topic": topic, "uid": uuid.uuid4().hex,   # tells a recreated namesake apart
+                    "created": datetime.now(UTC).isoformat(timespec="seconds"),
                     "models": [], "state": "empty"}
         (path / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
         return Collection(self.settings, path)

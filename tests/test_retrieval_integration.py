@@ -116,3 +116,18 @@ async def test_a_keyword_only_collection_is_fused_on_the_same_scale(make_setting
     assert raw[0].score == pytest.approx(1 / 61)          # RRF of rank 1, not a raw BM25 score
     assert result.hits[0].score <= 2 / 61
     assert any("raw has no embeddings yet" in n for n in result.notices)
+
+
+async def test_a_collection_recreated_under_its_name_is_reopened_and_the_old_one_closed(
+        make_settings: Callable[..., Settings]) -> None:
+    from ragtui.collections import CollectionRegistry
+    from ragtui.retrieve import hybrid
+
+    settings = make_settings()
+    build_collection(settings, "c", {"old.txt": ["Turbine blades crack under heat."]})
+    assert [h.chunk.meta.source for h in (await retrieve(settings, "turbine", ["c"])).hits] == ["old.txt"]
+    old = hybrid._OPEN[(settings.data_dir, "c")][1]
+    CollectionRegistry(settings).delete("c")
+    build_collection(settings, "c", {"new.txt": ["Turbine blades are cooled by film injection."]})  # same second
+    assert [h.chunk.meta.source for h in (await retrieve(settings, "turbine", ["c"])).hits] == ["new.txt"]
+    assert old.keyword._searcher is None      # closed, not leaked

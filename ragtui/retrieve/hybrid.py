@@ -64,8 +64,9 @@ _OPEN_LOCK = threading.Lock()
 def _open(settings: Settings, name: str) -> Collection:
     """The collection, kept open between queries so its Whoosh searcher and IDF cache are reused.
 
-    Reopened when the collection was deleted and created again (its manifest's
-    `created` stamp changed); raises CollectionError for an unknown name.
+    Reopened when the collection was deleted and created again (its manifest's uid
+    changed; `created` for collections made before uids); raises CollectionError for
+    an unknown name.
     """
     from ragtui.collections import CollectionRegistry
 
@@ -73,10 +74,13 @@ def _open(settings: Settings, name: str) -> Collection:
     key = (settings.data_dir, name)
     with _OPEN_LOCK:
         fresh = registry.open(name)
-        created = str(fresh.manifest.get("created", ""))
+        manifest = fresh.manifest
+        identity = str(manifest.get("uid") or manifest.get("created", ""))
         cached = _OPEN.get(key)
-        if cached is None or cached[0] != created:
-            _OPEN[key] = (created, fresh)
+        if cached is None or cached[0] != identity:
+            if cached is not None:
+                cached[1].close()   # the deleted collection's searcher and Chroma client
+            _OPEN[key] = (identity, fresh)
         return _OPEN[key][1]
 
 
