@@ -53,7 +53,7 @@ from ragtui.events import (
     SynthesisToken,
 )
 from ragtui.history import HistoryStore, SessionRecord
-from ragtui.llm.providers import ChatModel, LLMError
+from ragtui.llm.chat import ChatModel, LLMError
 from ragtui.retrieve.result import Retrieval
 
 RetrieveFn = Callable[[Settings, str, Sequence[str]], Awaitable[Retrieval]]

@@ -60,6 +60,7 @@ class Reply:
     error: str = "internal server error"
     malformed_after: int | None = None  # send a non-JSON line after this many pieces
     drop_after: int | None = None      # close the connection after this many pieces
+    error_after: int | None = None     # stream {"error": error} after this many pieces and stop
 
     @classmethod
     def text(cls, text: str, **kw: Any) -> Reply:
@@ -309,6 +310,11 @@ class _Handler(JsonHandler):
                     return None
                 if reply.malformed_after is not None and i == reply.malformed_after:
                     send(b"{this is not json\n")
+                if reply.error_after is not None and i == reply.error_after:
+                    send((json.dumps({"error": reply.error}) + "\n").encode())
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+                    return None
                 if reply.delay:
                     time.sleep(reply.delay)
                 send((json.dumps(frame(piece, False)) + "\n").encode())

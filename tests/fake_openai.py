@@ -1,10 +1,12 @@
 """A fake OpenAI-compatible server (vLLM, llama.cpp server) on loopback: /v1/models and streamed
-/v1/chat/completions (SSE), honouring max_tokens with finish_reason "length". Records every request."""
+/v1/chat/completions (SSE), honouring max_tokens with finish_reason "length". Records every request.
+Failures on demand: an HTTP error status, an error event or a dropped connection mid-stream, a delay."""
 
 from __future__ import annotations
 
 import json
 import re
+import time
 from http.server import ThreadingHTTPServer
 from typing import Any
 
@@ -15,6 +17,11 @@ class FakeOpenAI:
     def __init__(self, models: tuple[str, ...] = ("served-model",)) -> None:
         self.models = models
         self.answer = "The pump starts at 3 bar [1]."
+        self.status = 200                   # non-200: answer {"error": {"message": error}} with this code
+        self.error = "GPU fell over"
+        self.error_after: int | None = None  # send an error event after this many pieces and stop
+        self.drop_after: int | None = None   # close the connection after this many pieces
+        self.delay = 0.0                     # seconds before the answer starts
         self.requests: list[dict[str, Any]] = []
         self._server: ThreadingHTTPServer | None = None
         self.url = ""
@@ -36,6 +43,9 @@ class FakeOpenAI:
                 if body.get("model") not in fake.models:
                     return self._json({"error": {"message": f"The model `{body.get('model')}` does not exist."}},
                                       404)
+                time.sleep(fake.delay)
+                if fake.status != 200:
+                    return self._json({"error": {"message": fake.error}}, fake.status)
                 pieces = re.findall(r"\S+\s*", fake.answer)
                 reason = "stop"
                 limit = body.get("max_tokens") or 0
@@ -52,7 +62,15 @@ class FakeOpenAI:
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
 
                 event({"role": "assistant", "content": ""}, None)
-                for piece in pieces:
+                for i, piece in enumerate(pieces):
+                    if i == fake.drop_after:
+                        self.close_connection = True
+                        self.connection.shutdown(2)
+                        return None
+                    if i == fake.error_after:
+                        self.wfile.write(f"data: {json.dumps({'error': {'message': fake.error}})}\n\n".encode())
+                        self.close_connection = True
+                        return None
                     event({"content": piece}, None)
                 event({}, reason)
                 self.wfile.write(b"data: [DONE]\n\n")

@@ -8,6 +8,8 @@ import pytest
 
 from ragtui.config import Settings
 from ragtui.events import StageFailed, SynthesisFinished
+from ragtui.llm.chat import LLMError
+from ragtui.llm.providers import synthesis_model
 from ragtui.research import ResearchSession
 from tests.fake_openai import FakeOpenAI
 from tests.research_helpers import StaticRetrieval
@@ -72,3 +74,39 @@ async def test_proxy_variables_are_ignored(make_settings: Callable[..., Settings
     await session.aclose()
     assert not any(isinstance(e, StageFailed) for e in events)
     assert fake_openai.requests and fake_openai.requests[-1]["model"] == "served-model"
+
+
+async def _failure(settings: Settings) -> str:
+    model = await synthesis_model(settings)
+    try:
+        with pytest.raises(LLMError) as err:
+            await model.complete([("user", "How do pumps start?")])
+    finally:
+        await model.aclose()
+    return str(err.value)
+
+
+async def test_server_failures_read_as_one_line(make_settings: Callable[..., Settings],
+                                                fake_openai: FakeOpenAI) -> None:
+    settings = openai_settings(make_settings, fake_openai, "llm.request_timeout=1")
+    fake_openai.status = 500
+    message = await _failure(settings)
+    assert message.startswith(f"{fake_openai.url} answered HTTP 500 for served-model: ") and "GPU fell over" in message
+    fake_openai.status, fake_openai.error_after = 200, 2
+    message = await _failure(settings)
+    assert message.startswith(f"served-model at {fake_openai.url} failed: APIError: ") and "GPU fell over" in message
+    fake_openai.error_after, fake_openai.drop_after = None, 2
+    assert "dropped" in await _failure(settings)
+    fake_openai.drop_after, fake_openai.delay = None, 1.5
+    assert await _failure(settings) == (f"no answer from served-model at {fake_openai.url} within 1 s "
+                                        "(llm.request_timeout); raise it for slow GPUs")
+
+
+async def test_aclose_closes_the_client_the_model_opened(make_settings: Callable[..., Settings],
+                                                         fake_openai: FakeOpenAI) -> None:
+    model = await synthesis_model(openai_settings(make_settings, fake_openai))
+    assert model.fitted([("user", "x" * 100_000)], 4096) is model      # the server sizes its own context
+    await model.aclose()
+    with pytest.raises(LLMError):                 # the SDK reports a closed client as a connection error
+        await model.complete([("user", "q")])
+    assert fake_openai.requests == []

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from pathlib import Path
 
 from ragtui.config import ConfigError
+from ragtui.errors import describe
 from ragtui.events import AnnotationFailed, AnnotationFinished, AnnotationStarted, Event
-from ragtui.llm.providers import ChatModel, LLMError
+from ragtui.llm.chat import ChatModel, LLMError
 
 DEFAULT_PROMPT = (
     "Write at least one quote from the EXTRACT following this sentence,\n"
@@ -101,7 +102,7 @@ async def annotate_sources(
     template: str,
     pattern: re.Pattern[str],
     concurrency: int,
-) -> AsyncIterator[Event]:
+) -> AsyncGenerator[Event, None]:
     """Annotate (number, text) items, yielding events as each call starts and completes.
 
     A semaphore keeps at most `concurrency` calls in flight (RAGWeed 4b). Results
@@ -116,10 +117,8 @@ async def annotate_sources(
             queue.put_nowait(AnnotationStarted(number))
             try:
                 answer = await annotate_one(model, build_prompt(template, text, query))
-            except LLMError as exc:
-                queue.put_nowait(AnnotationFailed(number, str(exc)))
-            except Exception as exc:
-                queue.put_nowait(AnnotationFailed(number, model.explain(exc).args[0]))
+            except Exception as exc:   # an LLMError, or a bug that must not leave the queue waiting
+                queue.put_nowait(AnnotationFailed(number, describe(exc)))
             else:
                 queue.put_nowait(AnnotationFinished(number, answer, not is_irrelevant(answer, pattern)))
 

@@ -1,0 +1,139 @@
+"""The one interface annotation and synthesis talk to: a `ChatModel` streams `Delta`s or raises `LLMError`.
+
+Each provider is one small class (`OllamaChat`, `OpenAICompatibleChat`) over a
+LlamaIndex LLM with fixed options (LlamaIndex ignores per-call kwargs, notes §6).
+Each owns the HTTP client it hands to LlamaIndex, says why its model stopped and
+turns its own failures into one line that names where, why, and the fix.
+`LlamaIndexChat` holds the streaming loop they share.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import AsyncGenerator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+import httpx
+
+from ragtui.errors import RagtuiError
+
+if TYPE_CHECKING:
+    from llama_index.core.llms import LLM
+
+Messages = Sequence[tuple[str, str]]   # (role, content) turns
+
+
+class LLMError(RagtuiError):
+    """An LLM call that failed; the message names where, why, and the fix."""
+
+
+@dataclass(frozen=True)
+class Delta:
+    """A piece of streamed text; the last one carries why the model stopped."""
+
+    text: str
+    stop_reason: str | None = None    # "stop" | "length" | ... on the final piece only
+
+
+class ChatModel(Protocol):
+    """One model with fixed options. `context_window` is what the packing budget is cut from."""
+
+    model: str
+    where: str                        # the server it runs on, as the user configured it
+    context_window: int
+
+    def stream(self, messages: Messages) -> AsyncGenerator[Delta, None]:
+        """Yield the answer piece by piece; raise LLMError when the call or the stream fails.
+
+        Closing the generator (or cancelling its task) closes the HTTP stream at once.
+        """
+        ...
+
+    async def complete(self, messages: Messages) -> tuple[str, str]:
+        """The whole answer and its stop reason."""
+        ...
+
+    def fitted(self, messages: Messages, reserve: int) -> ChatModel:
+        """This model, or one sized to hold `messages` plus `reserve` answer tokens (the caller closes the old)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close the HTTP client this model opened."""
+        ...
+
+
+class LlamaIndexChat(ABC):
+    """The streaming loop over a LlamaIndex LLM; subclasses build `_llm` and map stop reasons and errors."""
+
+    _llm: LLM
+
+    def __init__(self, *, model: str, where: str, context_window: int, timeout: float) -> None:
+        self.model = model
+        self.where = where
+        self.context_window = context_window
+        self.timeout = timeout
+
+    async def stream(self, messages: Messages) -> AsyncGenerator[Delta, None]:
+        finished = False
+        try:
+            from llama_index.core.llms import ChatMessage
+
+            gen = await self._llm.astream_chat([ChatMessage(role=role, content=text) for role, text in messages])
+            try:
+                async for chunk in gen:
+                    reason = self._stop_reason(chunk.raw)
+                    finished = finished or reason is not None
+                    if chunk.delta or reason is not None:
+                        yield Delta(chunk.delta or "", reason)
+            finally:
+                await gen.aclose()
+        except Exception as exc:
+            raise self.explain(exc) from exc
+        if not finished:
+            raise LLMError(f"the answer from {self.model} at {self.where} ended without its final frame "
+                           "(connection dropped?)")
+
+    async def complete(self, messages: Messages) -> tuple[str, str]:
+        parts: list[str] = []
+        reason = ""
+        async for delta in self.stream(messages):
+            parts.append(delta.text)
+            reason = delta.stop_reason or reason
+        return "".join(parts), reason
+
+    @abstractmethod
+    def _stop_reason(self, raw: Any) -> str | None:
+        """Why the model stopped, from a streamed chunk's raw provider frame; None before the last one."""
+
+    @abstractmethod
+    def explain(self, exc: Exception) -> LLMError:
+        """One line for any failure of a call to this model."""
+
+
+def timed_out(model: str, where: str, timeout: float) -> LLMError:
+    return LLMError(f"no answer from {model} at {where} within {timeout:g} s (llm.request_timeout); "
+                    "raise it for slow GPUs")
+
+
+def status_failure(status: int, detail: str, *, model: str, where: str) -> LLMError:
+    """An error status from the server: an HTTP one, or one reported inside the stream (no HTTP status)."""
+    if status >= 400:
+        return LLMError(f"{where} answered HTTP {status} for {model}: {_one_line(detail)}")
+    return LLMError(f"{where} reported an error from {model} mid-answer: {_one_line(detail)}")
+
+
+def stream_failure(exc: Exception, *, model: str, where: str) -> LLMError:
+    """What is left once a provider has named its own errors: a broken stream, or anything unforeseen."""
+    name = type(exc).__name__
+    if isinstance(exc, json.JSONDecodeError):
+        return LLMError(f"malformed response stream from {where} ({exc.msg})")
+    if isinstance(exc, httpx.TransportError):
+        return LLMError(f"connection to {where} dropped during the answer ({name})")
+    return LLMError(f"{model} at {where} failed: {name}: {_one_line(str(exc))}")
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,117 @@
+"""Ollama through LlamaIndex's native `Ollama` class, the default provider.
+
+`num_ctx` is what each request tells Ollama to allocate, and it is always set: left
+at -1 the class makes a blocking /api/show call before the first request, and
+without `num_ctx` Ollama's small default silently truncates long prompts
+(llama_index #13139). It grows in steps, because each change makes Ollama reload
+the model.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import httpx
+
+from ragtui.llm.chat import LlamaIndexChat, LLMError, Messages, status_failure, stream_failure, timed_out
+from ragtui.retrieve.packing import CHARS_PER_TOKEN
+
+NUM_CTX_STEP = 4096     # num_ctx grows in these steps: each change makes Ollama reload the model
+SHOW_TIMEOUT = 10.0
+
+
+def num_ctx_steps(tokens: int) -> int:
+    """`tokens` rounded up to whole NUM_CTX_STEPs (at least one)."""
+    return max(1, math.ceil(tokens / NUM_CTX_STEP)) * NUM_CTX_STEP
+
+
+def fitted_num_ctx(window: int, messages: Messages, reserve: int) -> int:
+    """num_ctx for this request: the prompt's estimated tokens plus `reserve`, in NUM_CTX_STEP steps, at most
+    the window. Never the whole window by default: a model reporting 128k would make Ollama reserve memory
+    for all of it on every answer."""
+    prompt = math.ceil(sum(len(text) for _, text in messages) / CHARS_PER_TOKEN)
+    return min(window, num_ctx_steps(prompt + reserve))
+
+
+class OllamaChat(LlamaIndexChat):
+    """A model served by Ollama at `host`; `context_window` is what packing may fill, `num_ctx` what it allocates."""
+
+    def __init__(self, *, host: str, model: str, context_window: int, num_ctx: int, max_tokens: int,
+                 temperature: float, timeout: float) -> None:
+        from llama_index.llms.ollama import Ollama
+        from ollama import AsyncClient
+
+        super().__init__(model=model, where=host, context_window=context_window, timeout=timeout)
+        self.num_ctx = num_ctx
+        self._max_tokens = max_tokens
+        self._temperature = temperature
+        self._client = AsyncClient(host=host, timeout=timeout, trust_env=False)   # no proxies
+        self._llm = Ollama(model=model, base_url=host, request_timeout=timeout, context_window=num_ctx,
+                           temperature=temperature, async_client=self._client,
+                           additional_kwargs={"num_predict": max_tokens, "num_ctx": num_ctx})
+
+    def fitted(self, messages: Messages, reserve: int) -> OllamaChat:
+        """This model with num_ctx grown to fit `messages` plus `reserve` output tokens (self if it already fits)."""
+        need = fitted_num_ctx(self.context_window, messages, reserve)
+        if need <= self.num_ctx:
+            return self
+        return OllamaChat(host=self.where, model=self.model, context_window=self.context_window, num_ctx=need,
+                          max_tokens=self._max_tokens, temperature=self._temperature, timeout=self.timeout)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    def _stop_reason(self, raw: Any) -> str | None:
+        if isinstance(raw, dict) and raw.get("done"):
+            return str(raw.get("done_reason") or "stop")
+        return None
+
+    def explain(self, exc: Exception) -> LLMError:
+        return explain(exc, model=self.model, host=self.where, timeout=self.timeout)
+
+
+def explain(exc: Exception, *, model: str, host: str, timeout: float) -> LLMError:
+    """One line for a failed call to Ollama: it wraps refused connections in ConnectionError and reports
+    HTTP errors, and errors inside the stream (status -1), as ResponseError."""
+    from ollama import ResponseError
+
+    if isinstance(exc, httpx.TimeoutException | TimeoutError):
+        return timed_out(model, host, timeout)
+    if isinstance(exc, httpx.ConnectError | ConnectionError):
+        return LLMError(f"Ollama is not reachable at {host}; start it, or point [ollama] host at it")
+    if isinstance(exc, ResponseError):
+        if exc.status_code == 404:
+            return _not_pulled(model, host)
+        return status_failure(exc.status_code, exc.error or str(exc), model=model, where=host)
+    return stream_failure(exc, model=model, where=host)
+
+
+def _not_pulled(model: str, host: str) -> LLMError:
+    return LLMError(f"model {model!r} is not available at {host}: run `ollama pull {model}`")
+
+
+async def context_length(host: str, model: str) -> int | None:
+    """The model's "*.context_length" from /api/show, None when its info does not say.
+
+    Doubles as the "is this model pulled?" check: a missing model raises LLMError
+    with the `ollama pull` hint before any work starts.
+    """
+    try:
+        async with httpx.AsyncClient(timeout=SHOW_TIMEOUT, trust_env=False) as client:
+            response = await client.post(f"{host.rstrip('/')}/api/show", json={"model": model})
+    except httpx.HTTPError as exc:
+        raise explain(exc, model=model, host=host, timeout=SHOW_TIMEOUT) from None
+    if response.status_code == 404:
+        raise _not_pulled(model, host)
+    if response.status_code != 200:
+        raise LLMError(f"{host} answered HTTP {response.status_code} to /api/show for {model}")
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    info = (body.get("model_info") if isinstance(body, dict) else None) or {}
+    for key, value in info.items():
+        if key.endswith(".context_length") and isinstance(value, int) and value > 0:
+            return value
+    return None

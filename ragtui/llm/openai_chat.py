@@ -1,0 +1,65 @@
+"""An OpenAI-compatible server (vLLM, llama.cpp server, LM Studio) through LlamaIndex's `OpenAILike`.
+
+`OpenAILike` is an optional install (`pip install 'ragtui[openai]'`), so the OpenAI
+SDK is not pulled in for Ollama users; it is imported only when this provider is
+configured.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from ragtui.config import ConfigError
+from ragtui.llm.chat import LlamaIndexChat, LLMError, Messages, status_failure, stream_failure, timed_out
+
+
+class OpenAICompatibleChat(LlamaIndexChat):
+    """A model served at `base_url` (the server's /v1 root). The server sizes its own context, so `fitted`
+    has nothing to grow."""
+
+    def __init__(self, *, base_url: str, api_key: str, model: str, context_window: int, max_tokens: int,
+                 temperature: float, timeout: float) -> None:
+        try:
+            from llama_index.llms.openai_like import OpenAILike
+        except ImportError:
+            raise ConfigError('config error: llm.provider = "openai" needs the optional package '
+                              "llama-index-llms-openai-like: pip install 'ragtui[openai]'") from None
+
+        super().__init__(model=model, where=base_url, context_window=context_window, timeout=timeout)
+        self._http = httpx.AsyncClient(timeout=timeout, trust_env=False)   # no proxies
+        # mypy derives OpenAILike's __init__ from its pydantic fields and misses the inherited
+        # OpenAI.__init__, which takes async_http_client.
+        self._llm = OpenAILike(  # type: ignore[call-arg]
+            model=model, api_base=base_url, api_key=api_key or "none", context_window=context_window,
+            is_chat_model=True, max_tokens=max_tokens, temperature=temperature, timeout=timeout, max_retries=0,
+            async_http_client=self._http)
+
+    def fitted(self, messages: Messages, reserve: int) -> OpenAICompatibleChat:
+        return self
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    def _stop_reason(self, raw: Any) -> str | None:
+        choices = getattr(raw, "choices", None) or []
+        reason = getattr(choices[0], "finish_reason", None) if choices else None
+        return str(reason) if reason else None
+
+    def explain(self, exc: Exception) -> LLMError:
+        """The OpenAI SDK wraps timeouts, refused connections and HTTP errors in its own classes; errors
+        inside the stream and broken streams come through as they are."""
+        import openai
+
+        if isinstance(exc, openai.APITimeoutError | httpx.TimeoutException | TimeoutError):
+            return timed_out(self.model, self.where, self.timeout)
+        if isinstance(exc, openai.APIConnectionError | httpx.ConnectError | ConnectionError):
+            return LLMError(f"the LLM server is not reachable at {self.where}; start it, or point [llm] base_url "
+                            "at it")
+        if isinstance(exc, openai.APIStatusError | openai.APIResponseValidationError):
+            if exc.status_code == 404:
+                return LLMError(f"model {self.model!r} is not available at {self.where}: check [llm] model "
+                                "against the server's /models")
+            return status_failure(exc.status_code, exc.message or str(exc), model=self.model, where=self.where)
+        return stream_failure(exc, model=self.model, where=self.where)
