@@ -26,8 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from ragtui.chunks import Chunk, ChunkMeta, chunk_id
 from ragtui.config import load_settings
+from ragtui.model import Chunk, ChunkMeta, chunk_id
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -123,8 +123,8 @@ async def measure(settings, collection, queries: list[str]) -> dict[str, list[fl
             t3 = time.perf_counter()
             if not warm:
                 times["keyword"].append((t1 - t) * 1000)
-                if leg.meta["tier"] in (1, 2):
-                    times[f"tier{leg.meta['tier']}"].append((t1 - t) * 1000)
+                if leg.meta.tier in (1, 2):
+                    times[f"tier{leg.meta.tier}"].append((t1 - t) * 1000)
                 times["vector"].append((t2 - t1) * 1000)
                 times["total"].append((t3 - t2) * 1000)
     return times

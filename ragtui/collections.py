@@ -27,13 +27,13 @@ from typing import Any
 
 from ragtui.config import Settings
 from ragtui.ingest.records import RECORDS_FILE, IngestRecords
+from ragtui.model import CollectionState
 from ragtui.stores.keyword import KeywordIndex
 from ragtui.stores.vector import VectorIndex, chroma_client, chroma_name, release_embedded
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$")
 MANIFEST = "collection.json"
 LOCK_FILE = "ingest.lock"
-STATES = ("empty", "ready", "ingesting", "needs embeddings", "interrupted")
 
 
 class CollectionError(Exception):
@@ -47,7 +47,7 @@ class CollectionInfo:
     created: str
     models: tuple[str, ...]          # embedding models whose vectors the collection holds
     chunks: int                      # chunks in the keyword index (every chunk is there)
-    state: str                       # one of STATES
+    state: CollectionState
     files: int = 0                   # files indexed (zip members count, zips themselves do not)
     skipped: int = 0                 # files skipped with a reason
 
@@ -133,9 +133,9 @@ class Collection:
             return False
 
     @property
-    def state(self) -> str:
+    def state(self) -> CollectionState:
         """The manifest's state, except that an ingest nobody runs any more reads as "interrupted"."""
-        state = str(self.manifest.get("state") or "empty")
+        state: CollectionState = self.manifest.get("state") or "empty"
         if state == "ingesting" and not self.ingest_running():
             return "interrupted"
         return state

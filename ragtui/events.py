@@ -1,60 +1,26 @@
 """Everything the engine reports, one type per thing that happens.
 
 The engine yields these from async iterators; the CLI prints them and the TUI
-renders them. Nothing here knows about either front end.
+renders them. Nothing here knows about either front end. Every event is frozen
+and holds snapshots (tuples, frozen sources, read-only mappings), so what a front
+end received never changes under it as the session goes on.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Literal
 
-from ragtui.chunks import Chunk
+from ragtui.model import SessionSource, StopReason
 
+if TYPE_CHECKING:
+    from ragtui.ingest.report import IngestReport
+    from ragtui.retrieve.result import RetrievalMeta
 
-class AnnotationState(StrEnum):
-    PENDING = "pending"
-    RUNNING = "running"
-    RELEVANT = "relevant"
-    IRRELEVANT = "irrelevant"
-    FAILED = "failed"
-    OFF = "off"          # annotation disabled: every source goes to synthesis
-
-
-class Override(StrEnum):
-    NONE = ""
-    RESCUED = "rescued"  # a filtered source the user put back into the synthesis set
-    DROPPED = "dropped"  # a relevant source the user took out
-
-
-@dataclass
-class Source:
-    """A retrieved chunk inside a research session."""
-
-    number: int                      # the [N] the user and the LLM see (1-based, by rank)
-    chunk: Chunk
-    score: float                     # fused score (RAGWeed 3d) or RRF score
-    rel_score: float                 # relative score in [0, 1] (RAGWeed 3f)
-    legs: tuple[str, ...]            # which legs found it: "vector", "keyword"
-    state: AnnotationState = AnnotationState.PENDING
-    annotation: str = ""
-    error: str = ""
-    override: Override = Override.NONE
-
-    @property
-    def relevant(self) -> bool:
-        """Whether synthesis uses it: the model's verdict, unless the user overrode it."""
-        if self.override is Override.RESCUED:
-            return True
-        if self.override is Override.DROPPED:
-            return False
-        return self.state in (AnnotationState.RELEVANT, AnnotationState.OFF)
-
-    @property
-    def filtered(self) -> bool:
-        return (not self.relevant and self.state in (AnnotationState.IRRELEVANT, AnnotationState.FAILED)) \
-            or self.override is Override.DROPPED
+NoticeLevel = Literal["info", "warning", "error"]
+Stage = Literal["retrieve", "annotate", "synthesize"]
 
 
 @dataclass(frozen=True)
@@ -66,7 +32,6 @@ class Event:
 
 @dataclass(frozen=True)
 class IngestProgress(Event):
-    collection: str
     files_done: int
     files_total: int
     chunks: int
@@ -78,7 +43,6 @@ class IngestProgress(Event):
 
 @dataclass(frozen=True)
 class FileSkipped(Event):
-    collection: str
     source: str
     reason: str
 
@@ -86,7 +50,7 @@ class FileSkipped(Event):
 @dataclass(frozen=True)
 class IngestFinished(Event):
     collection: str
-    report: Any                      # ragtui.ingest.report.IngestReport
+    report: IngestReport
 
 
 # --- research -------------------------------------------------------------------
@@ -95,20 +59,19 @@ class IngestFinished(Event):
 class Notice(Event):
     """Something degraded or noteworthy the user must see (never silent)."""
 
-    level: str                       # "info" | "warning" | "error"
+    level: NoticeLevel
     message: str
 
 
 @dataclass(frozen=True)
 class RetrievalStarted(Event):
-    query: str
     collections: tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class SourcesReady(Event):
-    sources: list[Source]
-    meta: dict[str, Any]             # retrieval_meta: per collection tier, words, IDF, synonyms, timings
+    sources: tuple[SessionSource, ...]
+    meta: RetrievalMeta
     keyword_only: bool = False
 
 
@@ -145,18 +108,18 @@ class SynthesisToken(Event):
 @dataclass(frozen=True)
 class SynthesisFinished(Event):
     text: str                        # the whole answer so far, continuations joined
-    stop_reason: str                 # "stop" | "length" | "cancelled" | "error"
+    stop_reason: StopReason
     citations: tuple[int, ...] = ()
     unknown_citations: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
 class StageFailed(Event):
-    stage: str                       # "retrieve" | "annotate" | "synthesize"
+    stage: Stage
     message: str
 
 
 @dataclass(frozen=True)
 class SessionSaved(Event):
     session_id: int
-    timings: dict[str, float] = field(default_factory=dict)
+    timings: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))   # seconds per stage

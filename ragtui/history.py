@@ -15,10 +15,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from ragtui.chunks import Chunk, ChunkMeta
-from ragtui.events import AnnotationState, Override, Source
+from ragtui.model import AnnotationState, Chunk, ChunkMeta, Override, SessionSource, StopReason
+from ragtui.retrieve.result import RetrievalMeta
 
 SCHEMA_VERSION = 1
 FILE_NAME = "history.sqlite3"
@@ -82,15 +82,15 @@ class SessionRecord:
     id: int | None = None
     created_at: str = ""
     updated_at: str = ""
-    retrieval_meta: dict[str, Any] = field(default_factory=dict)
+    retrieval_meta: RetrievalMeta | None = None     # None until retrieval ran (stored as {})
     keyword_only: bool = False
-    sources: list[Source] = field(default_factory=list)
+    sources: list[SessionSource] = field(default_factory=list)
     annotated_by: dict[int, str] = field(default_factory=dict)
     answer: str = ""
-    stop_reason: str = ""
+    stop_reason: StopReason = StopReason.NONE
     continuations: int = 0
     prompt: list[tuple[str, str]] = field(default_factory=list)
-    prompt_numbers: list[int] = field(default_factory=list)
+    prompt_numbers: list[int] = field(default_factory=list)  # the last prompt's sources; other citations are flagged
     citations: list[int] = field(default_factory=list)
     unknown_citations: list[int] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
@@ -103,7 +103,7 @@ class SessionSummary:
     created_at: str
     query: str
     collections: tuple[str, ...]
-    stop_reason: str
+    stop_reason: StopReason
     sources: int
     relevant: int
 
@@ -146,8 +146,10 @@ class HistoryStore:
             "collections": json.dumps(record.collections), "config": json.dumps(record.config, default=str),
             "synthesis_model": record.synthesis_model, "annotation_model": record.annotation_model,
             "annotation_on": int(record.annotation_on),
-            "retrieval_meta": json.dumps(record.retrieval_meta, default=str),
-            "keyword_only": int(record.keyword_only), "answer": record.answer, "stop_reason": record.stop_reason,
+            "retrieval_meta": json.dumps(record.retrieval_meta.to_json() if record.retrieval_meta else {},
+                                         default=str),
+            "keyword_only": int(record.keyword_only), "answer": record.answer,
+            "stop_reason": record.stop_reason.value,
             "continuations": record.continuations, "prompt": json.dumps(record.prompt),
             "prompt_numbers": json.dumps(record.prompt_numbers), "citations": json.dumps(record.citations),
             "unknown_citations": json.dumps(record.unknown_citations), "timings": json.dumps(record.timings),
@@ -157,7 +159,8 @@ class HistoryStore:
             if record.id is None:
                 cols = ", ".join(row)
                 marks = ", ".join(f":{k}" for k in row)
-                record.id = int(conn.execute(f"INSERT INTO sessions ({cols}) VALUES ({marks})", row).lastrowid)
+                inserted = conn.execute(f"INSERT INTO sessions ({cols}) VALUES ({marks})", row)
+                record.id = cast(int, inserted.lastrowid)   # always set after an INSERT
             else:
                 sets = ", ".join(f"{k} = :{k}" for k in row)
                 cur = conn.execute(f"UPDATE sessions SET {sets} WHERE id = :id", {**row, "id": record.id})
@@ -179,23 +182,24 @@ class HistoryStore:
                 raise HistoryError(f"no session {session_id} in {self.path}")
             source_rows = conn.execute("SELECT * FROM sources WHERE session_id = ? ORDER BY number",
                                        (session_id,)).fetchall()
+        meta = json.loads(row["retrieval_meta"])
         sources = [
-            Source(number=r["number"],
-                   chunk=Chunk(id=r["chunk_id"], text=r["chunk_text"],
-                               meta=ChunkMeta.from_dict(json.loads(r["chunk_meta"]))),
-                   score=r["score"], rel_score=r["rel_score"], legs=tuple(json.loads(r["legs"])),
-                   state=AnnotationState(r["state"]), annotation=r["annotation"], error=r["error"],
-                   override=Override(r["override"]))
+            SessionSource(number=r["number"],
+                          chunk=Chunk(id=r["chunk_id"], text=r["chunk_text"],
+                                      meta=ChunkMeta.from_dict(json.loads(r["chunk_meta"]))),
+                          score=r["score"], rel_score=r["rel_score"], legs=tuple(json.loads(r["legs"])),
+                          state=AnnotationState(r["state"]), annotation=r["annotation"], error=r["error"],
+                          override=Override(r["override"]))
             for r in source_rows
         ]
         return SessionRecord(
             id=row["id"], created_at=row["created_at"], updated_at=row["updated_at"], query=row["query"],
             collections=json.loads(row["collections"]), config=json.loads(row["config"]),
             synthesis_model=row["synthesis_model"], annotation_model=row["annotation_model"],
-            annotation_on=bool(row["annotation_on"]), retrieval_meta=json.loads(row["retrieval_meta"]),
+            annotation_on=bool(row["annotation_on"]), retrieval_meta=RetrievalMeta.from_json(meta) if meta else None,
             keyword_only=bool(row["keyword_only"]), sources=sources,
             annotated_by={r["number"]: r["annotated_by"] for r in source_rows if r["annotated_by"]},
-            answer=row["answer"], stop_reason=row["stop_reason"], continuations=row["continuations"],
+            answer=row["answer"], stop_reason=StopReason.parse(row["stop_reason"]), continuations=row["continuations"],
             prompt=[tuple(m) for m in json.loads(row["prompt"])], prompt_numbers=json.loads(row["prompt_numbers"]),
             citations=json.loads(row["citations"]), unknown_citations=json.loads(row["unknown_citations"]),
             timings=json.loads(row["timings"]), error=row["error"],
@@ -211,7 +215,7 @@ class HistoryStore:
         with self._connect() as conn:
             rows = conn.execute(sql + (f" LIMIT {int(limit)}" if limit else "")).fetchall()
         return [SessionSummary(id=r[0], created_at=r[1], query=r[2], collections=tuple(json.loads(r[3])),
-                               stop_reason=r[4], sources=r[5], relevant=r[6]) for r in rows]
+                               stop_reason=StopReason.parse(r[4]), sources=r[5], relevant=r[6]) for r in rows]
 
     def latest_id(self) -> int | None:
         with self._connect() as conn:
@@ -226,7 +230,7 @@ class HistoryStore:
         return render_markdown(self.load(session_id))
 
 
-def _state_word(source: Source) -> str:
+def _state_word(source: SessionSource) -> str:
     if source.override is Override.RESCUED:
         return "rescued by hand"
     if source.override is Override.DROPPED:

@@ -4,10 +4,10 @@ The CLI and the TUI drive the same object and only render what it yields
 (ragtui.events). No UI code here. The public shape:
 
     session = ResearchSession(settings, query, collections, *, retrieve=None, history=None)
-    session.id, .query, .collections, .sources: list[Source], .answer: str,
-    .stop_reason: str, .meta (retrieval_meta), .truncated (stop_reason == "length"),
+    session.id, .query, .collections, .sources: tuple[SessionSource, ...], .answer: str,
+    .stop_reason: StopReason, .meta: RetrievalMeta | None, .truncated (stop_reason == "length"),
     .can_continue (cut for length, or cancelled with partial text),
-    .continuations, .prompt_numbers, .citations, .unknown_citations, .timings, .relevant, .filtered
+    .continuations, .citations, .unknown_citations, .timings, .relevant
 
     async for event in session.run(): ...          # retrieve, annotate (if on), synthesize, save
     async for event in session.reannotate(numbers=None, *, model=None, prompt_file=None): ...
@@ -24,14 +24,19 @@ the one under settings.data_dir).
 Cancelling the consuming task, or closing an iterator, stops the LLM stream at once
 and leaves the history record consistent: a cut answer keeps its partial text with
 stop_reason "cancelled"; annotations still running are marked failed ("cancelled").
+
+Sources are frozen: the session replaces one (`_update`) when its state changes, so
+the sources an event carried keep the values they had when it was yielded.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from ragtui.config import ConfigError, Settings
@@ -39,14 +44,12 @@ from ragtui.events import (
     AnnotationFailed,
     AnnotationFinished,
     AnnotationStarted,
-    AnnotationState,
     Event,
     Notice,
-    Override,
     RetrievalStarted,
     SessionSaved,
-    Source,
     SourcesReady,
+    Stage,
     StageFailed,
     SynthesisFinished,
     SynthesisStarted,
@@ -54,10 +57,10 @@ from ragtui.events import (
 )
 from ragtui.history import HistoryStore, SessionRecord
 from ragtui.llm.chat import ChatModel, LLMError
-from ragtui.retrieve.result import Retrieval
+from ragtui.model import AnnotationState, Override, SessionSource, StopReason
+from ragtui.retrieve.result import Retrieval, RetrievalMeta
 
 RetrieveFn = Callable[[Settings, str, Sequence[str]], Awaitable[Retrieval]]
-CANCELLED = "cancelled"
 
 
 HEAVY_MODULES = (
@@ -113,19 +116,20 @@ class ResearchSession:
         return self.record.collections
 
     @property
-    def sources(self) -> list[Source]:
-        return self.record.sources
+    def sources(self) -> tuple[SessionSource, ...]:
+        return tuple(self.record.sources)
 
     @property
     def answer(self) -> str:
         return self.record.answer
 
     @property
-    def stop_reason(self) -> str:
+    def stop_reason(self) -> StopReason:
         return self.record.stop_reason
 
     @property
-    def meta(self) -> dict[str, Any]:
+    def meta(self) -> RetrievalMeta | None:
+        """retrieval_meta; None until retrieval ran."""
         return self.record.retrieval_meta
 
     @property
@@ -135,11 +139,6 @@ class ResearchSession:
     @property
     def continuations(self) -> int:
         return self.record.continuations
-
-    @property
-    def prompt_numbers(self) -> list[int]:
-        """The sources the last synthesis prompt held (citations outside them are flagged)."""
-        return self.record.prompt_numbers
 
     @property
     def citations(self) -> list[int]:
@@ -152,26 +151,32 @@ class ResearchSession:
     @property
     def truncated(self) -> bool:
         """The answer stopped for length: Continue is on offer."""
-        return self.record.stop_reason == "length"
+        return self.record.stop_reason is StopReason.LENGTH
 
     @property
     def can_continue(self) -> bool:
         """A partial answer (cut for length, or cancelled) that Continue can extend."""
-        return self.record.stop_reason in ("length", CANCELLED) and bool(self.record.prompt and self.answer)
+        return self.record.stop_reason in (StopReason.LENGTH, StopReason.CANCELLED) \
+            and bool(self.record.prompt and self.answer)
 
     @property
-    def relevant(self) -> list[Source]:
+    def relevant(self) -> list[SessionSource]:
         return [s for s in self.sources if s.relevant]
 
-    @property
-    def filtered(self) -> list[Source]:
-        return [s for s in self.sources if s.filtered]
+    def source(self, number: int) -> SessionSource:
+        return self.record.sources[self._index(number)]
 
-    def source(self, number: int) -> Source:
-        for s in self.sources:
+    def _index(self, number: int) -> int:
+        for i, s in enumerate(self.record.sources):
             if s.number == number:
-                return s
-        raise KeyError(f"no source [{number}] in this session (it has {len(self.sources)})")
+                return i
+        raise KeyError(f"no source [{number}] in this session (it has {len(self.record.sources)})")
+
+    def _update(self, number: int, **changes: Any) -> SessionSource:
+        """Replace source [number] with a copy holding `changes`; sources already handed out stay as they were."""
+        i = self._index(number)
+        source = self.record.sources[i] = dataclasses.replace(self.record.sources[i], **changes)
+        return source
 
     def save(self) -> int:
         return self.history.save(self.record)
@@ -187,7 +192,7 @@ class ResearchSession:
 
     # --- the whole pipeline ---------------------------------------------------------
 
-    async def run(self) -> AsyncIterator[Event]:
+    async def run(self) -> AsyncGenerator[Event, None]:
         """Check the models, retrieve, annotate (when on), synthesize; save after each stage.
 
         When the LLM cannot be used (Ollama down, model missing, llm.model unset) the
@@ -195,14 +200,16 @@ class ResearchSession:
         with its sources; the LLM stage then fails with the reason, and a later
         re-annotate or synthesize on the reopened session picks up from there.
         """
-        llm_problem, llm_stage = "", ""
+        llm_problem = ""
+        llm_stage: Stage = "synthesize"
         try:
             await self._model()
             if self.record.annotation_on:
+                llm_stage = "annotate"
                 self._annotator = await self._annotation_model(None)
         except (ConfigError, LLMError) as exc:
-            llm_problem, llm_stage = str(exc), "synthesize" if self._synthesis is None else "annotate"
-        yield RetrievalStarted(self.query, tuple(self.collections))
+            llm_problem = str(exc)
+        yield RetrievalStarted(tuple(self.collections))
         started = time.perf_counter()
         try:
             retrieval = await self._retrieve(self.settings, self.query, self.collections)
@@ -213,12 +220,12 @@ class ResearchSession:
         self.record.retrieval_meta = retrieval.meta
         self.record.keyword_only = retrieval.keyword_only
         self.record.sources = [
-            Source(number=i, chunk=hit.chunk, score=hit.score, rel_score=hit.rel_score, legs=tuple(hit.legs),
+            SessionSource(number=i, chunk=hit.chunk, score=hit.score, rel_score=hit.rel_score, legs=tuple(hit.legs),
                    state=AnnotationState.PENDING if self.record.annotation_on and not llm_problem
                    else AnnotationState.OFF)
             for i, hit in enumerate(retrieval.hits, start=1)]
         self.save()
-        yield SourcesReady(list(self.sources), retrieval.meta, retrieval.keyword_only)
+        yield SourcesReady(self.sources, retrieval.meta, retrieval.keyword_only)
         for notice in retrieval.notices:
             yield Notice("warning", notice)
         if not self.sources:
@@ -230,7 +237,8 @@ class ResearchSession:
             yield self._fail(llm_stage, f"{llm_problem}. Sources only: no annotation and no answer.")
             return
         if self.record.annotation_on:
-            async with aclosing(self._annotate(self.sources, model=None, prompt_file=None)) as events:
+            async with aclosing(self._annotate([s.number for s in self.sources], model=None,
+                                               prompt_file=None)) as events:
                 async for event in events:
                     yield event
             if self.record.error:
@@ -242,17 +250,17 @@ class ResearchSession:
     # --- annotation -----------------------------------------------------------------
 
     async def reannotate(self, numbers: Sequence[int] | None = None, *, model: str | None = None,
-                         prompt_file: str | Path | None = None) -> AsyncIterator[Event]:
+                         prompt_file: str | Path | None = None) -> AsyncGenerator[Event, None]:
         """Annotate some sources (all by default) again, optionally with another model or prompt file."""
-        targets = [self.source(n) for n in numbers] if numbers is not None else list(self.sources)
+        targets = [self.source(n).number for n in numbers] if numbers is not None else [s.number for s in self.sources]
         self.record.annotation_on = True
         async with aclosing(self._annotate(targets, model=model, prompt_file=prompt_file)) as events:
             async for event in events:
                 yield event
         yield self._saved()
 
-    async def _annotate(self, targets: Sequence[Source], *, model: str | None,
-                        prompt_file: str | Path | None) -> AsyncIterator[Event]:
+    async def _annotate(self, targets: Sequence[int], *, model: str | None,
+                        prompt_file: str | Path | None) -> AsyncGenerator[Event, None]:
         from ragtui.llm.annotate import annotate_sources, load_template
 
         try:
@@ -261,31 +269,28 @@ class ResearchSession:
         except (ConfigError, LLMError) as exc:
             yield self._fail("annotate", str(exc))     # earlier annotations stay as they were
             return
-        by_number = {s.number: s for s in targets}
-        for s in targets:
-            s.state, s.error = AnnotationState.PENDING, ""
+        texts = [(n, self._update(n, state=AnnotationState.PENDING, error="").chunk.text) for n in targets]
         started = time.perf_counter()
-        calls = annotate_sources(llm, [(s.number, s.chunk.text) for s in targets], query=self.query,
+        calls = annotate_sources(llm, texts, query=self.query,
                                  template=template, pattern=self.settings.annotation.irrelevant_pattern,
                                  concurrency=self.settings.annotation.concurrency)
         try:
             async for event in calls:
-                source = by_number[event.number]  # type: ignore[attr-defined]
                 if isinstance(event, AnnotationStarted):
-                    source.state = AnnotationState.RUNNING
+                    self._update(event.number, state=AnnotationState.RUNNING)
                 elif isinstance(event, AnnotationFinished):
-                    source.annotation, source.error = event.text, ""
-                    source.state = AnnotationState.RELEVANT if event.relevant else AnnotationState.IRRELEVANT
+                    state = AnnotationState.RELEVANT if event.relevant else AnnotationState.IRRELEVANT
+                    source = self._update(event.number, state=state, annotation=event.text, error="")
                     self.record.annotated_by[source.number] = llm.model
-                    _settle_override(source)
+                    self._update(source.number, override=_settled(source))
                 elif isinstance(event, AnnotationFailed):
-                    source.state, source.error = AnnotationState.FAILED, event.error
+                    self._update(event.number, state=AnnotationState.FAILED, error=event.error)
                 yield event
         finally:
             await calls.aclose()
-            for s in targets:
-                if s.state in (AnnotationState.PENDING, AnnotationState.RUNNING):
-                    s.state, s.error = AnnotationState.FAILED, "cancelled before the annotation finished"
+            for n in targets:
+                if self.source(n).state in (AnnotationState.PENDING, AnnotationState.RUNNING):
+                    self._update(n, state=AnnotationState.FAILED, error="cancelled before the annotation finished")
             self.timings["annotate_s"] = self.timings.get("annotate_s", 0.0) + time.perf_counter() - started
             if len(targets) == len(self.sources):
                 self.record.annotation_model = llm.model
@@ -293,17 +298,17 @@ class ResearchSession:
                 await llm.aclose()
             self.save()
 
-    def rescue(self, number: int) -> Source:
+    def rescue(self, number: int) -> SessionSource:
         """Put a filtered (or failed) source back into the synthesis set."""
-        source = self.source(number)
-        source.override = Override.NONE if _verdict_relevant(source) else Override.RESCUED
+        source = self._update(number, override=Override.NONE if self.source(number).verdict_relevant
+                              else Override.RESCUED)
         self.save()
         return source
 
-    def drop(self, number: int) -> Source:
+    def drop(self, number: int) -> SessionSource:
         """Take a source out of the synthesis set."""
-        source = self.source(number)
-        source.override = Override.DROPPED if _verdict_relevant(source) else Override.NONE
+        source = self._update(number, override=Override.DROPPED if self.source(number).verdict_relevant
+                              else Override.NONE)
         self.save()
         return source
 
@@ -333,15 +338,15 @@ class ResearchSession:
             self.record.synthesis_model = self._synthesis.model
         return self._synthesis
 
-    async def synthesize(self) -> AsyncIterator[Event]:
+    async def synthesize(self) -> AsyncGenerator[Event, None]:
         """A fresh answer from the current Relevant set (RAGWeed 5)."""
         from ragtui.llm.synthesize import build_messages, plan
 
         chosen = self.relevant
         if not chosen:
-            failed = sum(s.state is AnnotationState.FAILED for s in self.sources)
+            failures = sum(s.state is AnnotationState.FAILED for s in self.sources)
             yield self._fail("synthesize", "no relevant sources to answer from"
-                             + (f" ({failed} annotation(s) failed)" if failed else "")
+                             + (f" ({failures} annotation(s) failed)" if failures else "")
                              + "; rescue a filtered source or re-annotate")
             return
         try:
@@ -375,7 +380,7 @@ class ResearchSession:
             async for event in events:
                 yield event
 
-    async def continue_answer(self) -> AsyncIterator[Event]:
+    async def continue_answer(self) -> AsyncGenerator[Event, None]:
         """Send the partial answer back as the assistant turn and ask for the rest; join without seams."""
         from ragtui.llm.synthesize import continue_messages
 
@@ -394,15 +399,15 @@ class ResearchSession:
                 yield event
 
     async def _stream(self, model: ChatModel, messages: list[tuple[str, str]], *,
-                      continuation: bool) -> AsyncIterator[Event]:
+                      continuation: bool) -> AsyncGenerator[Event, None]:
         from ragtui.llm.continuation import SeamBuffer
 
         yield SynthesisStarted(model.model, tuple(self.record.prompt_numbers), continuation)
         seam = SeamBuffer(self.answer) if continuation else None
         before = len(self.answer)
-        self.record.stop_reason = ""
+        self.record.stop_reason = StopReason.NONE
         started = time.perf_counter()
-        reason = CANCELLED
+        reason = StopReason.CANCELLED
         fitted = model.fitted(messages, self.settings.llm.max_tokens)
         if fitted is not model:
             await model.aclose()
@@ -418,9 +423,9 @@ class ResearchSession:
                         self.record.answer += text
                         yield SynthesisToken(text)
                     if delta.stop_reason is not None:
-                        reason = delta.stop_reason
+                        reason = StopReason.parse(delta.stop_reason)
             except LLMError as exc:
-                reason, self.record.error = "error", str(exc)
+                reason, self.record.error = StopReason.ERROR, str(exc)
                 yield StageFailed("synthesize", str(exc))
         finally:
             await deltas.aclose()
@@ -428,13 +433,13 @@ class ResearchSession:
             self.timings[key] = self.timings.get(key, 0.0) + time.perf_counter() - started
             self._finish_answer(reason)
             self.save()
-        if continuation and len(self.answer) == before and reason != CANCELLED:
+        if continuation and len(self.answer) == before and reason is not StopReason.CANCELLED:
             yield Notice("warning", f"{model.model} repeated its answer instead of continuing it; nothing new "
                                     "was added (re-synthesize, or raise llm.max_tokens)")
         yield SynthesisFinished(self.answer, reason, tuple(self.citations), tuple(self.unknown_citations))
         yield self._saved()
 
-    def _finish_answer(self, reason: str) -> None:
+    def _finish_answer(self, reason: StopReason) -> None:
         from ragtui.llm.citations import check_citations
 
         self.record.stop_reason = reason
@@ -443,14 +448,14 @@ class ResearchSession:
 
     # --- helpers --------------------------------------------------------------------
 
-    def _fail(self, stage: str, message: str) -> StageFailed:
+    def _fail(self, stage: Stage, message: str) -> StageFailed:
         self.record.error = message
         self.save()
         return StageFailed(stage, message)
 
     def _saved(self) -> SessionSaved:
         self.save()
-        return SessionSaved(self.id or 0, dict(self.timings))
+        return SessionSaved(self.id or 0, MappingProxyType(dict(self.timings)))
 
 
 def config_snapshot(settings: Settings) -> dict[str, Any]:
@@ -461,15 +466,12 @@ def config_snapshot(settings: Settings) -> dict[str, Any]:
     return flat
 
 
-def _verdict_relevant(source: Source) -> bool:
-    return source.state in (AnnotationState.RELEVANT, AnnotationState.OFF)
-
-
-def _settle_override(source: Source) -> None:
-    """An override that now agrees with the model's verdict is no longer an override."""
-    if (source.override is Override.RESCUED and _verdict_relevant(source)) or \
-            (source.override is Override.DROPPED and not _verdict_relevant(source)):
-        source.override = Override.NONE
+def _settled(source: SessionSource) -> Override:
+    """The source's override, unless it now agrees with the model's verdict: then it is no longer one."""
+    if (source.override is Override.RESCUED and source.verdict_relevant) or \
+            (source.override is Override.DROPPED and not source.verdict_relevant):
+        return Override.NONE
+    return source.override
 
 
 def _describe(exc: Exception) -> str:

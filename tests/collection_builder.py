@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ragtui.chunks import Chunk, ChunkMeta, chunk_id
 from ragtui.collections import Collection, CollectionRegistry
 from ragtui.config import Settings
+from ragtui.model import Chunk, ChunkMeta, chunk_id
 
 
 def make_chunks(collection: str, files: Mapping[str, Sequence[str]]) -> list[Chunk]:

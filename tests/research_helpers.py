@@ -7,11 +7,10 @@ HTTP to the fake Ollama server.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from ragtui.chunks import Chunk, ChunkMeta
 from ragtui.config import Settings
-from ragtui.retrieve.result import Hit, Retrieval
+from ragtui.model import Chunk, ChunkMeta
+from ragtui.retrieve.result import CollectionMeta, Hit, KeywordMeta, Retrieval, RetrievalMeta
 
 
 def make_chunk(number: int, text: str, *, collection: str = "docs", page: str = "") -> Chunk:
@@ -23,9 +22,10 @@ def make_chunk(number: int, text: str, *, collection: str = "docs", page: str = 
 class StaticRetrieval:
     """An async retrieval callable returning the given texts as hits, best first; records its calls."""
 
-    def __init__(self, texts: Sequence[str], meta: dict[str, Any] | None = None, notices: Sequence[str] = ()):
+    def __init__(self, texts: Sequence[str], meta: RetrievalMeta | None = None, notices: Sequence[str] = ()):
         self.texts = list(texts)
-        self.meta = meta if meta is not None else {"docs": {"tier": "and", "words_kept": ["pump"]}}
+        self.meta = meta if meta is not None else \
+            RetrievalMeta(collections={"docs": CollectionMeta(keyword=KeywordMeta(tier=1, kept=("pump",)))})
         self.notices = list(notices)
         self.calls: list[tuple[str, tuple[str, ...]]] = []
 

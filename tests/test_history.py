@@ -7,25 +7,27 @@ from pathlib import Path
 
 import pytest
 
-from ragtui.events import AnnotationState, Override, Source
 from ragtui.history import SCHEMA_VERSION, HistoryError, HistoryStore, SessionRecord
+from ragtui.model import AnnotationState, Override, SessionSource, StopReason
+from ragtui.retrieve.result import CollectionMeta, KeywordMeta, RetrievalMeta
 from tests.research_helpers import make_chunk
 
 
 def _record() -> SessionRecord:
     sources = [
-        Source(1, make_chunk(1, "Pumps start at 3 bar.", page="iv"), 0.91, 1.0, ("vector", "keyword"),
-               AnnotationState.RELEVANT, '"Pumps start at 3 bar."\nRelevant: start pressure.'),
-        Source(2, make_chunk(2, "Menu."), 0.40, 0.2, ("vector",), AnnotationState.IRRELEVANT, "[IRRELEVANT!!!]",
-               override=Override.RESCUED),
-        Source(3, make_chunk(3, "Seals."), 0.30, 0.0, ("keyword",), AnnotationState.FAILED, "",
-               error="HTTP 500: out of memory"),
+        SessionSource(1, make_chunk(1, "Pumps start at 3 bar.", page="iv"), 0.91, 1.0, ("vector", "keyword"),
+                      AnnotationState.RELEVANT, '"Pumps start at 3 bar."\nRelevant: start pressure.'),
+        SessionSource(2, make_chunk(2, "Menu."), 0.40, 0.2, ("vector",), AnnotationState.IRRELEVANT,
+                      "[IRRELEVANT!!!]", override=Override.RESCUED),
+        SessionSource(3, make_chunk(3, "Seals."), 0.30, 0.0, ("keyword",), AnnotationState.FAILED, "",
+                      error="HTTP 500: out of memory"),
     ]
     return SessionRecord(query="How do pumps start?", collections=["docs", "notes"], config={"llm.model": "chat"},
                          synthesis_model="chat", annotation_model="annotator",
-                         retrieval_meta={"docs": {"tier": "and", "idf": {"pump": 2.5}}}, keyword_only=True,
+                         retrieval_meta=RetrievalMeta(collections={"docs": CollectionMeta(
+                             keyword=KeywordMeta(tier=1, words=("pump",), idf={"pump": 2.5}))}), keyword_only=True,
                          sources=sources, annotated_by={1: "annotator"}, answer="They start at 3 bar [1][7].",
-                         stop_reason="length", continuations=2, prompt=[("system", "s"), ("user", "u")],
+                         stop_reason=StopReason.LENGTH, continuations=2, prompt=[("system", "s"), ("user", "u")],
                          prompt_numbers=[1, 2], citations=[1, 7], unknown_citations=[7],
                          timings={"retrieve_s": 0.1})
 

@@ -40,7 +40,7 @@ def test_full_matches_stay_ahead_in_the_or_tier(index: KeywordIndex) -> None:
     # mean IDF = (ln(4/3) + ln(4/2)) / 2 = 0.49: under the default gate, so lower it here
     result = keyword_search(index, "toilet valves", fts=FtsSettings(True, 0.15, 0.1, 5), top_k=10, synonyms=None,
                             max_synonyms=0, cache=IdfCache())
-    assert result.meta["tier"] == 2 and result.meta["and_hits"] == 1
+    assert result.meta.tier == 2 and result.meta.and_hits == 1
     texts = [c.text for c, _ in result.hits]
     assert texts[0] == "Control valves and the toilet." and len(texts) == 2
     scores = [s for _, s in result.hits]

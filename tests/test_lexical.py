@@ -86,4 +86,4 @@ def test_plan_gate_rejects_stop_word_queries() -> None:
     plan = plan_keyword_query(["and", "or"], {"and": 990, "or": 980}, 999, min_query_ic=0.5,
                               long_query_threshold=5, max_synonyms=5)
     assert not plan.gate_passed and plan.kept == [] and plan.dropped == ["and", "or"]
-    assert plan.as_meta()["mean_idf"] < 0.5
+    assert plan.mean_idf < 0.5

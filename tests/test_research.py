@@ -14,18 +14,19 @@ from ragtui.config import Settings
 from ragtui.events import (
     AnnotationFailed,
     AnnotationFinished,
-    AnnotationState,
     Event,
     Notice,
-    Override,
     SessionSaved,
+    SourcesReady,
     StageFailed,
     SynthesisFinished,
     SynthesisStarted,
     SynthesisToken,
 )
 from ragtui.history import HistoryStore
+from ragtui.model import AnnotationState, Override
 from ragtui.research import ResearchSession
+from ragtui.retrieve.result import CollectionMeta, KeywordMeta, RetrievalMeta
 from tests.fake_ollama import FakeOllama, Reply
 from tests.research_helpers import StaticRetrieval
 
@@ -78,7 +79,7 @@ async def test_full_run_partitions_sources_and_streams_a_cited_answer(
     assert kinds.index("SynthesisStarted") > max(i for i, k in enumerate(kinds) if k.startswith("Annotation"))
     assert kinds[-2:] == ["SynthesisFinished", "SessionSaved"]
     assert [s.number for s in session.relevant] == [1, 3, 4]
-    assert [s.number for s in session.filtered] == [2]
+    assert [s.number for s in session.sources if s.filtered] == [2]
     assert session.source(3).state is AnnotationState.RELEVANT      # quoting the sentinel is not a verdict
 
     tokens = "".join(e.text for e in events if isinstance(e, SynthesisToken))
@@ -95,6 +96,26 @@ async def test_full_run_partitions_sources_and_streams_a_cited_answer(
     assert "[1] SOURCE: docs/file1.md [p.1]\nANNOTATION: \"Centrifugal pumps start at 3 bar.\"" in prompt
     assert prompt.index("[1] SOURCE") < prompt.index("[4] SOURCE") < prompt.index("[3] SOURCE")
     assert chats[-1].body["options"]["num_predict"] == 4096
+
+
+async def test_events_keep_the_values_they_were_yielded_with(make_settings: Callable[..., Settings],
+                                                             fake_ollama: FakeOllama) -> None:
+    fake_ollama.responder = responder(Reply.text("Pumps start at 3 bar [1]."))
+    session = make_session(make_settings())
+    events = await collect(session.run())
+    ready = next(e for e in events if isinstance(e, SourcesReady))
+    saved = [e for e in events if isinstance(e, SessionSaved)][-1]
+    timings = dict(saved.timings)
+    session.rescue(2)
+    await collect(session.synthesize())
+    await session.aclose()
+
+    assert all(s.state is AnnotationState.PENDING and not s.annotation for s in ready.sources)
+    assert ready.sources[1].override is Override.NONE
+    assert session.source(2).state is AnnotationState.IRRELEVANT and session.source(2).override is Override.RESCUED
+    assert saved.timings == timings and session.timings["synthesize_s"] > timings["synthesize_s"]
+    with pytest.raises(TypeError):
+        saved.timings["retrieve_s"] = 0.0  # type: ignore[index]
 
 
 async def test_num_ctx_fits_the_prompt_not_the_whole_window(make_settings: Callable[..., Settings],
@@ -154,7 +175,7 @@ async def test_rescue_drop_and_resynthesize(make_settings: Callable[..., Setting
     assert session.rescue(1).override is Override.NONE            # back to the model's own verdict
     assert session.drop(4).override is Override.DROPPED
     assert [s.number for s in session.relevant] == [1, 2, 3]
-    assert [s.number for s in session.filtered] == [4]
+    assert [s.number for s in session.sources if s.filtered] == [4]
     events = await collect(session.synthesize())
     await session.aclose()
     assert next(e for e in events if isinstance(e, SynthesisStarted)).numbers == (1, 2, 3)
@@ -393,12 +414,13 @@ async def test_no_hits_is_said_plainly(make_settings: Callable[..., Settings], f
 async def test_retrieval_notices_and_meta_are_kept(make_settings: Callable[..., Settings],
                                                    fake_ollama: FakeOllama) -> None:
     fake_ollama.responder = responder(Reply.text("Answer [1]."))
-    retrieval = StaticRetrieval(TEXTS[:1], meta={"docs": {"tier": "or"}}, notices=["embedder unreachable"])
+    meta = RetrievalMeta(collections={"docs": CollectionMeta(keyword=KeywordMeta(tier=2))})
+    retrieval = StaticRetrieval(TEXTS[:1], meta=meta, notices=["embedder unreachable"])
     session = ResearchSession(make_settings(), "q", ["docs"], retrieve=retrieval)
     events = await collect(session.run())
     await session.aclose()
     assert Notice("warning", "embedder unreachable") in events
-    assert HistoryStore(session.settings.data_dir).load(session.id).retrieval_meta == {"docs": {"tier": "or"}}
+    assert HistoryStore(session.settings.data_dir).load(session.id).retrieval_meta == meta
 
 
 async def test_reopened_session_reannotates_and_continues(make_settings: Callable[..., Settings],

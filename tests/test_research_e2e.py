@@ -10,9 +10,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ragtui.config import Settings
-from ragtui.events import AnnotationState, SynthesisFinished
+from ragtui.events import SynthesisFinished
 from ragtui.history import HistoryStore
 from ragtui.ingest.pipeline import ingest_documents
+from ragtui.model import AnnotationState
 from ragtui.research import ResearchSession
 from tests.fake_ollama import FakeOllama, Reply
 

@@ -40,9 +40,9 @@ async def test_buried_keyword_match_is_rescued_by_the_keyword_leg(notes: Setting
     garden = [h for h in hybrid.hits if h.chunk.meta.source == "garden.txt"]
     assert garden and garden[0].legs == ("keyword",)
     assert garden[0].score == pytest.approx(0.15)          # keyword only: the fts.weight floor (RAGWeed 3d)
-    meta = hybrid.meta["collections"]["notes"]
-    assert meta["keyword"]["tier"] == 2 and meta["keyword"]["and_hits"] == 1
-    assert meta["hits"]["vector"] == 3
+    meta = hybrid.meta.collections["notes"]
+    assert meta.keyword.tier == 2 and meta.keyword.and_hits == 1
+    assert meta.hits.vector == 3
     assert hybrid.hits[0].rel_score == 1.0 and hybrid.hits[-1].rel_score == 0.0
     assert not hybrid.keyword_only and hybrid.notices == []
 
@@ -56,9 +56,9 @@ async def test_synonym_only_match_needs_expansion(make_settings: Callable[..., S
 
     with_syn = await retrieve(wordnet_settings, "toilet", ["notes"], mode="keyword", synonyms=True)
     assert [h.chunk.meta.source for h in with_syn.hits] == ["bath.txt"]
-    kw = with_syn.meta["collections"]["notes"]["keyword"]
-    assert kw["tier"] == 2 and "lavatory" in kw["synonyms"]["toilet"]
-    assert kw["synonym_budget"] == {"toilet": 5}          # df = 0: the full budget
+    kw = with_syn.meta.collections["notes"].keyword
+    assert kw.tier == 2 and "lavatory" in kw.synonyms["toilet"]
+    assert kw.synonym_budget == {"toilet": 5}          # df = 0: the full budget
 
 
 async def test_unreachable_embedder_falls_back_to_keywords_and_says_so(
@@ -82,15 +82,15 @@ async def test_collection_without_embeddings_answers_keyword_only(make_settings:
 async def test_stop_word_query_skips_the_keyword_leg(notes: Settings) -> None:
     result = await retrieve(notes, "the and of", ["notes"], mode="keyword")
     assert result.hits == []
-    kw = result.meta["collections"]["notes"]["keyword"]
-    assert kw["tier"] == "skipped" and not kw["gate_passed"]
+    kw = result.meta.collections["notes"].keyword
+    assert kw.tier == "skipped" and not kw.gate_passed
 
 
 async def test_and_tier_suffices_with_three_hits_and_rrf_merges(notes: Settings) -> None:
     rrf = notes.replace(retrieve__fusion="rrf", retrieve__rrf_k=60, retrieve__top_k=10)
     result = await retrieve(rrf, "water filtration", ["notes"])
-    kw = result.meta["collections"]["notes"]["keyword"]
-    assert kw["tier"] == 1 and kw["hits"] == 3
+    kw = result.meta.collections["notes"].keyword
+    assert kw.tier == 1 and kw.hits == 3
     top = result.hits[0]
     assert set(top.legs) == {"vector", "keyword"}
     assert top.score == pytest.approx(2 / 61, rel=0.05)   # ranked first or second in both legs
@@ -102,7 +102,8 @@ async def test_several_collections_and_models_are_pooled(make_settings: Callable
     build_collection(settings, "b", {"x.txt": ["Turbine blade erosion in sandy air."]})
     result = await retrieve(settings, "turbine blade", ["a", "b"])
     assert sorted(h.chunk.meta.collection for h in result.hits) == ["a", "b"]
-    assert result.meta["collections"]["a"]["vector"]["models"] == ["nomic-embed-text", "all-minilm"]
+    vector = result.meta.collections["a"].vector
+    assert vector is not None and vector.models == ("nomic-embed-text", "all-minilm")
 
 
 async def test_a_keyword_only_collection_is_fused_on_the_same_scale(make_settings: Callable[..., Settings]) -> None:

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from ragtui.events import AnnotationState, Source
 from ragtui.llm.citations import check_citations, cited_numbers
 from ragtui.llm.continuation import SeamBuffer, overlap, seam
 from ragtui.llm.synthesize import build_messages, continue_messages, plan, serialise
+from ragtui.model import AnnotationState, SessionSource
 from tests.research_helpers import make_chunk
 
 
 def _source(number: int, text: str = "Body text.", *, page: str = "", rel: float = 1.0,
-            state: AnnotationState = AnnotationState.RELEVANT, annotation: str = "") -> Source:
-    return Source(number=number, chunk=make_chunk(number, text, page=page), score=rel, rel_score=rel,
-                  legs=("vector",), state=state, annotation=annotation)
+            state: AnnotationState = AnnotationState.RELEVANT, annotation: str = "") -> SessionSource:
+    return SessionSource(number=number, chunk=make_chunk(number, text, page=page), score=rel, rel_score=rel,
+                         legs=("vector",), state=state, annotation=annotation)
 
 
 def test_serialise_with_page_and_annotation() -> None:

@@ -6,10 +6,15 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import AsyncIterator
-from typing import Any, TextIO
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ragtui.config import ConfigError, Settings
+from ragtui.model import StopReason
+
+if TYPE_CHECKING:
+    from ragtui.events import Event, SynthesisFinished
+    from ragtui.research import ResearchSession
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -70,7 +75,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         ok = asyncio.run(_drive(session, events, printer))
     except KeyboardInterrupt:
         print(f"\nragtui: interrupted; session {session.id} kept with stop reason "
-              f"{session.stop_reason or 'none'!r} (`ragtui history show {session.id}`)", file=sys.stderr)
+              f"{session.stop_reason.value or 'none'!r} (`ragtui history show {session.id}`)", file=sys.stderr)
         return 130
     if args.json:
         print(json.dumps(session_json(session), indent=2))
@@ -78,7 +83,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _last_truncated(history: Any) -> int | None:
-    latest = next((s for s in history.list_sessions(limit=50) if s.stop_reason == "length"), None)
+    latest = next((s for s in history.list_sessions(limit=50) if s.stop_reason is StopReason.LENGTH), None)
     return latest.id if latest else None
 
 
@@ -88,7 +93,8 @@ def _all_collections(settings: Settings) -> list[str]:
     return CollectionRegistry(settings).names()
 
 
-async def _drive(session: Any, events: AsyncIterator[Any], printer: Any) -> bool:
+async def _drive(session: ResearchSession, events: AsyncGenerator[Event, None],
+                 printer: TextPrinter | JsonPrinter) -> bool:
     """Render every event; False when a stage failed. Ctrl-C cancels this task, and the session saves itself."""
     ok = True
     try:
@@ -107,7 +113,7 @@ class TextPrinter:
         self.out, self.err = out, err
         self.continuing = continuing
 
-    def show(self, event: Any, session: Any) -> bool:
+    def show(self, event: Event, session: ResearchSession) -> bool:
         from ragtui import events as ev
 
         if isinstance(event, ev.SourcesReady):
@@ -141,14 +147,14 @@ class TextPrinter:
             print(f"ragtui: session {event.session_id} saved ({times})", file=self.err, flush=True)
         return True
 
-    def _finished(self, event: Any) -> None:
+    def _finished(self, event: SynthesisFinished) -> None:
         self._line("")
         if event.citations:
             self._line("\nCited: " + " ".join(f"[{n}]" for n in event.citations))
         if event.unknown_citations:
             print("ragtui: warning: cited but not among the sources given to the model: "
                   + " ".join(f"[{n}]" for n in event.unknown_citations), file=self.err, flush=True)
-        if event.stop_reason == "length":
+        if event.stop_reason is StopReason.LENGTH:
             print("ragtui: the answer was cut at llm.max_tokens; `ragtui ask --continue` goes on",
                   file=self.err, flush=True)
 
@@ -159,7 +165,7 @@ class TextPrinter:
 class JsonPrinter:
     """Quiet while running (stage failures still go to stderr); the caller prints the session at the end."""
 
-    def show(self, event: Any, session: Any) -> bool:
+    def show(self, event: Event, session: ResearchSession) -> bool:
         from ragtui import events as ev
 
         if isinstance(event, ev.StageFailed):
@@ -173,14 +179,14 @@ def _clip(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def session_json(session: Any) -> dict[str, Any]:
+def session_json(session: ResearchSession) -> dict[str, Any]:
     return {
         "session": session.id, "query": session.query, "collections": session.collections,
         "sources": [{"number": s.number, "label": s.chunk.label, "chunk_id": s.chunk.id, "score": s.score,
                      "rel_score": s.rel_score, "legs": list(s.legs), "state": s.state.value,
                      "override": s.override.value, "relevant": s.relevant, "annotation": s.annotation,
                      "error": s.error} for s in session.sources],
-        "answer": session.answer, "stop_reason": session.stop_reason, "continuations": session.continuations,
+        "answer": session.answer, "stop_reason": session.stop_reason.value, "continuations": session.continuations,
         "citations": session.citations, "unknown_citations": session.unknown_citations,
-        "retrieval_meta": session.meta, "timings": session.timings,
+        "retrieval_meta": session.meta.to_json() if session.meta else {}, "timings": session.timings,
     }

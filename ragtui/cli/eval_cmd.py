@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from ragtui.config import Settings
+from ragtui.evaluation.runner import EVAL_MODES
 
-MODES = ("keyword", "vector", "hybrid", "hybrid-nosyn")
+MODES = tuple(EVAL_MODES)
 COLUMNS = (("ndcg@10", "nDCG@10"), ("recall@10", "R@10"), ("recall@100", "R@100"), ("mrr@10", "MRR@10"),
            ("map", "MAP"))
 

@@ -9,8 +9,7 @@ import sys
 from typing import Any
 
 from ragtui.config import Settings
-
-MODES = ("hybrid", "vector", "keyword")
+from ragtui.retrieve.result import MODES, Retrieval
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -45,7 +44,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def as_json(result: Any) -> dict[str, Any]:
+def as_json(result: Retrieval) -> dict[str, Any]:
     return {
         "query": result.query,
         "keyword_only": result.keyword_only,
@@ -54,7 +53,7 @@ def as_json(result: Any) -> dict[str, Any]:
                    "collection": h.chunk.meta.collection, "source": h.chunk.meta.source, "page": h.chunk.meta.page,
                    "label": h.chunk.label, "text": h.chunk.text}
                   for i, h in enumerate(result.hits, 1)],
-        "retrieval_meta": result.meta,
+        "retrieval_meta": result.meta.to_json(),
     }
 
 
@@ -63,7 +62,7 @@ def _first_line(text: str, width: int = 60) -> str:
     return line if len(line) <= width else line[:width - 1] + "…"
 
 
-def print_table(result: Any) -> None:
+def print_table(result: Retrieval) -> None:
     for notice in result.notices:
         print(f"note: {notice}")
     rows = [("#", "score", "rel", "collection", "file", "page", "legs", "first line")]
@@ -74,16 +73,12 @@ def print_table(result: Any) -> None:
         widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]) - 1)]
         for r in rows:
             print("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=False)) + "  " + r[-1])
-    for name, meta in result.meta.get("collections", {}).items():
-        kw = meta.get("keyword", {})
-        tier = kw.get("tier")
-        words = f"kept {' '.join(kw.get('kept', []))}" + (f", dropped {' '.join(kw['dropped'])}"
-                                                          if kw.get("dropped") else "")
-        syn = "; synonyms " + ", ".join(f"{w}: {'/'.join(s)}" for w, s in kw["synonyms"].items()) \
-            if kw.get("synonyms") else ""
-        hits = meta.get("hits", {})
-        print(f"[{name}] keyword tier {tier} ({words}{syn}); hits vector {hits.get('vector', 0)}, "
-              f"keyword {hits.get('keyword', 0)}, both {hits.get('both', 0)}")
-    timings = result.meta.get("timings_ms", {})
-    print(f"timings (ms): embed {timings.get('embed', {})}, legs+merge {timings.get('legs_and_merge')}, "
-          f"postprocess {timings.get('postprocess')}")
+    for name, meta in result.meta.collections.items():
+        kw = meta.keyword
+        words = f"kept {' '.join(kw.kept)}" + (f", dropped {' '.join(kw.dropped)}" if kw.dropped else "")
+        syn = "; synonyms " + ", ".join(f"{w}: {'/'.join(s)}" for w, s in kw.synonyms.items()) if kw.synonyms else ""
+        hits = meta.hits
+        print(f"[{name}] keyword tier {kw.tier} ({words}{syn}); hits vector {hits.vector}, "
+              f"keyword {hits.keyword}, both {hits.both}")
+    print(f"timings (ms): embed {dict(result.meta.embed_ms)}, legs+merge {result.meta.legs_and_merge_ms}, "
+          f"postprocess {result.meta.postprocess_ms}")

@@ -29,13 +29,14 @@ from typing import TYPE_CHECKING, Any
 from ragtui.config import Settings
 from ragtui.evaluation.beir import Dataset
 from ragtui.evaluation.metrics import summarise
+from ragtui.retrieve.result import Mode
 
 if TYPE_CHECKING:
     from ragtui.ingest.report import IngestReport
 
 EVAL_TOP_K = 100
 # name -> (retrieval mode, synonyms on)
-EVAL_MODES: dict[str, tuple[str, bool]] = {
+EVAL_MODES: dict[str, tuple[Mode, bool]] = {
     "keyword": ("keyword", True),
     "vector": ("vector", False),
     "hybrid": ("hybrid", True),
@@ -133,7 +134,7 @@ async def run_eval(settings: Settings, dataset: Dataset, modes: Sequence[str], *
         results: dict[str, dict[str, dict[str, float]]] = {}
         gate = asyncio.Semaphore(concurrency)
 
-        async def one(query: str, mode: str, synonyms: bool) -> tuple[list[str], list[str]]:
+        async def one(query: str, mode: Mode, synonyms: bool) -> tuple[list[str], list[str]]:
             async with gate:
                 retriever = HybridRetriever(settings, [collection], mode=mode, synonyms=synonyms,
                                             top_k=EVAL_TOP_K, embed=precomputed)

@@ -12,8 +12,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ragtui.chunks import Chunk
 from ragtui.config import Settings
+from ragtui.model import Chunk
 
 LONG_CHUNK_CHARS = 30_000
 LONG_CHUNK_OVERLAP = 200

@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ragtui.chunks import Chunk
 from ragtui.collections import LOCK_FILE, Collection, CollectionError, CollectionRegistry
 from ragtui.config import Settings
 from ragtui.events import Event, FileSkipped, IngestFinished, IngestProgress, Notice
@@ -41,6 +40,7 @@ from ragtui.ingest.discover import Entry, discover
 from ragtui.ingest.extract import Extracted, Skip, extract, format_of
 from ragtui.ingest.records import DONE, DUPLICATE, INDEXING, SKIPPED, FileRecord
 from ragtui.ingest.report import IngestReport
+from ragtui.model import Chunk
 
 BATCH_CHUNKS = 2000          # chunks per keyword-index commit
 BATCH_FILES = 500            # files per keyword-index commit
@@ -144,7 +144,7 @@ class _IngestRun:
             self.files_total = len(entries)
             for skip in skips:
                 self.report.skipped.append((skip.source, skip.reason))
-                yield FileSkipped(self.coll.name, skip.source, skip.reason)
+                yield FileSkipped(skip.source, skip.reason)
             if sync:
                 await _in_thread(self._sync, roots, {e.source for e in entries})
             async for event in self._process(entries):
@@ -333,7 +333,7 @@ class _IngestRun:
             prep = await _in_thread(self._prepare, entry, batch_hashes)
             for skip in prep.skips:
                 self.report.skipped.append((skip.source, skip.reason))
-                yield FileSkipped(self.coll.name, skip.source, skip.reason)
+                yield FileSkipped(skip.source, skip.reason)
             self.files_done += 1
             if prep.outcome == "unchanged":
                 self.report.unchanged += 1
@@ -425,7 +425,7 @@ class _IngestRun:
         rate = self.report.chunks_embedded / self.embed_time if self.embed_time else 0.0
         eta = estimate_eta(now - self.started - self.embed_time, self.files_done, self.files_total,
                            sum(self.embed_left.values()), rate)
-        return IngestProgress(self.coll.name, self.files_done, self.files_total, self.report.chunks_indexed,
+        return IngestProgress(self.files_done, self.files_total, self.report.chunks_indexed,
                               self.report.chunks_embedded, rate, eta, self.current)
 
 

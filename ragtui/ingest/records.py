@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ragtui.chunks import Chunk, ChunkMeta
+from ragtui.model import Chunk, ChunkMeta
 
 RECORDS_FILE = "records.sqlite3"
 

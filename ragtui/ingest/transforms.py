@@ -25,11 +25,11 @@ from llama_index.core.schema import (
     TransformComponent,
 )
 
-from ragtui.chunks import ChunkMeta, chunk_id
 from ragtui.config import Settings
 from ragtui.ingest.chunking import heading_at, markdown_sections, markdown_spans, trim_span, window_chars, window_spans
 from ragtui.ingest.entropy import junk_reason, shannon_entropy, word_count
 from ragtui.ingest.extract import Extracted
+from ragtui.model import ChunkMeta, chunk_id
 
 PAGES_KEY = "pages_json"
 

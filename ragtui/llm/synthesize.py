@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ragtui.events import AnnotationState, Source
+from ragtui.model import AnnotationState, SessionSource
 
 SYSTEM_PROMPT = (
     "You are a careful research assistant. Answer the user's question using only the numbered sources "
@@ -22,7 +22,7 @@ CONTINUE_PROMPT = (
 )
 
 
-def serialise(source: Source) -> str:
+def serialise(source: SessionSource) -> str:
     """`[N] SOURCE: collection/file [p.PAGE]`, then `ANNOTATION: ...` when there is one, then the text."""
     lines = [f"[{source.number}] SOURCE: {source.chunk.label}"]
     if source.state is AnnotationState.RELEVANT and source.annotation:
@@ -31,7 +31,7 @@ def serialise(source: Source) -> str:
     return "\n".join(lines)
 
 
-def build_messages(query: str, ordered: Sequence[Source]) -> list[tuple[str, str]]:
+def build_messages(query: str, ordered: Sequence[SessionSource]) -> list[tuple[str, str]]:
     """System instructions, then one user turn holding the sources (in prompt order) and the question."""
     context = "\n\n".join(serialise(s) for s in ordered)
     user = (f"SOURCES:\n\n{context}\n\n"
@@ -49,15 +49,15 @@ def continue_messages(prompt: Sequence[tuple[str, str]], partial: str) -> list[t
 class Plan:
     """What goes into the prompt: the packed sources in prompt order, and what did not fit."""
 
-    ordered: list[Source]
-    left_out: list[Source]
+    ordered: list[SessionSource]
+    left_out: list[SessionSource]
     shortened: int | None = None     # the source cut to fit when not even the best one fitted whole
 
 
 MIN_SHORTENED_CHARS = 200
 
 
-def plan(sources: Sequence[Source], *, context_window: int, max_tokens: int, context_chunks: int) -> Plan:
+def plan(sources: Sequence[SessionSource], *, context_window: int, max_tokens: int, context_chunks: int) -> Plan:
     """Pack the synthesis set best first (RAGWeed 3g), then order it against lost-in-the-middle.
 
     When not even the best source fits whole (default 2,048-token chunks against an

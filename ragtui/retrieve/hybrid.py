@@ -14,11 +14,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragtui.config import Settings
-from ragtui.retrieve.result import Hit, Retrieval
+from ragtui.retrieve.result import Hit, Mode, Retrieval
 
 if TYPE_CHECKING:
     from llama_index.core.schema import NodeWithScore
@@ -26,10 +27,8 @@ if TYPE_CHECKING:
     from ragtui.collections import Collection
     from ragtui.retrieve.retriever import Scored
 
-MODES = ("hybrid", "vector", "keyword")
 
-
-async def retrieve(settings: Settings, query: str, collections: Sequence[str], *, mode: str = "hybrid",
+async def retrieve(settings: Settings, query: str, collections: Sequence[str], *, mode: Mode = "hybrid",
                    synonyms: bool | None = None) -> Retrieval:
     """Ranked, capped, deduped, normalised hits for `query` over the named collections (spec §5).
 
@@ -45,15 +44,14 @@ async def retrieve(settings: Settings, query: str, collections: Sequence[str], *
     t = time.perf_counter()
     for step in postprocessors(settings.retrieve):
         nodes = step.postprocess_nodes(nodes, query_str=query)
-    meta = retriever.meta
-    meta["timings_ms"]["postprocess"] = round((time.perf_counter() - t) * 1000, 2)
+    postprocess_ms = round((time.perf_counter() - t) * 1000, 2)
     hits = [_hit(n, retriever.evidence[n.node.node_id], FUSED_SCORE_KEY) for n in nodes]
     notices = list(dict.fromkeys(retriever.notices))
     if not opened:
         notices.append("No collection selected: nothing to search.")
     elif not hits:
         notices.append(_nothing_found(retriever, [c.name for c in opened]))
-    meta["returned"] = len(hits)
+    meta = replace(retriever.meta, postprocess_ms=postprocess_ms, returned=len(hits))
     return Retrieval(query=query, hits=hits, meta=meta, keyword_only=retriever.keyword_only, notices=notices)
 
 

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragtui.chunks import Chunk
+from ragtui.model import Chunk
 from ragtui.retrieve.lexical import KeywordPlan, needs_or_tier, plan_keyword_query, query_words
+from ragtui.retrieve.result import KeywordMeta, KeywordTier
 
 if TYPE_CHECKING:
     from ragtui.config import FtsSettings
@@ -60,10 +61,10 @@ class IdfCache:
 IDF_CACHE = IdfCache()
 
 
-@dataclass
+@dataclass(frozen=True)
 class KeywordResult:
     hits: list[tuple[Chunk, float]]   # BM25F score, best first
-    meta: dict[str, Any]
+    meta: KeywordMeta
 
 
 def _term_query(index: KeywordIndex, text: str, boost: float = 1.0) -> Any:
@@ -95,43 +96,51 @@ def keyword_search(index: KeywordIndex, query: str, *, fts: FtsSettings, top_k: 
     """Gate, AND tier, then the OR tier with synonyms when AND found fewer than 3 chunks (RAGWeed 3c).
 
     Hits are (chunk, score) best first; in the OR tier the AND tier's full
-    matches stay on top (`_and_first`). meta is this leg's retrieval_meta.
+    matches stay on top (`_and_first`).
     """
     from whoosh.query import And, Or
 
     started = time.perf_counter()
     words = query_words(query)
     plan, term_of = plan_for(index, words, fts, max_synonyms if synonyms else 0, cache)
-    meta: dict[str, Any] = {**plan.as_meta(), "tier": 0, "synonyms": {}, "hits": 0}
-    timings = meta["timings_ms"] = {"plan": _ms(started)}
+    timings = {"plan": _ms(started)}
     searchable = [w for w in plan.kept if w in term_of]
     if not plan.gate_passed or not searchable:
-        meta["tier"] = "skipped"
-        meta["reason"] = "low information (mean IDF below fts.min_query_ic)" if not plan.gate_passed \
+        reason = "low information (mean IDF below fts.min_query_ic)" if not plan.gate_passed \
             else "no searchable words"
-        return KeywordResult([], meta)
+        return KeywordResult([], _meta(plan, "skipped", timings, reason=reason))
 
     t = time.perf_counter()
     hits = index.search(And([_term_query(index, w) for w in searchable]), top_k)
     timings["and"] = _ms(t)
-    meta["tier"], meta["and_hits"] = 1, len(hits)
-    if needs_or_tier(len(hits)):
+    and_hits = len(hits)
+    if not needs_or_tier(and_hits):
+        return KeywordResult(hits, _meta(plan, 1, timings, hits=len(hits), and_hits=and_hits))
+    t = time.perf_counter()
+    clauses = [_term_query(index, w) for w in searchable]
+    added: dict[str, tuple[str, ...]] = {}
+    if synonyms is not None:
+        for w in searchable:
+            budget = plan.budgets.get(w, 0)
+            chosen = [s for s in synonyms.synonyms(w) if index.analyze(s)][:budget]
+            if chosen:
+                added[w] = tuple(chosen)
+                clauses.extend(_term_query(index, s, SYNONYM_BOOST) for s in chosen)
+        timings["synonyms"] = _ms(t)
         t = time.perf_counter()
-        clauses = [_term_query(index, w) for w in searchable]
-        if synonyms is not None:
-            for w in searchable:
-                budget = plan.budgets.get(w, 0)
-                chosen = [s for s in synonyms.synonyms(w) if index.analyze(s)][:budget]
-                if chosen:
-                    meta["synonyms"][w] = chosen
-                    clauses.extend(_term_query(index, s, SYNONYM_BOOST) for s in chosen)
-            timings["synonyms"] = _ms(t)
-            t = time.perf_counter()
-        hits = _and_first(hits, index.search(Or(clauses), top_k), top_k)
-        timings["or"] = _ms(t)
-        meta["tier"] = 2
-    meta["hits"] = len(hits)
-    return KeywordResult(hits, meta)
+    hits = _and_first(hits, index.search(Or(clauses), top_k), top_k)
+    timings["or"] = _ms(t)
+    return KeywordResult(hits, _meta(plan, 2, timings, hits=len(hits), and_hits=and_hits, synonyms=added))
+
+
+def _meta(plan: KeywordPlan, tier: KeywordTier, timings: dict[str, float], *, hits: int = 0,
+          and_hits: int | None = None, synonyms: dict[str, tuple[str, ...]] | None = None,
+          reason: str = "") -> KeywordMeta:
+    """This leg's retrieval_meta: the plan (IDF rounded for display) and what the search did."""
+    return KeywordMeta(tier=tier, words=tuple(plan.words), idf={w: round(v, 4) for w, v in plan.idf.items()},
+                       mean_idf=round(plan.mean_idf, 4), gate_passed=plan.gate_passed, kept=tuple(plan.kept),
+                       dropped=tuple(plan.dropped), synonym_budget=dict(plan.budgets), synonyms=synonyms or {},
+                       hits=hits, timings_ms=timings, and_hits=and_hits, reason=reason)
 
 
 def _and_first(and_hits: list[tuple[Chunk, float]], or_hits: list[tuple[Chunk, float]],

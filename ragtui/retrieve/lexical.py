@@ -89,7 +89,7 @@ def needs_or_tier(and_hits: int) -> bool:
 
 @dataclass
 class KeywordPlan:
-    """What the keyword leg will do for one query on one collection; also its retrieval_meta."""
+    """What the keyword leg will do for one query on one collection."""
 
     words: list[str]
     idf: dict[str, float]
@@ -98,10 +98,9 @@ class KeywordPlan:
     gate_passed: bool
     budgets: dict[str, int] = field(default_factory=dict)
 
-    def as_meta(self) -> dict[str, object]:
-        return {"words": self.words, "idf": {w: round(v, 4) for w, v in self.idf.items()},
-                "mean_idf": round(mean_idf(list(self.idf.values())), 4), "gate_passed": self.gate_passed,
-                "kept": self.kept, "dropped": self.dropped, "synonym_budget": self.budgets}
+    @property
+    def mean_idf(self) -> float:
+        return mean_idf(list(self.idf.values()))
 
 
 def plan_keyword_query(

@@ -1,11 +1,23 @@
-"""What retrieval hands to the research session: ranked hits plus retrieval_meta."""
+"""What retrieval hands to the research session: ranked hits plus retrieval_meta.
+
+retrieval_meta says how each collection was searched (keyword tier, words kept and
+dropped, IDF, synonyms, hits per leg) and how long each stage took. It is frozen
+here; `to_json()` gives the shape `ragtui query --json`, `ragtui ask --json` and the
+history file have always had, and `from_json()` reads it back (missing keys take
+their defaults, so older records open too).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
-from ragtui.chunks import Chunk
+from ragtui.model import Chunk
+
+Mode = Literal["hybrid", "vector", "keyword"]
+MODES: tuple[Mode, ...] = get_args(Mode)
+KeywordTier = Literal["off", "skipped", 1, 2]   # 1: all words (AND), 2: any word or synonym (OR)
 
 
 @dataclass(frozen=True)
@@ -16,11 +28,160 @@ class Hit:
     legs: tuple[str, ...]        # "vector" and/or "keyword"
 
 
-@dataclass
+@dataclass(frozen=True)
+class KeywordMeta:
+    """The keyword leg on one collection (RAGWeed 3c): its plan, the tier that answered, the synonyms added."""
+
+    tier: KeywordTier = "off"
+    words: tuple[str, ...] = ()
+    idf: Mapping[str, float] = field(default_factory=dict)
+    mean_idf: float = 0.0
+    gate_passed: bool = False
+    kept: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+    synonym_budget: Mapping[str, int] = field(default_factory=dict)
+    synonyms: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    hits: int = 0
+    timings_ms: Mapping[str, float] = field(default_factory=dict)   # plan, and, synonyms, or
+    and_hits: int | None = None  # what the AND tier found; None when it did not run
+    reason: str = ""             # why the leg was skipped
+
+    def to_json(self) -> dict[str, Any]:
+        if self.tier == "off":
+            return {"tier": "off"}
+        out: dict[str, Any] = {
+            "words": list(self.words), "idf": dict(self.idf), "mean_idf": self.mean_idf,
+            "gate_passed": self.gate_passed, "kept": list(self.kept), "dropped": list(self.dropped),
+            "synonym_budget": dict(self.synonym_budget), "tier": self.tier,
+            "synonyms": {w: list(s) for w, s in self.synonyms.items()}, "hits": self.hits,
+            "timings_ms": dict(self.timings_ms)}
+        if self.and_hits is not None:
+            out["and_hits"] = self.and_hits
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> KeywordMeta:
+        return cls(tier=data.get("tier", "off"), words=tuple(data.get("words", ())), idf=dict(data.get("idf", {})),
+                   mean_idf=data.get("mean_idf", 0.0), gate_passed=data.get("gate_passed", False),
+                   kept=tuple(data.get("kept", ())), dropped=tuple(data.get("dropped", ())),
+                   synonym_budget=dict(data.get("synonym_budget", {})),
+                   synonyms={w: tuple(s) for w, s in data.get("synonyms", {}).items()},
+                   hits=data.get("hits", 0), timings_ms=dict(data.get("timings_ms", {})),
+                   and_hits=data.get("and_hits"), reason=data.get("reason", ""))
+
+
+@dataclass(frozen=True)
+class VectorMeta:
+    """The vector leg on one collection: its embedding models and how many vectors each index holds."""
+
+    models: tuple[str, ...] = ()
+    vectors: Mapping[str, int] = field(default_factory=dict)   # per model that had a query vector
+    chunks: int = 0                                            # chunks in the collection (keyword index)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"models": list(self.models), "vectors": dict(self.vectors), "chunks": self.chunks}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> VectorMeta:
+        return cls(models=tuple(data.get("models", ())), vectors=dict(data.get("vectors", {})),
+                   chunks=data.get("chunks", 0))
+
+
+@dataclass(frozen=True)
+class LegHits:
+    """Chunks found per leg on one collection, and how many the merge kept."""
+
+    vector: int = 0
+    keyword: int = 0
+    both: int = 0
+    merged: int | None = None    # None until the merge ran
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"vector": self.vector, "keyword": self.keyword, "both": self.both}
+        if self.merged is not None:
+            out["merged"] = self.merged
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> LegHits:
+        return cls(vector=data.get("vector", 0), keyword=data.get("keyword", 0), both=data.get("both", 0),
+                   merged=data.get("merged"))
+
+
+@dataclass(frozen=True)
+class CollectionMeta:
+    """How one collection was searched."""
+
+    keyword: KeywordMeta = field(default_factory=KeywordMeta)
+    vector: VectorMeta | None = None     # None in keyword mode
+    hits: LegHits = field(default_factory=LegHits)
+    fusion: str = "single leg"           # retrieve.fusion ("boost", "rrf") when both legs found something
+    vector_ms: Mapping[str, float] = field(default_factory=dict)   # per model
+    merge_ms: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        timings: dict[str, Any] = {f"vector:{model}": ms for model, ms in self.vector_ms.items()}
+        if self.keyword.tier != "off":
+            timings["keyword"] = dict(self.keyword.timings_ms)
+        if self.merge_ms is not None:
+            timings["merge"] = self.merge_ms
+        out: dict[str, Any] = {"timings_ms": timings}
+        if self.vector is not None:
+            out["vector"] = self.vector.to_json()
+        out.update(keyword=self.keyword.to_json(), hits=self.hits.to_json(), fusion=self.fusion)
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CollectionMeta:
+        timings = data.get("timings_ms", {})
+        vector = data.get("vector")
+        return cls(keyword=KeywordMeta.from_json(data.get("keyword", {})),
+                   vector=VectorMeta.from_json(vector) if vector is not None else None,
+                   hits=LegHits.from_json(data.get("hits", {})), fusion=data.get("fusion", "single leg"),
+                   vector_ms={k.removeprefix("vector:"): v for k, v in timings.items() if k.startswith("vector:")},
+                   merge_ms=timings.get("merge"))
+
+
+@dataclass(frozen=True)
+class RetrievalMeta:
+    """retrieval_meta: how every collection was searched, and the time each stage took (ms)."""
+
+    mode: Mode = "hybrid"
+    collections: Mapping[str, CollectionMeta] = field(default_factory=dict)
+    embed_ms: Mapping[str, float] = field(default_factory=dict)   # the query embedding, per model
+    legs_and_merge_ms: float | None = None
+    postprocess_ms: float | None = None
+    returned: int | None = None          # hits after the postprocessors; None when they did not run
+
+    def to_json(self) -> dict[str, Any]:
+        timings: dict[str, Any] = {"embed": dict(self.embed_ms)}
+        if self.legs_and_merge_ms is not None:
+            timings["legs_and_merge"] = self.legs_and_merge_ms
+        if self.postprocess_ms is not None:
+            timings["postprocess"] = self.postprocess_ms
+        out: dict[str, Any] = {"mode": self.mode,
+                               "collections": {name: c.to_json() for name, c in self.collections.items()},
+                               "timings_ms": timings}
+        if self.returned is not None:
+            out["returned"] = self.returned
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RetrievalMeta:
+        timings = data.get("timings_ms", {})
+        return cls(mode=data.get("mode", "hybrid"),
+                   collections={name: CollectionMeta.from_json(c)
+                                for name, c in data.get("collections", {}).items()},
+                   embed_ms=dict(timings.get("embed", {})), legs_and_merge_ms=timings.get("legs_and_merge"),
+                   postprocess_ms=timings.get("postprocess"), returned=data.get("returned"))
+
+
+@dataclass(frozen=True)
 class Retrieval:
     query: str
     hits: list[Hit]              # best first, after cap, dedupe, min_score and pre_annotate_keep
-    meta: dict[str, Any]         # retrieval_meta: per collection tier, words kept/dropped, IDF, synonyms,
-                                 # hits per leg, timings per stage (ms)
+    meta: RetrievalMeta
     keyword_only: bool = False   # the embedder was unreachable: only the keyword leg answered
     notices: list[str] = field(default_factory=list)  # degraded modes to show the user, in plain words

@@ -13,17 +13,17 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from ragtui.chunks import Chunk
 from ragtui.config import Settings
+from ragtui.model import Chunk
 from ragtui.retrieve.fusion import best_per_chunk, boost_merge, ranked, rrf_merge
-from ragtui.retrieve.hybrid import MODES
 from ragtui.retrieve.keyword_leg import KeywordResult, keyword_search
+from ragtui.retrieve.result import MODES, CollectionMeta, KeywordMeta, LegHits, Mode, RetrievalMeta, VectorMeta
 from ragtui.retrieve.wordnet import SynonymLookup, missing_lexicon_notice, synonym_lookup
 
 if TYPE_CHECKING:
@@ -112,13 +112,13 @@ class HybridRetriever(BaseRetriever):
     """Vector + keyword legs per collection, merged; LlamaIndex `BaseRetriever` (spec §5).
 
     `embed` replaces the Ollama query embedding (evaluation and benchmarks pass
-    precomputed vectors). After a call, `meta` holds retrieval_meta per
-    collection, `notices` the degraded modes in plain words, `keyword_only`
+    precomputed vectors). After a call, `meta` holds its RetrievalMeta,
+    `notices` the degraded modes in plain words, `keyword_only`
     whether no vector leg ran anywhere, and `evidence` the per-leg scores of
     every returned node id.
     """
 
-    def __init__(self, settings: Settings, collections: Sequence[Collection], *, mode: str = "hybrid",
+    def __init__(self, settings: Settings, collections: Sequence[Collection], *, mode: Mode = "hybrid",
                  synonyms: bool | None = None, top_k: int | None = None, embed: QueryEmbedder | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -128,7 +128,7 @@ class HybridRetriever(BaseRetriever):
         self.use_synonyms = settings.synonyms.enabled if synonyms is None else synonyms
         self.top_k = top_k or settings.retrieve.top_k
         self.embed = embed or embed_query
-        self.meta: dict[str, Any] = {}
+        self.meta = RetrievalMeta(mode=mode)
         self.notices: list[str] = []
         self.keyword_only = False
         self.evidence: dict[str, Scored] = {}
@@ -139,13 +139,12 @@ class HybridRetriever(BaseRetriever):
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         query = query_bundle.query_str
-        self.meta, self.notices, self.evidence = {"mode": self.mode, "collections": {}}, [], {}
+        self.notices, self.evidence = [], {}
         started = time.perf_counter()
         lookup = self._synonym_lookup()
 
         models = self._models_wanted()
         embeddings = await self.embed(self.settings, query, models) if models else QueryEmbeddings()
-        self.meta["timings_ms"] = {"embed": embeddings.timings_ms}
         for error in dict.fromkeys(embeddings.errors.values()):
             self.notices.append(error + "; keyword matches only where no other model answered.")
 
@@ -155,24 +154,25 @@ class HybridRetriever(BaseRetriever):
         self.keyword_only = self.mode != "keyword" and not vector_ran
         raw_single = self.mode != "hybrid" or not vector_ran
         pooled: list[tuple[Scored, float]] = []
+        collections: dict[str, CollectionMeta] = {}
         for collection, (scored, meta, _) in zip(self.collections, results, strict=True):
             t = time.perf_counter()
             fused = fuse(scored, self.settings.retrieve.fusion, weight=self.settings.fts.weight,
                          rrf_k=self.settings.retrieve.rrf_k, raw_single=raw_single)
-            meta["timings_ms"]["merge"] = round((time.perf_counter() - t) * 1000, 2)
-            meta["hits"]["merged"] = len(fused)
-            self.meta["collections"][collection.name] = meta
+            collections[collection.name] = replace(meta, merge_ms=round((time.perf_counter() - t) * 1000, 2),
+                                                   hits=replace(meta.hits, merged=len(fused)))
             pooled.extend(fused)
         if self.keyword_only and self.mode == "vector":
             self.notices.append("No vector index answered, and vector mode runs no keyword leg: no results.")
         pooled.sort(key=lambda item: -item[1])
         nodes = []
-        for scored, score in pooled:
-            node_id = f"{scored.collection}/{scored.chunk.id}"
-            self.evidence[node_id] = scored
-            nodes.append(NodeWithScore(node=TextNode(id_=node_id, text=scored.chunk.text,
-                                                     metadata=scored.chunk.meta.to_dict()), score=score))
-        self.meta["timings_ms"]["legs_and_merge"] = round((time.perf_counter() - started) * 1000, 2)
+        for found, score in pooled:
+            node_id = f"{found.collection}/{found.chunk.id}"
+            self.evidence[node_id] = found
+            nodes.append(NodeWithScore(node=TextNode(id_=node_id, text=found.chunk.text,
+                                                     metadata=found.chunk.meta.to_dict()), score=score))
+        self.meta = RetrievalMeta(mode=self.mode, collections=collections, embed_ms=embeddings.timings_ms,
+                                  legs_and_merge_ms=round((time.perf_counter() - started) * 1000, 2))
         return nodes
 
     def _models_wanted(self) -> list[str]:
@@ -189,28 +189,26 @@ class HybridRetriever(BaseRetriever):
         return lookup
 
     def _collection_legs(self, collection: Collection, query: str, embeddings: QueryEmbeddings,
-                         lookup: SynonymLookup | None) -> tuple[list[Scored], dict[str, Any], bool]:
+                         lookup: SynonymLookup | None) -> tuple[list[Scored], CollectionMeta, bool]:
         """Both legs on one collection (in a worker thread); the merge waits until every collection answered."""
-        meta: dict[str, Any] = {"timings_ms": {}}
         scored: dict[str, Scored] = {}
+        vector_ms: dict[str, float] = {}
+        vector, vector_ran = None, False
         run_keyword = self.mode == "keyword" or (self.mode == "hybrid" and self.settings.fts.enabled)
         with ThreadPoolExecutor(max_workers=2) as pool:
             kw_future = pool.submit(self._keyword_leg, collection, query, lookup) if run_keyword else None
-            vector_ran = self._vector_leg(collection, embeddings, scored, meta) if self.mode != "keyword" \
-                else False
+            if self.mode != "keyword":
+                vector_ran, vector = self._vector_leg(collection, embeddings, scored, vector_ms)
             keyword = kw_future.result() if kw_future else None
         if keyword is not None:
-            meta["keyword"] = keyword.meta
-            meta["timings_ms"]["keyword"] = keyword.meta["timings_ms"]
             for chunk, score in keyword.hits:
                 scored.setdefault(chunk.id, Scored(chunk, collection.name)).keyword = score
-        else:
-            meta["keyword"] = {"tier": "off"}
-        meta["hits"] = {"vector": sum(s.vector is not None for s in scored.values()),
-                        "keyword": sum(s.keyword is not None for s in scored.values()),
-                        "both": sum(len(s.legs) == 2 for s in scored.values())}
-        meta["fusion"] = self.settings.retrieve.fusion if (meta["hits"]["vector"] and meta["hits"]["keyword"]) \
-            else "single leg"
+        hits = LegHits(vector=sum(s.vector is not None for s in scored.values()),
+                       keyword=sum(s.keyword is not None for s in scored.values()),
+                       both=sum(len(s.legs) == 2 for s in scored.values()))
+        meta = CollectionMeta(keyword=keyword.meta if keyword is not None else KeywordMeta(), vector=vector,
+                              hits=hits, vector_ms=vector_ms,
+                              fusion=self.settings.retrieve.fusion if hits.vector and hits.keyword else "single leg")
         return list(scored.values()), meta, vector_ran
 
     def _keyword_leg(self, collection: Collection, query: str, lookup: SynonymLookup | None) -> KeywordResult:
@@ -218,7 +216,7 @@ class HybridRetriever(BaseRetriever):
                               synonyms=lookup, max_synonyms=self.settings.synonyms.max_per_word)
 
     def _vector_leg(self, collection: Collection, embeddings: QueryEmbeddings, scored: dict[str, Scored],
-                    meta: dict[str, Any]) -> bool:
+                    timings_ms: dict[str, float]) -> tuple[bool, VectorMeta]:
         """Search every model index the collection has; False when none could answer (keyword-only)."""
         models = collection.models
         chunks = collection.keyword.doc_count()
@@ -231,22 +229,22 @@ class HybridRetriever(BaseRetriever):
             index = collection.vectors(model)
             vectors[model] = index.count()
             hits = index.query(embeddings.vectors[model], self.top_k)
-            meta["timings_ms"][f"vector:{model}"] = round((time.perf_counter() - t) * 1000, 2)
+            timings_ms[model] = round((time.perf_counter() - t) * 1000, 2)
             for chunk, _ in hits:
                 scored.setdefault(chunk.id, Scored(chunk, collection.name))
             answered.append({chunk.id: score for chunk, score in hits})
-        meta["vector"] = {"models": models, "vectors": vectors, "chunks": chunks}
+        meta = VectorMeta(models=tuple(models), vectors=vectors, chunks=chunks)
         if models and not vectors:
-            return False   # no query vector for any of its models: the embedding failure was already said
+            return False, meta   # no query vector for any of its models: the embedding failure was already said
         if not models or (chunks and not any(vectors.values())):
             self.notices.append(f"Collection {collection.name} has no embeddings yet (its ingest could not "
                                 "reach the embedder); it answered with keyword matches only. Re-run the "
                                 "ingest to embed it.")
-            return False
+            return False, meta
         for model, count in vectors.items():
             if count < chunks:
                 self.notices.append(f"Collection {collection.name}: {chunks - count} of {chunks} chunks have no "
                                     f"{model} vectors yet; only the keyword leg can find those.")
         for cid, score in best_per_chunk(*answered).items():
             scored[cid].vector = score
-        return bool(answered)
+        return bool(answered), meta

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragtui.chunks import Chunk, ChunkMeta
+from ragtui.model import Chunk, ChunkMeta
 
 if TYPE_CHECKING:
     from whoosh.query import Query

@@ -12,7 +12,7 @@ import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import App, ComposeResult
@@ -25,7 +25,6 @@ from ragtui.events import (
     AnnotationFailed,
     AnnotationFinished,
     AnnotationStarted,
-    AnnotationState,
     Event,
     Notice,
     RetrievalStarted,
@@ -36,6 +35,7 @@ from ragtui.events import (
     SynthesisStarted,
     SynthesisToken,
 )
+from ragtui.model import AnnotationState
 from ragtui.tui import keymap
 from ragtui.tui.clipboard import osc52, save_copy
 from ragtui.tui.commands import RagtuiCommands
@@ -48,20 +48,21 @@ from ragtui.tui.widgets.sources import SourcesPanel
 from ragtui.tui.widgets.status import StatusLine
 from ragtui.tui.widgets.synthesis import SynthesisView
 
+if TYPE_CHECKING:
+    from ragtui.retrieve.result import RetrievalMeta
+
 NARROW_BELOW = 100       # columns: below this the collections pane hides (b shows it)
 WIDE_FROM = 150          # columns: from this on, sources and answer sit side by side
 RESEARCH = "research"    # worker group of everything that talks to the LLM or the stores for a session
 
 
-def describe_retrieval(meta: dict[str, Any]) -> str:
+def describe_retrieval(meta: RetrievalMeta | None) -> str:
     """`tier AND/OR · 42 ms` from retrieval_meta: the keyword tiers that fired and the retrieval time."""
-    tiers = [str(c.get("keyword", {}).get("tier", "")) for c in meta.get("collections", {}).values()
-             if isinstance(c, dict)]
-    tiers = [t for t in dict.fromkeys(tiers) if t]
-    timings = meta.get("timings_ms", {})
-    ms = sum(v for k, v in timings.items() if k != "embed" and isinstance(v, int | float))
-    embed = timings.get("embed", {})
-    embed_ms = sum(v for v in embed.values() if isinstance(v, int | float)) if isinstance(embed, dict) else 0
+    if meta is None:
+        return ""
+    tiers = list(dict.fromkeys(str(c.keyword.tier) for c in meta.collections.values()))
+    ms = (meta.legs_and_merge_ms or 0) + (meta.postprocess_ms or 0)
+    embed_ms = sum(meta.embed_ms.values())
     parts = [f"tier {'/'.join(tiers)}"] if tiers else []
     if ms or embed_ms:
         parts.append(f"{ms + embed_ms:.0f} ms" + (f" (embed {embed_ms:.0f})" if embed_ms else ""))
@@ -500,7 +501,7 @@ class RagtuiApp(App[int]):
         known = {s.number for s in session.sources}
         await synthesis.finish(session.answer, session.stop_reason or "", known)
         self.query_one(StatusLine).update_state(activity=f"reopened session {session_id}",
-                                                retrieval=describe_retrieval(session.meta or {}))
+                                                retrieval=describe_retrieval(session.meta))
 
     @work(group="ingest-dialog", exclusive=True)
     async def action_ingest(self, path: Path | None = None, collection: str = "") -> None:

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from ragtui.config import Settings
-from ragtui.events import Event, Source
+from ragtui.events import Event
+from ragtui.model import SessionSource
 
 
 class EngineUnavailable(Exception):
@@ -143,7 +144,7 @@ class Engine:
         history = await _load("ragtui.history")
         await asyncio.to_thread(history.HistoryStore(self.settings.data_dir).delete, session_id)
 
-    async def document(self, source: Source) -> DocumentView:
+    async def document(self, source: SessionSource) -> DocumentView:
         """The chunk inside its document's text (kept by the ingest); the chunk alone when that is gone."""
         chunk = source.chunk
         try:

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from ragtui.events import Event, Source
+from ragtui.events import Event
+from ragtui.model import SessionSource
 
 
 @dataclass
@@ -36,7 +37,7 @@ class CollectionToggled(Message):
 class SourceChosen(Message):
     """The user pressed enter on a source row: open it in the viewer."""
 
-    source: Source
+    source: SessionSource
 
 
 @dataclass

@@ -5,9 +5,9 @@ from collections.abc import Callable
 
 import pytest
 
-from ragtui.chunks import Chunk, ChunkMeta, chunk_id
 from ragtui.collections import CollectionError, CollectionRegistry
 from ragtui.config import Settings
+from ragtui.model import Chunk, ChunkMeta, chunk_id
 from tests.fake_ollama import hashed_embedding
 
 

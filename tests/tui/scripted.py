@@ -6,19 +6,19 @@ against the fake Ollama server instead.
 
 from __future__ import annotations
 
-from ragtui.chunks import Chunk, ChunkMeta, chunk_id
 from ragtui.events import (
     AnnotationFinished,
     AnnotationStarted,
     Event,
     RetrievalStarted,
     SessionSaved,
-    Source,
     SourcesReady,
     SynthesisFinished,
     SynthesisStarted,
     SynthesisToken,
 )
+from ragtui.model import Chunk, ChunkMeta, SessionSource, StopReason, chunk_id
+from ragtui.retrieve.result import RetrievalMeta
 
 DOCS = (
     ("demo", "darwin/origin-of-species.pdf", "12", "", "Natural selection acts solely by the preservation of "
@@ -37,14 +37,14 @@ ANSWER = ("Natural selection preserves **profitable variations** in the struggle
           "intermediate form [3].")
 
 
-def make_sources() -> list[Source]:
+def make_sources() -> list[SessionSource]:
     sources = []
     for number, (collection, path, page, heading, text) in enumerate(DOCS, start=1):
         meta = ChunkMeta(collection=collection, source=path, file_hash="0" * 64, format=path.rsplit(".", 1)[-1],
                          chunk_index=0, char_start=0, char_end=len(text), page=page,
                          page_index=int(page) - 1 if page else -1, heading=heading, word_count=len(text.split()))
         legs = ("vector", "keyword") if number % 2 else ("vector",)
-        sources.append(Source(number=number, chunk=Chunk(chunk_id(path, number), text, meta),
+        sources.append(SessionSource(number=number, chunk=Chunk(chunk_id(path, number), text, meta),
                               score=1.0 - number / 10, rel_score=1.0 - (number - 1) / 5, legs=legs))
     return sources
 
@@ -52,11 +52,12 @@ def make_sources() -> list[Source]:
 def finished_session(stop_reason: str = "stop") -> list[Event]:
     """Retrieval, five annotations (two irrelevant), a streamed answer and the save."""
     sources = make_sources()
-    meta = {"mode": "hybrid",
-            "collections": {"demo": {"keyword": {"tier": "AND"}}, "papers": {"keyword": {"tier": "OR"}}},
-            "timings_ms": {"embed": {"nomic-embed-text": 30.0}, "legs_and_merge": 10.4, "postprocess": 1.6}}
-    events: list[Event] = [RetrievalStarted("how does natural selection work?", ("demo", "papers")),
-                           SourcesReady(sources, meta)]
+    meta = RetrievalMeta.from_json({
+        "mode": "hybrid",
+        "collections": {"demo": {"keyword": {"tier": "AND"}}, "papers": {"keyword": {"tier": "OR"}}},
+        "timings_ms": {"embed": {"nomic-embed-text": 30.0}, "legs_and_merge": 10.4, "postprocess": 1.6}})
+    events: list[Event] = [RetrievalStarted(("demo", "papers")),
+                           SourcesReady(tuple(sources), meta)]
     for source in sources:
         relevant = source.number <= 3
         text = (f'"{source.chunk.text.split(".")[0]}." Directly answers the question.' if relevant
@@ -64,5 +65,5 @@ def finished_session(stop_reason: str = "stop") -> list[Event]:
         events += [AnnotationStarted(source.number), AnnotationFinished(source.number, text, relevant)]
     events.append(SynthesisStarted("chat", (1, 2, 3)))
     events += [SynthesisToken(piece) for piece in ANSWER.split(" ") for piece in (piece + " ",)]
-    events += [SynthesisFinished(ANSWER, stop_reason, citations=(1, 2, 3)), SessionSaved(1)]
+    events += [SynthesisFinished(ANSWER, StopReason(stop_reason), citations=(1, 2, 3)), SessionSaved(1)]
     return events

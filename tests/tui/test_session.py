@@ -13,7 +13,7 @@ import pytest
 from textual.widgets import DataTable, TextArea
 
 from ragtui.config import Settings
-from ragtui.events import AnnotationState, Override
+from ragtui.model import AnnotationState, Override
 from ragtui.tui.app import RagtuiApp
 from ragtui.tui.screens.help import HelpScreen
 from ragtui.tui.screens.history import HistoryScreen

@@ -6,6 +6,8 @@ temp paths or times on screen, cursor blink off, nothing running when taken.
 
 from __future__ import annotations
 
+import dataclasses
+
 from ragtui.events import FileSkipped, IngestProgress
 from ragtui.tui.engine import DocumentView
 from ragtui.tui.screens.help import HelpScreen
@@ -41,8 +43,8 @@ def test_filtered_tab(snap_compare, snapshot_settings) -> None:
 
 
 def test_source_viewer(snap_compare, snapshot_settings) -> None:
-    source = make_sources()[0]
-    source.annotation = '"Natural selection acts solely by the preservation of profitable variations." On point.'
+    source = dataclasses.replace(make_sources()[0], annotation='"Natural selection acts solely by the preservation '
+                                 'of profitable variations." On point.')
     before = "\n".join(f"Line {i} of the page before the chunk." for i in range(1, 9)) + "\n"
     text = before + source.chunk.text + "\nAnd the text after it goes on."
     document = DocumentView(text, len(before), len(before) + len(source.chunk.text))
@@ -67,8 +69,8 @@ def test_ingest_mid_progress(snap_compare, snapshot_settings) -> None:
     async def run_before(pilot) -> None:
         screen = IngestScreen(["demo"], "demo", "~/papers")
         await pilot.app.push_screen(screen)
-        screen.apply(FileSkipped("demo", "scans/blank.pdf", "no text layer and OCR is off (ingest.tesseract_bin)"))
-        screen.apply(IngestProgress("demo", files_done=7, files_total=20, chunks=312, embedded=280,
+        screen.apply(FileSkipped("scans/blank.pdf", "no text layer and OCR is off (ingest.tesseract_bin)"))
+        screen.apply(IngestProgress(files_done=7, files_total=20, chunks=312, embedded=280,
                                     embed_rate=41.5, eta_s=95.0, current="notes/selection.md"))
         await pilot.pause()
 

@@ -7,7 +7,9 @@ from pathlib import Path
 
 from textual.widgets import DataTable, TabbedContent
 
-from ragtui.events import AnnotationFailed, AnnotationStarted, AnnotationState, SourcesReady
+from ragtui.events import AnnotationFailed, AnnotationStarted, SourcesReady
+from ragtui.model import AnnotationState
+from ragtui.retrieve.result import RetrievalMeta
 from ragtui.tui.clipboard import osc52, save_copy
 from ragtui.tui.commands import RagtuiCommands
 from ragtui.tui.keymap import ACTIONS
@@ -78,7 +80,7 @@ async def test_annotations_move_sources_between_tabs(snapshot_settings) -> None:
     app = quiet_app(snapshot_settings())
     async with app.run_test(size=(100, 30)) as pilot:
         panel = app.query_one(SourcesPanel)
-        await feed(app, [SourcesReady(make_sources(), {})])
+        await feed(app, [SourcesReady(tuple(make_sources()), RetrievalMeta())])
         assert panel.counts() == {"relevant": 5, "filtered": 0, "all": 5}
         await feed(app, finished_session()[2:])
         await pilot.pause()

@@ -11,7 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Static, TextArea
 from textual.widgets.text_area import Selection
 
-from ragtui.events import Source
+from ragtui.model import SessionSource
 from ragtui.tui.engine import DocumentView
 
 
@@ -22,7 +22,7 @@ def offset_to_location(text: str, offset: int) -> tuple[int, int]:
     return row, offset - (before.rfind("\n") + 1)
 
 
-def describe(source: Source) -> Text:
+def describe(source: SessionSource) -> Text:
     meta = source.chunk.meta
     text = Text()
     text.append(f"[{source.number}] {meta.collection}/{meta.source}", style="bold")
@@ -47,7 +47,7 @@ class SourceViewer(ModalScreen[None]):
         Binding("y", "copy", "Copy chunk"),
     ]
 
-    def __init__(self, source: Source, document: DocumentView, cursor_blink: bool = True) -> None:
+    def __init__(self, source: SessionSource, document: DocumentView, cursor_blink: bool = True) -> None:
         super().__init__()
         self.source = source
         self.document = document

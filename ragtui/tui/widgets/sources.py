@@ -1,12 +1,13 @@
 """The sources pane: tabs Relevant / Filtered / All over the session's sources, plus the highlighted one in full.
 
-It keeps its own copies of the Source objects and changes them only from engine
-events (or a fresh copy of the session's sources after a rescue/drop).
+It keeps its own view of the (frozen) sources and replaces them only from engine
+events (or the session's sources after a rescue/drop).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import ClassVar
 
 from rich.text import Text
@@ -14,7 +15,7 @@ from textual import on
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
-from ragtui.events import AnnotationState, Override, Source
+from ragtui.model import AnnotationState, Override, SessionSource
 from ragtui.tui.messages import SourceChosen
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -23,10 +24,10 @@ TABS = (("relevant", "Relevant"), ("filtered", "Filtered"), ("all", "All"))
 WIDE_COLUMNS = {"#": 3, "rel": 4, "collection": 12, "file": 28, "page": 5, "legs": 3, "state": 8, "annotation": 0}
 NARROW_COLUMNS = {"#": 2, "rel": 4, "file": 20, "page": 4, "state": 8, "annotation": 0}
 WIDE_FROM = 100
-LEGS = {("vector",): "V", ("keyword",): "K"}
+LEGS: dict[tuple[str, ...], str] = {("vector",): "V", ("keyword",): "K"}
 
 
-def state_text(source: Source, frame: int = 0) -> Text:
+def state_text(source: SessionSource, frame: int = 0) -> Text:
     """A short, coloured word for where the source stands (the spinner frame while annotating)."""
     if source.override is Override.RESCUED:
         return Text("rescued", style="bold green")
@@ -42,7 +43,7 @@ def state_text(source: Source, frame: int = 0) -> Text:
     }[source.state]
 
 
-def in_tab(source: Source, tab: str) -> bool:
+def in_tab(source: SessionSource, tab: str) -> bool:
     if tab == "filtered":
         return source.filtered
     if tab == "relevant":
@@ -59,11 +60,11 @@ class SourceTable(DataTable):
 
 
 class SourcesPanel(Vertical):
-    """Renders Source objects; `apply_*` methods take what the engine's events carry."""
+    """Renders SessionSource objects; `apply_*` methods take what the engine's events carry."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.sources: dict[int, Source] = {}
+        self.sources: dict[int, SessionSource] = {}
         self.wide = False
         self.note_width = 20
         self.frame = 0
@@ -82,8 +83,8 @@ class SourcesPanel(Vertical):
 
     # --- feeding -------------------------------------------------------------------
 
-    def set_sources(self, sources: list[Source], empty_note: str = "") -> None:
-        self.sources = {s.number: dataclasses.replace(s) for s in sources}
+    def set_sources(self, sources: Sequence[SessionSource], empty_note: str = "") -> None:
+        self.sources = {s.number: s for s in sources}
         self.empty_note = empty_note or "No sources."
         self._render_all()
 
@@ -94,10 +95,8 @@ class SourcesPanel(Vertical):
         source = self.sources.get(number)
         if source is None:
             return
-        source.state = state
-        if annotation is not None:
-            source.annotation = annotation
-        source.error = error
+        self.sources[number] = dataclasses.replace(
+            source, state=state, error=error, annotation=source.annotation if annotation is None else annotation)
         self._render_all()
 
     def on_resize(self) -> None:
@@ -129,7 +128,7 @@ class SourcesPanel(Vertical):
         tab = self.query_one(TabbedContent).active or "relevant"
         return self.query_one(f"#{tab}-table", SourceTable)
 
-    def selected(self) -> Source | None:
+    def selected(self) -> SessionSource | None:
         table = self.active_table
         if not table.row_count:
             return None
@@ -148,7 +147,7 @@ class SourcesPanel(Vertical):
             for name, width in columns.items():
                 table.add_column(name, key=name, width=width or self.note_width)
 
-    def _row(self, s: Source) -> list[Text | str]:
+    def _row(self, s: SessionSource) -> list[Text | str]:
         meta = s.chunk.meta
         legs = LEGS.get(tuple(s.legs), "V+K" if s.legs else "-")
         note = s.error or s.annotation
