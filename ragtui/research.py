@@ -221,8 +221,8 @@ class ResearchSession:
         self.record.keyword_only = retrieval.keyword_only
         self.record.sources = [
             SessionSource(number=i, chunk=hit.chunk, score=hit.score, rel_score=hit.rel_score, legs=tuple(hit.legs),
-                   state=AnnotationState.PENDING if self.record.annotation_on and not llm_problem
-                   else AnnotationState.OFF)
+                          state=AnnotationState.PENDING if self.record.annotation_on and not llm_problem
+                          else AnnotationState.OFF)
             for i, hit in enumerate(retrieval.hits, start=1)]
         self.save()
         yield SourcesReady(self.sources, retrieval.meta, retrieval.keyword_only)
@@ -252,6 +252,7 @@ class ResearchSession:
     async def reannotate(self, numbers: Sequence[int] | None = None, *, model: str | None = None,
                          prompt_file: str | Path | None = None) -> AsyncGenerator[Event, None]:
         """Annotate some sources (all by default) again, optionally with another model or prompt file."""
+        # an unknown number raises KeyError here, before any source changes
         targets = [self.source(n).number for n in numbers] if numbers is not None else [s.number for s in self.sources]
         self.record.annotation_on = True
         async with aclosing(self._annotate(targets, model=model, prompt_file=prompt_file)) as events:
@@ -300,15 +301,15 @@ class ResearchSession:
 
     def rescue(self, number: int) -> SessionSource:
         """Put a filtered (or failed) source back into the synthesis set."""
-        source = self._update(number, override=Override.NONE if self.source(number).verdict_relevant
-                              else Override.RESCUED)
+        override = Override.NONE if self.source(number).verdict_relevant else Override.RESCUED
+        source = self._update(number, override=override)
         self.save()
         return source
 
     def drop(self, number: int) -> SessionSource:
         """Take a source out of the synthesis set."""
-        source = self._update(number, override=Override.DROPPED if self.source(number).verdict_relevant
-                              else Override.NONE)
+        override = Override.DROPPED if self.source(number).verdict_relevant else Override.NONE
+        source = self._update(number, override=override)
         self.save()
         return source
 

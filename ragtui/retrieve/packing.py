@@ -3,7 +3,7 @@
 Synthesis calls `pack` on the relevant sources (best first), numbers what it keeps,
 then calls `lost_in_the_middle` to decide where each source sits in the prompt.
 Both take any item type: pass `text=`/`score=` accessors, or rely on the defaults,
-which understand `Hit`, `Source` (anything with `.chunk`), `NodeWithScore` and `str`.
+which understand `Hit`, `SessionSource` (anything with `.chunk`), `NodeWithScore` and `str`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ CHARS_PER_TOKEN = 3.5
 
 
 def default_text(item: Any) -> str:
-    """The text of a Hit/Source (via `.chunk.text`), a NodeWithScore or TextNode, or a plain string."""
+    """The text of a Hit/SessionSource (via `.chunk.text`), a NodeWithScore or TextNode, or a plain string."""
     if isinstance(item, str):
         return item
     if hasattr(item, "chunk"):
@@ -31,7 +31,7 @@ def default_text(item: Any) -> str:
 
 
 def default_score(item: Any) -> float:
-    """`rel_score` when the item has one (Hit, Source), else `score` (NodeWithScore); None counts as 0."""
+    """`rel_score` when the item has one (Hit, SessionSource), else `score` (NodeWithScore); None counts as 0."""
     value = getattr(item, "rel_score", None)
     if value is None:
         value = getattr(item, "score", None)
