@@ -424,7 +424,7 @@ class ResearchSession:
                         self.record.answer += text
                         yield SynthesisToken(text)
                     if delta.stop_reason is not None:
-                        reason = StopReason.parse(delta.stop_reason)
+                        reason = delta.stop_reason
             except LLMError as exc:
                 reason, self.record.error = StopReason.ERROR, str(exc)
                 yield StageFailed("synthesize", str(exc))

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import httpx
 
 from ragtui.errors import RagtuiError
+from ragtui.model import StopReason
 
 if TYPE_CHECKING:
     from llama_index.core.llms import LLM
@@ -34,7 +35,7 @@ class Delta:
     """A piece of streamed text; the last one carries why the model stopped."""
 
     text: str
-    stop_reason: str | None = None    # "stop" | "length" | ... on the final piece only
+    stop_reason: StopReason | None = None    # on the final piece only
 
 
 class ChatModel(Protocol):
@@ -51,7 +52,7 @@ class ChatModel(Protocol):
         """
         ...
 
-    async def complete(self, messages: Messages) -> tuple[str, str]:
+    async def complete(self, messages: Messages) -> tuple[str, StopReason]:
         """The whole answer and its stop reason."""
         ...
 
@@ -95,16 +96,16 @@ class LlamaIndexChat(ABC):
             raise LLMError(f"the answer from {self.model} at {self.where} ended without its final frame "
                            "(connection dropped?)")
 
-    async def complete(self, messages: Messages) -> tuple[str, str]:
+    async def complete(self, messages: Messages) -> tuple[str, StopReason]:
         parts: list[str] = []
-        reason = ""
+        reason = StopReason.NONE
         async for delta in self.stream(messages):
             parts.append(delta.text)
             reason = delta.stop_reason or reason
         return "".join(parts), reason
 
     @abstractmethod
-    def _stop_reason(self, raw: Any) -> str | None:
+    def _stop_reason(self, raw: Any) -> StopReason | None:
         """Why the model stopped, from a streamed chunk's raw provider frame; None before the last one."""
 
     @abstractmethod

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 
 from ragtui.llm.chat import LlamaIndexChat, LLMError, Messages, status_failure, stream_failure, timed_out
+from ragtui.model import StopReason
 from ragtui.retrieve.packing import CHARS_PER_TOKEN
 
 NUM_CTX_STEP = 4096     # num_ctx grows in these steps: each change makes Ollama reload the model
@@ -62,9 +63,9 @@ class OllamaChat(LlamaIndexChat):
     async def aclose(self) -> None:
         await self._client.close()
 
-    def _stop_reason(self, raw: Any) -> str | None:
+    def _stop_reason(self, raw: Any) -> StopReason | None:
         if isinstance(raw, dict) and raw.get("done"):
-            return str(raw.get("done_reason") or "stop")
+            return StopReason.parse(str(raw.get("done_reason") or "stop"))
         return None
 
     def explain(self, exc: Exception) -> LLMError:

@@ -13,6 +13,7 @@ import httpx
 
 from ragtui.config import ConfigError
 from ragtui.llm.chat import LlamaIndexChat, LLMError, Messages, status_failure, stream_failure, timed_out
+from ragtui.model import StopReason
 
 
 class OpenAICompatibleChat(LlamaIndexChat):
@@ -42,10 +43,10 @@ class OpenAICompatibleChat(LlamaIndexChat):
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    def _stop_reason(self, raw: Any) -> str | None:
+    def _stop_reason(self, raw: Any) -> StopReason | None:
         choices = getattr(raw, "choices", None) or []
         reason = getattr(choices[0], "finish_reason", None) if choices else None
-        return str(reason) if reason else None
+        return StopReason.parse(str(reason)) if reason else None
 
     def explain(self, exc: Exception) -> LLMError:
         """The OpenAI SDK wraps timeouts, refused connections and HTTP errors in its own classes; errors
