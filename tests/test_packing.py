@@ -1,7 +1,7 @@
 from __future__ import annotations
 
+from ragtui.llm.packing import chunk_cost, context_budget, lost_in_the_middle, pack
 from ragtui.model import Chunk, ChunkMeta
-from ragtui.retrieve.packing import chunk_cost, context_budget, lost_in_the_middle, pack
 from ragtui.retrieve.result import Hit
 
 

@@ -15,8 +15,8 @@ from typing import Any
 import httpx
 
 from ragtui.llm.chat import LlamaIndexChat, LLMError, Messages, status_failure, stream_failure, timed_out
+from ragtui.llm.tokens import estimate_tokens
 from ragtui.model import StopReason
-from ragtui.retrieve.packing import CHARS_PER_TOKEN
 
 NUM_CTX_STEP = 4096     # num_ctx grows in these steps: each change makes Ollama reload the model
 SHOW_TIMEOUT = 10.0
@@ -31,7 +31,7 @@ def fitted_num_ctx(window: int, messages: Messages, reserve: int) -> int:
     """num_ctx for this request: the prompt's estimated tokens plus `reserve`, in NUM_CTX_STEP steps, at most
     the window. Never the whole window by default: a model reporting 128k would make Ollama reserve memory
     for all of it on every answer."""
-    prompt = math.ceil(sum(len(text) for _, text in messages) / CHARS_PER_TOKEN)
+    prompt = estimate_tokens("".join(text for _, text in messages))
     return min(window, num_ctx_steps(prompt + reserve))
 
 

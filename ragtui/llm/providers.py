@@ -11,10 +11,10 @@ from ragtui.config import ConfigError, Settings
 from ragtui.llm.chat import ChatModel
 from ragtui.llm.ollama_chat import OllamaChat, context_length, num_ctx_steps
 from ragtui.llm.openai_chat import OpenAICompatibleChat
+from ragtui.llm.tokens import PROMPT_OVERHEAD_TOKENS
 
 DEFAULT_CONTEXT_WINDOW = 8192     # when the model's info does not say (spec 3)
 ANNOTATION_NUM_CTX = 4096         # 1,200 chars of extract + prompt + 200 output tokens fit easily
-PROMPT_OVERHEAD = 2000            # tokens for instructions and chat template (RAGWeed 3g's overhead)
 
 
 async def context_window(settings: Settings, model: str) -> int:
@@ -45,7 +45,7 @@ def _build_model(settings: Settings, *, model: str, num_ctx: int, max_tokens: in
 
 def _base_num_ctx(settings: Settings, window: int) -> int:
     """The synthesis num_ctx before any prompt is known: room for the reserved answer and the overhead."""
-    return min(window, num_ctx_steps(settings.llm.max_tokens + PROMPT_OVERHEAD))
+    return min(window, num_ctx_steps(settings.llm.max_tokens + PROMPT_OVERHEAD_TOKENS))
 
 
 async def synthesis_model(settings: Settings, model: str | None = None) -> ChatModel:

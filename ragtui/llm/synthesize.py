@@ -64,7 +64,8 @@ def plan(sources: Sequence[SessionSource], *, context_window: int, max_tokens: i
     8,192-token window with 4,096 reserved for the answer), its opening is sent
     instead, cut to the budget, rather than no answer at all; the caller says so.
     """
-    from ragtui.retrieve.packing import CHARS_PER_TOKEN, HEADER_TOKENS, context_budget, lost_in_the_middle, pack
+    from ragtui.llm.packing import HEADER_TOKENS, context_budget, lost_in_the_middle, pack
+    from ragtui.llm.tokens import CHARS_PER_TOKEN
 
     ranked = sorted(sources, key=lambda s: s.number)
     kept = pack(ranked, context_window=context_window, max_tokens=max_tokens, context_chunks=context_chunks)

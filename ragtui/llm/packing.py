@@ -8,15 +8,14 @@ which understand `Hit`, `SessionSource` (anything with `.chunk`), `NodeWithScore
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from ragtui.llm.tokens import PROMPT_OVERHEAD_TOKENS, estimate_tokens
+
 T = TypeVar("T")
 
-PROMPT_OVERHEAD_TOKENS = 2000   # system prompt, query and framing (RAGWeed 3g)
 HEADER_TOKENS = 40              # "[N] SOURCE: collection/file [p.PAGE]" and annotation line
-CHARS_PER_TOKEN = 3.5
 
 
 def default_text(item: Any) -> str:
@@ -45,7 +44,7 @@ def context_budget(context_window: int, max_tokens: int) -> int:
 
 def chunk_cost(text: str) -> int:
     """Estimated prompt tokens for one source: ceil(chars / 3.5) + 40 header tokens (RAGWeed 3g)."""
-    return math.ceil(len(text) / CHARS_PER_TOKEN) + HEADER_TOKENS
+    return estimate_tokens(text) + HEADER_TOKENS
 
 
 def pack(

@@ -1,0 +1,17 @@
+"""The token estimate every prompt budget uses (RAGWeed 3g): no tokenizer, characters / 3.5.
+
+Packing cuts the context to the window with it and the providers size Ollama's
+num_ctx with it, so both must use the same numbers.
+"""
+
+from __future__ import annotations
+
+import math
+
+CHARS_PER_TOKEN = 3.5            # RAGWeed 3g's estimate
+PROMPT_OVERHEAD_TOKENS = 2000    # system prompt, query, framing and chat template (RAGWeed 3g)
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens `text` is expected to take: ceil(chars / CHARS_PER_TOKEN)."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
