@@ -64,13 +64,14 @@ def settings_for(data: Path, host: str, size_tokens: int, extra: list[str]) -> S
 
 
 def timed_ingest(settings: Settings, folder: Path) -> dict[str, Any]:
-    from ragtui.ingest.pipeline import ingest_paths
+    from ragtui.workspace import Workspace
 
     async def run() -> Any:
         report = None
-        async for event in ingest_paths(settings, "bench", [folder]):
-            if isinstance(event, IngestFinished):
-                report = event.report
+        async with Workspace(settings) as workspace:
+            async for event in workspace.ingest([folder], "bench"):
+                if isinstance(event, IngestFinished):
+                    report = event.report
         return report
 
     began = time.perf_counter()

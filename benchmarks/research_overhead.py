@@ -16,9 +16,8 @@ import time
 
 from ragtui.config import load_settings
 from ragtui.events import SynthesisToken
-from ragtui.research import ResearchSession
 from tests.fake_ollama import FakeOllama, Reply
-from tests.research_helpers import StaticRetrieval
+from tests.research_helpers import StaticRetrieval, new_session
 
 TEXTS = [f"Source {i} says pumps start at {i} bar. " * 20 for i in range(64)]
 
@@ -28,7 +27,7 @@ async def annotate_time(fake: FakeOllama, concurrency: int, data: str) -> float:
                                                 "llm.model=chat", f"annotation.concurrency={concurrency}"])
     fake.responder = lambda body: (Reply(pieces=["a "] * 5, delay=0.01) if "EXTRACT" in str(body)
                                    else Reply.text("Done [1]."))
-    session = ResearchSession(settings, "pumps?", ["docs"], retrieve=StaticRetrieval(TEXTS))
+    session = new_session(settings, "pumps?", StaticRetrieval(TEXTS))
     start = time.perf_counter()
     async for _ in session.run():
         pass
@@ -40,7 +39,7 @@ async def stream_rate(fake: FakeOllama, data: str) -> float:
     settings = load_settings(env={}, overrides=[f"storage.data_dir={data}", f"ollama.host={fake.url}",
                                                 "llm.model=chat", "annotation.enabled=false"])
     fake.responder = lambda body: Reply(pieces=[f"w{i} " for i in range(4000)])
-    session = ResearchSession(settings, "pumps?", ["docs"], retrieve=StaticRetrieval(TEXTS[:8]))
+    session = new_session(settings, "pumps?", StaticRetrieval(TEXTS[:8]))
     tokens = 0
     start = time.perf_counter()
     async for event in session.run():

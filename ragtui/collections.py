@@ -4,8 +4,8 @@
         collection.json   manifest: topic, created, embedding models, ingest state
         whoosh/           keyword index (stores.keyword)
         chroma/           embedded Chroma (absent when [chroma] host points at a server)
-        records.sqlite3   ingest records and journal (ingest.records)
-        ingest.lock       held (flock) by the ingest writing into the collection
+        records.sqlite3   ingest records and journal (stores.records)
+        ingest.lock       held (flock) by the ingest writing into the collection (Collection.ingest_lock)
 
 Stores open lazily, so listing collections never imports chromadb.
 """
@@ -20,24 +20,39 @@ import shutil
 import tempfile
 import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ragtui.config import Settings
-from ragtui.ingest.records import RECORDS_FILE, IngestRecords
+from ragtui.errors import RagtuiError
 from ragtui.model import CollectionState
 from ragtui.stores.keyword import KeywordIndex
+from ragtui.stores.records import RECORDS_FILE, IngestRecords
 from ragtui.stores.vector import VectorIndex, chroma_client, chroma_name, release_embedded
 
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$")
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,62}")
+NAME_RULE = "1-63 letters, digits, '-' or '_', starting with a letter or digit"
 MANIFEST = "collection.json"
 LOCK_FILE = "ingest.lock"
 
 
-class CollectionError(Exception):
+class CollectionError(RagtuiError):
     """A collection that cannot be created, found or removed; the message says what to do."""
+
+
+class IngestBusy(CollectionError):
+    """Another ingest holds the collection's lock."""
+
+
+def validate_collection_name(name: str) -> str:
+    """The name, when it is one a collection may have (it is also a folder name); CollectionError if not."""
+    if not NAME_RE.fullmatch(name):
+        raise CollectionError(f"invalid collection name {name!r}: use {NAME_RULE}")
+    return name
 
 
 @dataclass(frozen=True)
@@ -58,7 +73,7 @@ class Collection:
         self.path = path
         self.name = path.name
         self._keyword: KeywordIndex | None = None
-        self._open_lock = threading.Lock()   # retrieval legs run in threads and may open the stores at once
+        self._open_lock = threading.Lock()   # retrieval legs and ingest steps run in threads and open stores lazily
         self._vectors: dict[str, VectorIndex] = {}
         self._client: Any = None
         self._records: IngestRecords | None = None
@@ -97,18 +112,24 @@ class Collection:
             return self._keyword
 
     def vectors(self, model: str) -> VectorIndex:
-        if model not in self._vectors:
-            if self._client is None:
-                self._client = chroma_client(self.settings.chroma, self.path / "chroma")
-            prefix = f"ragtui-{self.name}" if self.settings.chroma.host else "chunks"
-            self._vectors[model] = VectorIndex(self._client, chroma_name(prefix, model), model)
-        return self._vectors[model]
+        with self._open_lock:
+            if model not in self._vectors:
+                if self._client is None:
+                    self._client = chroma_client(self.settings.chroma, self.path / "chroma")
+                self._vectors[model] = VectorIndex(self._client, self.chroma_name(model), model)
+            return self._vectors[model]
+
+    def chroma_name(self, model: str) -> str:
+        """The Chroma collection of this model's vectors: prefixed by the collection's name on a shared
+        server; in the collection's own embedded Chroma the model alone tells them apart."""
+        return chroma_name(f"ragtui-{self.name}" if self.settings.chroma.host else "chunks", model)
 
     @property
     def records(self) -> IngestRecords:
-        if self._records is None:
-            self._records = IngestRecords(self.path)
-        return self._records
+        with self._open_lock:
+            if self._records is None:
+                self._records = IngestRecords(self.path)
+            return self._records
 
     def document(self, source: str) -> tuple[str, list[tuple[int, str, int]]] | None:
         """The extracted text of an indexed file, with its (start, label, index) pages, for the source viewer.
@@ -118,6 +139,19 @@ class Collection:
         if not (self.path / RECORDS_FILE).exists():
             return None
         return self.records.document(source)
+
+    @contextmanager
+    def ingest_lock(self) -> Iterator[None]:
+        """Held for a whole ingest: a second one into this collection, from any process, gets IngestBusy."""
+        with open(self.path / LOCK_FILE, "a+") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise IngestBusy(f"another ingest is writing into collection {self.name!r}") from None
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
 
     def ingest_running(self) -> bool:
         """Whether some process holds the ingest lock of this collection right now."""
@@ -151,15 +185,16 @@ class Collection:
                               tuple(manifest.get("models", [])), chunks, self.state, files, skipped)
 
     def close(self) -> None:
-        if self._records is not None:
-            self._records.close()
-            self._records = None
-        if self._keyword is not None:
-            self._keyword.close()
-        if self._client is not None:
-            self._client.close()
-            self._client = None
-            self._vectors.clear()
+        with self._open_lock:
+            if self._records is not None:
+                self._records.close()
+                self._records = None
+            if self._keyword is not None:
+                self._keyword.close()
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+                self._vectors.clear()
 
 
 class CollectionRegistry:
@@ -176,9 +211,7 @@ class CollectionRegistry:
         return (self.root / name / MANIFEST).is_file()
 
     def create(self, name: str, topic: str = "") -> Collection:
-        if not NAME_RE.match(name):
-            raise CollectionError(f"invalid collection name {name!r}: use 1-63 letters, digits, '-' or '_', "
-                                  "starting with a letter or digit")
+        validate_collection_name(name)
         if self.exists(name):
             raise CollectionError(f"collection {name!r} already exists")
         path = self.root / name
@@ -190,36 +223,27 @@ class CollectionRegistry:
         return Collection(self.settings, path)
 
     def open(self, name: str) -> Collection:
+        validate_collection_name(name)
         if not self.exists(name):
             known = ", ".join(self.names()) or "none yet"
             raise CollectionError(f"no collection named {name!r} (collections: {known}); "
                                   f"create one with `ragtui ingest PATH -c {name}`")
         return Collection(self.settings, self.root / name)
 
-    def open_or_create(self, name: str, topic: str = "") -> Collection:
-        return self.open(name) if self.exists(name) else self.create(name, topic)
-
-    def list(self) -> list[CollectionInfo]:
-        out = []
-        for name in self.names():
-            collection = self.open(name)
-            try:
-                out.append(collection.info())
-            finally:
-                collection.close()
-        return out
-
     def delete(self, name: str) -> None:
+        """Remove the collection's folder and, on a Chroma server, its vectors; refused while an ingest runs.
+
+        Whoever holds the collection open closes it first (Workspace.delete_collection does).
+        """
         collection = self.open(name)
         if collection.ingest_running():
             raise CollectionError(f"an ingest is writing into {name!r}; stop it before deleting the collection")
         models = collection.models
-        collection.close()
         if self.settings.chroma.host:
             client = chroma_client(self.settings.chroma, collection.path / "chroma")
             existing = {c.name for c in client.list_collections()}
             for model in models:
-                if (in_chroma := chroma_name(f"ragtui-{name}", model)) in existing:
+                if (in_chroma := collection.chroma_name(model)) in existing:
                     client.delete_collection(in_chroma)
         else:
             release_embedded(collection.path / "chroma")

@@ -19,11 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragtui.errors import RagtuiError
+
 ENV_PREFIX = "RAGTUI_"
 
 
-class ConfigError(Exception):
+class ConfigError(RagtuiError):
     """A configuration value that cannot be used; the message names key, value and origin."""
+
+    exit_code = 2
 
 
 def _rule(lo: float | None = None, hi: float | None = None, choices: Sequence[str] | None = None) -> Any:

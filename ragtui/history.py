@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
+from ragtui.errors import RagtuiError
 from ragtui.model import AnnotationState, Chunk, ChunkMeta, Override, SessionSource, StopReason
 from ragtui.retrieve.result import RetrievalMeta
 
@@ -65,7 +66,7 @@ CREATE TABLE IF NOT EXISTS sources (
 """
 
 
-class HistoryError(Exception):
+class HistoryError(RagtuiError):
     """A history file that cannot be used (newer schema, unknown session)."""
 
 
@@ -216,11 +217,6 @@ class HistoryStore:
             rows = conn.execute(sql + (f" LIMIT {int(limit)}" if limit else "")).fetchall()
         return [SessionSummary(id=r[0], created_at=r[1], query=r[2], collections=tuple(json.loads(r[3])),
                                stop_reason=StopReason.parse(r[4]), sources=r[5], relevant=r[6]) for r in rows]
-
-    def latest_id(self) -> int | None:
-        with self._connect() as conn:
-            row = conn.execute("SELECT max(id) FROM sessions").fetchone()
-        return row[0]
 
     def delete(self, session_id: int) -> bool:
         with self._connect() as conn, conn:

@@ -1,19 +1,27 @@
-"""Small, fast calls to Ollama's HTTP API that LlamaIndex does not offer (version, tags).
+"""Ollama: small, fast calls LlamaIndex does not offer (version, tags), and the one embedding client factory.
 
-Used by `doctor` and by the app's reachability check; kept on httpx so they are
-cheap to import and time out quickly.
+The probe is used by `doctor` and by the app's reachability check; it is kept on
+httpx so it is cheap to import and times out quickly.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import httpx
+
+from ragtui.errors import RagtuiError
+
+if TYPE_CHECKING:
+    from llama_index.embeddings.ollama import OllamaEmbedding
+
+    from ragtui.config import Settings
 
 PROBE_TIMEOUT = 3.0
 
 
-class OllamaUnreachable(Exception):
+class OllamaUnreachable(RagtuiError):
     """Ollama did not answer; the message says where we looked and what to run."""
 
 
@@ -52,3 +60,15 @@ def has_model(available: tuple[str, ...], wanted: str) -> bool:
     def norm(name: str) -> str:
         return name if ":" in name else f"{name}:latest"
     return norm(wanted) in {norm(a) for a in available}
+
+
+def ollama_embedding(settings: Settings, model: str, *, workers: int | None = None) -> OllamaEmbedding:
+    """LlamaIndex's OllamaEmbedding for `model` on the configured host, with ragtui's timeout and batch size.
+
+    trust_env=False: a proxy from the environment must not intercept calls to a local Ollama.
+    """
+    from llama_index.embeddings.ollama import OllamaEmbedding
+
+    return OllamaEmbedding(model_name=model, base_url=settings.ollama.host, embed_batch_size=settings.embed.batch_size,
+                           num_workers=workers,
+                           client_kwargs={"timeout": settings.ollama.timeout, "trust_env": False})

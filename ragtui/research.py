@@ -3,7 +3,7 @@
 The CLI and the TUI drive the same object and only render what it yields
 (ragtui.events). No UI code here. The public shape:
 
-    session = ResearchSession(settings, query, collections, *, retrieve=None, history=None)
+    session = ResearchSession(settings, query, collections, *, history=..., retrieve=...)  # Workspace.new_session
     session.id, .query, .collections, .sources: tuple[SessionSource, ...], .answer: str,
     .stop_reason: StopReason, .meta: RetrievalMeta | None, .truncated (stop_reason == "length"),
     .can_continue (cut for length, or cancelled with partial text),
@@ -14,12 +14,12 @@ The CLI and the TUI drive the same object and only render what it yields
     async for event in session.synthesize(): ...   # again, from the current Relevant set
     async for event in session.continue_answer(): ...   # after a "length" stop (or a cancelled answer)
     session.rescue(number); session.drop(number)   # move a source into / out of the synthesis set
-    session = ResearchSession.reopen(settings, session_id, *, retrieve=None, history=None)
+    session = ResearchSession.reopen(settings, session_id, *, history=..., retrieve=...)  # Workspace.reopen
     session.save()
 
-`retrieve` is an async callable `(settings, query, collections) -> Retrieval`;
-by default ragtui.retrieve.hybrid.retrieve. `history` is a HistoryStore (default:
-the one under settings.data_dir).
+The Workspace injects both collaborators: `history`, the HistoryStore that saves
+the session, and `retrieve`, an async callable `(query, collection names) -> Retrieval`
+(Workspace.retrieve; tests pass a fixed one).
 
 Cancelling the consuming task, or closing an iterator, stops the LLM stream at once
 and leaves the history record consistent: a cut answer keeps its partial text with
@@ -40,6 +40,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ragtui.config import ConfigError, Settings
+from ragtui.errors import describe
 from ragtui.events import (
     AnnotationFailed,
     AnnotationFinished,
@@ -60,40 +61,32 @@ from ragtui.llm.chat import ChatModel, LLMError
 from ragtui.model import AnnotationState, Override, SessionSource, StopReason
 from ragtui.retrieve.result import Retrieval, RetrievalMeta
 
-RetrieveFn = Callable[[Settings, str, Sequence[str]], Awaitable[Retrieval]]
-
-
-HEAVY_MODULES = (
-    "ragtui.retrieve.hybrid", "ragtui.retrieve.retriever", "ragtui.retrieve.postprocess",
-    "ragtui.ingest.pipeline", "llama_index.llms.ollama", "llama_index.embeddings.ollama",
-    "chromadb", "whoosh.index", "wn",
-)
+RetrieveFn = Callable[[str, Sequence[str]], Awaitable[Retrieval]]
 
 
 def preload() -> None:
     """Import what a first session or ingest needs (seconds of llama_index/chromadb), so a front end can
     pay it in a background thread after its first frame instead of on its event loop."""
-    import importlib
+    import chromadb  # noqa: F401
+    import llama_index.embeddings.ollama
+    import llama_index.llms.ollama  # noqa: F401
+    import whoosh.index  # noqa: F401
+    import wn  # noqa: F401
 
-    for module in HEAVY_MODULES:
-        importlib.import_module(module)
-
-
-async def default_retrieve(settings: Settings, query: str, collections: Sequence[str]) -> Retrieval:
-    """The hybrid retriever (imported here: it pulls in chromadb, whoosh and llama_index)."""
-    from ragtui.retrieve.hybrid import retrieve
-
-    return await retrieve(settings, query, collections)
+    import ragtui.ingest.pipeline
+    import ragtui.retrieve.hybrid
+    import ragtui.retrieve.postprocess
+    import ragtui.retrieve.retriever  # noqa: F401
 
 
 class ResearchSession:
     """One question over some collections, with its sources, annotations, answer and history record."""
 
     def __init__(self, settings: Settings, query: str, collections: Sequence[str], *,
-                 retrieve: RetrieveFn | None = None, history: HistoryStore | None = None) -> None:
+                 history: HistoryStore, retrieve: RetrieveFn) -> None:
         self.settings = settings
-        self.history = history if history is not None else HistoryStore(settings.data_dir)
-        self._retrieve = retrieve or default_retrieve
+        self.history = history
+        self._retrieve = retrieve
         self.record = SessionRecord(
             query=query, collections=list(collections), config=config_snapshot(settings),
             synthesis_model=settings.llm.model, annotation_model=settings.llm.annotator,
@@ -182,12 +175,11 @@ class ResearchSession:
         return self.history.save(self.record)
 
     @classmethod
-    def reopen(cls, settings: Settings, session_id: int, *, retrieve: RetrieveFn | None = None,
-               history: HistoryStore | None = None) -> ResearchSession:
+    def reopen(cls, settings: Settings, session_id: int, *, history: HistoryStore,
+               retrieve: RetrieveFn) -> ResearchSession:
         """A session rebuilt from its history record; re-annotate and continue work on it."""
-        store = history if history is not None else HistoryStore(settings.data_dir)
-        session = cls(settings, "", [], retrieve=retrieve, history=store)
-        session.record = store.load(session_id)
+        session = cls(settings, "", [], history=history, retrieve=retrieve)
+        session.record = history.load(session_id)
         return session
 
     # --- the whole pipeline ---------------------------------------------------------
@@ -212,9 +204,9 @@ class ResearchSession:
         yield RetrievalStarted(tuple(self.collections))
         started = time.perf_counter()
         try:
-            retrieval = await self._retrieve(self.settings, self.query, self.collections)
-        except Exception as exc:
-            yield self._fail("retrieve", _describe(exc))
+            retrieval = await self._retrieve(self.query, self.collections)
+        except Exception as exc:  # an unknown collection or a store failure: said, and the session kept
+            yield self._fail("retrieve", describe(exc))
             return
         self.timings["retrieve_s"] = time.perf_counter() - started
         self.record.retrieval_meta = retrieval.meta
@@ -473,13 +465,6 @@ def _settled(source: SessionSource) -> Override:
             (source.override is Override.DROPPED and not source.verdict_relevant):
         return Override.NONE
     return source.override
-
-
-def _describe(exc: Exception) -> str:
-    """Our own errors already read as one line for the user; anything else gets its type name."""
-    if isinstance(exc, ConfigError | LLMError) or type(exc).__name__ == "CollectionError":
-        return str(exc)
-    return f"{type(exc).__name__}: {exc}"
 
 
 def _numbers(numbers: Sequence[int]) -> str:

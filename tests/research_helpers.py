@@ -1,4 +1,4 @@
-"""Building blocks for research-session tests: chunks and a retrieval stage that returns them.
+"""Building blocks for research-session tests: chunks, a retrieval stage that returns them, and sessions over it.
 
 The retrieval stage is injected (it is not the LLM); every LLM call still goes over
 HTTP to the fake Ollama server.
@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragtui.config import Settings
+from ragtui.history import HistoryStore
 from ragtui.model import Chunk, ChunkMeta
+from ragtui.research import ResearchSession
 from ragtui.retrieve.result import CollectionMeta, Hit, KeywordMeta, Retrieval, RetrievalMeta
 
 
@@ -29,10 +31,23 @@ class StaticRetrieval:
         self.notices = list(notices)
         self.calls: list[tuple[str, tuple[str, ...]]] = []
 
-    async def __call__(self, settings: Settings, query: str, collections: Sequence[str]) -> Retrieval:
+    async def __call__(self, query: str, collections: Sequence[str]) -> Retrieval:
         self.calls.append((query, tuple(collections)))
         n = len(self.texts)
         hits = [Hit(chunk=make_chunk(i, text, page=str(i)), score=1.0 - i / 100,
                     rel_score=1.0 - (i - 1) / max(n - 1, 1), legs=("vector", "keyword") if i % 2 else ("vector",))
                 for i, text in enumerate(self.texts, start=1)]
         return Retrieval(query=query, hits=hits, meta=self.meta, notices=self.notices)
+
+
+def new_session(settings: Settings, query: str, retrieve: StaticRetrieval,
+                collections: Sequence[str] = ("docs",)) -> ResearchSession:
+    """What Workspace.new_session builds, with `retrieve` as the retrieval stage."""
+    return ResearchSession(settings, query, list(collections), history=HistoryStore(settings.data_dir),
+                           retrieve=retrieve)
+
+
+def reopen_session(settings: Settings, session_id: int) -> ResearchSession:
+    """What Workspace.reopen builds; these sessions are not retrieved again."""
+    return ResearchSession.reopen(settings, session_id, history=HistoryStore(settings.data_dir),
+                                  retrieve=StaticRetrieval([]))

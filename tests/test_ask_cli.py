@@ -28,7 +28,7 @@ def flags(tmp_path: Path, host: str, *extra: str) -> list[str]:
 @pytest.fixture
 def retrieval(monkeypatch: pytest.MonkeyPatch) -> StaticRetrieval:
     fake = StaticRetrieval(TEXTS)
-    monkeypatch.setattr("ragtui.research.default_retrieve", fake)
+    monkeypatch.setattr("ragtui.workspace.Workspace.retrieve", fake)
     return fake
 
 
@@ -104,7 +104,7 @@ def test_retrieval_errors_are_one_line(fake_ollama: FakeOllama, tmp_path: Path, 
     async def failing(*args: Any) -> None:
         raise CollectionError("no collection 'nope'; `ragtui collections list` shows them")
 
-    monkeypatch.setattr("ragtui.research.default_retrieve", failing)
+    monkeypatch.setattr("ragtui.workspace.Workspace.retrieve", failing)
     assert main([*flags(tmp_path, fake_ollama.url), "ask", "q", "-c", "nope"]) == 1
     assert capsys.readouterr().err == "ragtui: retrieve failed: no collection 'nope'; `ragtui collections list` " \
                                       "shows them\n"
@@ -150,11 +150,11 @@ def test_history_commands(fake_ollama: FakeOllama, retrieval: StaticRetrieval, t
 
 CTRL_C_SCRIPT = textwrap.dedent("""
     import sys
-    import ragtui.research
     from ragtui.cli import main
+    from ragtui.workspace import Workspace
     from tests.research_helpers import StaticRetrieval
     from tests.test_research import TEXTS
-    ragtui.research.default_retrieve = StaticRetrieval(TEXTS)
+    Workspace.retrieve = StaticRetrieval(TEXTS)
     sys.exit(main(sys.argv[1:]))
 """)
 

@@ -1,16 +1,8 @@
 from __future__ import annotations
 
-import math
-
 import pytest
 
-from ragtui.retrieve.fusion import best_per_chunk, boost_merge, cosine_from_chroma, ranked, rrf_merge
-
-
-def test_chroma_score_converts_back_to_cosine() -> None:
-    for cos in (1.0, 0.8, 0.0, -1.0):
-        assert cosine_from_chroma(math.exp(-(1 - cos))) == pytest.approx(cos)
-    assert cosine_from_chroma(0.0) == -1.0
+from ragtui.retrieve.fusion import best_per_chunk, boost_merge, ranked, rrf_merge
 
 
 def test_best_score_per_chunk_across_models() -> None:

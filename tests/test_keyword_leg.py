@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from ragtui.config import FtsSettings
-from ragtui.retrieve.keyword_leg import IdfCache, keyword_search, plan_for
+from ragtui.retrieve.keyword_leg import keyword_search, plan_for
 from ragtui.stores.keyword import KeywordIndex
 from tests.collection_builder import make_chunks
 
@@ -21,7 +21,7 @@ def index(tmp_path: Path) -> KeywordIndex:
 
 
 def test_df_is_read_for_the_stemmed_term_and_stop_words_count_as_everywhere(index: KeywordIndex) -> None:
-    plan, term_of = plan_for(index, ["flushing", "the", "zebra"], FTS, 5, IdfCache())
+    plan, term_of = plan_for(index, ["flushing", "the", "zebra"], FTS, 5)
     assert term_of == {"flushing": "flush", "zebra": "zebra"}             # "the" is a stop word: no term
     assert plan.idf["flushing"] == pytest.approx(0.287682, abs=1e-6)      # ln(4 / 3): "flush" in 2 of N = 3
     assert plan.idf["the"] == pytest.approx(0.0)                          # df = N
@@ -30,16 +30,15 @@ def test_df_is_read_for_the_stemmed_term_and_stop_words_count_as_everywhere(inde
 
 
 def test_idf_cache_is_dropped_when_the_index_changes(index: KeywordIndex) -> None:
-    cache = IdfCache()
-    assert cache.frequencies(index, ["tank"]) == (3, {"tank": 2})
+    assert index.frequencies(["tank"]) == (3, {"tank": 2})
     index.upsert(make_chunks("c", {"c.txt": ["A tank of water."]}))
-    assert cache.frequencies(index, ["tank"]) == (4, {"tank": 3})
+    assert index.frequencies(["tank"]) == (4, {"tank": 3})
 
 
 def test_full_matches_stay_ahead_in_the_or_tier(index: KeywordIndex) -> None:
     # mean IDF = (ln(4/3) + ln(4/2)) / 2 = 0.49: under the default gate, so lower it here
     result = keyword_search(index, "toilet valves", fts=FtsSettings(True, 0.15, 0.1, 5), top_k=10, synonyms=None,
-                            max_synonyms=0, cache=IdfCache())
+                            max_synonyms=0)
     assert result.meta.tier == 2 and result.meta.and_hits == 1
     texts = [c.text for c, _ in result.hits]
     assert texts[0] == "Control valves and the toilet." and len(texts) == 2

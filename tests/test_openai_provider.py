@@ -10,9 +10,8 @@ from ragtui.config import Settings
 from ragtui.events import StageFailed, SynthesisFinished
 from ragtui.llm.chat import LLMError
 from ragtui.llm.providers import synthesis_model
-from ragtui.research import ResearchSession
 from tests.fake_openai import FakeOpenAI
-from tests.research_helpers import StaticRetrieval
+from tests.research_helpers import StaticRetrieval, new_session
 
 pytest.importorskip("llama_index.llms.openai_like")
 
@@ -31,7 +30,7 @@ def openai_settings(make_settings: Callable[..., Settings], server: FakeOpenAI, 
 
 async def test_streams_and_stops_for_length(make_settings: Callable[..., Settings], fake_openai: FakeOpenAI) -> None:
     settings = openai_settings(make_settings, fake_openai, "llm.max_tokens=3")
-    session = ResearchSession(settings, "How do pumps start?", ["docs"], retrieve=StaticRetrieval(["Pumps."]))
+    session = new_session(settings, "How do pumps start?", StaticRetrieval(["Pumps."]))
     events = [e async for e in session.run()]
     await session.aclose()
     finished = next(e for e in events if isinstance(e, SynthesisFinished))
@@ -53,11 +52,11 @@ async def test_streams_and_stops_for_length(make_settings: Callable[..., Setting
 async def test_unknown_model_and_unreachable_server(make_settings: Callable[..., Settings],
                                                     fake_openai: FakeOpenAI) -> None:
     settings = openai_settings(make_settings, fake_openai, "llm.model=nope")
-    session = ResearchSession(settings, "q", ["docs"], retrieve=StaticRetrieval(["Pumps."]))
+    session = new_session(settings, "q", StaticRetrieval(["Pumps."]))
     (failure,) = [e async for e in session.run() if isinstance(e, StageFailed)]
     assert "'nope' is not available" in failure.message and fake_openai.url in failure.message
     settings = settings.replace(llm__base_url="http://127.0.0.1:9/v1", llm__model="served-model")
-    session = ResearchSession(settings, "q", ["docs"], retrieve=StaticRetrieval(["Pumps."]))
+    session = new_session(settings, "q", StaticRetrieval(["Pumps."]))
     (failure,) = [e async for e in session.run() if isinstance(e, StageFailed)]
     assert "not reachable at http://127.0.0.1:9/v1" in failure.message and "[llm] base_url" in failure.message
 
@@ -68,8 +67,7 @@ async def test_proxy_variables_are_ignored(make_settings: Callable[..., Settings
         monkeypatch.setenv(var, "http://127.0.0.1:9")   # a proxy that does not exist
     for var in ("NO_PROXY", "no_proxy"):
         monkeypatch.delenv(var, raising=False)
-    session = ResearchSession(openai_settings(make_settings, fake_openai), "q", ["docs"],
-                              retrieve=StaticRetrieval(["Pumps."]))
+    session = new_session(openai_settings(make_settings, fake_openai), "q", StaticRetrieval(["Pumps."]))
     events = [e async for e in session.run()]
     await session.aclose()
     assert not any(isinstance(e, StageFailed) for e in events)

@@ -41,8 +41,18 @@ def test_query_table_and_errors(collection: Settings, fake_ollama: FakeOllama, t
     out = capsys.readouterr().out
     assert "pumps.md" in out and "Centrifugal pumps need priming." in out
     assert "keyword tier 2 (kept priming pumps)" in out
-    assert main([*flags(tmp_path, fake_ollama), "query", "x", "-c", "nope"]) == 2
+    assert main([*flags(tmp_path, fake_ollama), "query", "x", "-c", "nope"]) == 1
     assert "no collection named 'nope'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["query", "x", "-c", "nope"], ["ask", "x", "-c", "nope"],
+                                     ["collections", "info", "nope"], ["collections", "delete", "nope", "--yes"]])
+def test_an_unknown_collection_exits_1_in_every_command(command: list[str], collection: Settings,
+                                                        fake_ollama: FakeOllama, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*flags(tmp_path, fake_ollama), "--set", "llm.model=chat", *command]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no collection named 'nope'" in err
 
 
 def write_beir(folder: Path) -> Path:

@@ -28,7 +28,7 @@ from ragtui.model import AnnotationState, Override
 from ragtui.research import ResearchSession
 from ragtui.retrieve.result import CollectionMeta, KeywordMeta, RetrievalMeta
 from tests.fake_ollama import FakeOllama, Reply
-from tests.research_helpers import StaticRetrieval
+from tests.research_helpers import StaticRetrieval, new_session, reopen_session
 
 TEXTS = [
     "Centrifugal pumps start at 3 bar. They need priming first.",
@@ -61,9 +61,8 @@ async def collect(events: Any) -> list[Event]:
     return [e async for e in events]
 
 
-def make_session(settings: Settings, texts: list[str] = TEXTS, query: str = "How do pumps start?",
-                 **kw: Any) -> ResearchSession:
-    return ResearchSession(settings, query, ["docs"], retrieve=StaticRetrieval(texts), **kw)
+def make_session(settings: Settings, texts: list[str] = TEXTS, query: str = "How do pumps start?") -> ResearchSession:
+    return new_session(settings, query, StaticRetrieval(texts))
 
 
 async def test_full_run_partitions_sources_and_streams_a_cited_answer(
@@ -379,7 +378,7 @@ async def test_synthesis_failure_is_a_stage_failure_with_partial_text(
 async def test_missing_model_keeps_the_sources_and_gives_the_pull_hint(
         make_settings: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
     retrieval = StaticRetrieval(TEXTS)
-    session = ResearchSession(make_settings("llm.model=llama9:70b"), "q", ["docs"], retrieve=retrieval)
+    session = new_session(make_settings("llm.model=llama9:70b"), "q", retrieval)
     events = await collect(session.run())
     assert [type(e).__name__ for e in events] == ["RetrievalStarted", "SourcesReady", "StageFailed"]
     assert "ollama pull llama9:70b" in events[-1].message and fake_ollama.url in events[-1].message
@@ -398,7 +397,7 @@ async def test_unreachable_ollama_still_retrieves_and_saves_a_reopenable_session
     assert "no annotation and no answer" in failure.message
     record = HistoryStore(settings.data_dir).load(session.id)
     assert len(record.sources) == len(TEXTS) and record.answer == "" and record.error == failure.message
-    reopened = ResearchSession.reopen(settings, session.id)
+    reopened = reopen_session(settings, session.id)
     assert [s.chunk.id for s in reopened.sources] == [s.chunk.id for s in session.sources]
 
 
@@ -416,7 +415,7 @@ async def test_retrieval_notices_and_meta_are_kept(make_settings: Callable[..., 
     fake_ollama.responder = responder(Reply.text("Answer [1]."))
     meta = RetrievalMeta(collections={"docs": CollectionMeta(keyword=KeywordMeta(tier=2))})
     retrieval = StaticRetrieval(TEXTS[:1], meta=meta, notices=["embedder unreachable"])
-    session = ResearchSession(make_settings(), "q", ["docs"], retrieve=retrieval)
+    session = new_session(make_settings(), "q", retrieval)
     events = await collect(session.run())
     await session.aclose()
     assert Notice("warning", "embedder unreachable") in events
@@ -432,7 +431,7 @@ async def test_reopened_session_reannotates_and_continues(make_settings: Callabl
     await collect(first.run())
     await first.aclose()
 
-    again = ResearchSession.reopen(settings, first.id)
+    again = reopen_session(settings, first.id)
     assert again.query == first.query and again.truncated and again.answer == "Pumps start [1] at"
     assert [s.chunk.label for s in again.sources] == [s.chunk.label for s in first.sources]
     fake_ollama.script(Reply.text("3 bar [1]."))
@@ -486,7 +485,10 @@ def test_preload_imports_what_a_first_session_needs() -> None:
     import subprocess
     import sys
 
-    code = ("import sys; from ragtui.research import HEAVY_MODULES, preload; preload(); "
-            "print(all(m in sys.modules for m in HEAVY_MODULES))")
+    heavy = ("ragtui.retrieve.hybrid", "ragtui.retrieve.retriever", "ragtui.retrieve.postprocess",
+             "ragtui.ingest.pipeline", "llama_index.llms.ollama", "llama_index.embeddings.ollama",
+             "chromadb", "whoosh.index", "wn")
+    code = ("import sys; from ragtui.research import preload; preload(); "
+            f"print(all(m in sys.modules for m in {heavy!r}))")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True).stdout.strip() == "True"

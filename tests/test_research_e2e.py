@@ -12,9 +12,8 @@ from typing import Any
 from ragtui.config import Settings
 from ragtui.events import SynthesisFinished
 from ragtui.history import HistoryStore
-from ragtui.ingest.pipeline import ingest_documents
 from ragtui.model import AnnotationState
-from ragtui.research import ResearchSession
+from ragtui.workspace import Workspace
 from tests.fake_ollama import FakeOllama, Reply
 
 DOCS = [
@@ -27,7 +26,8 @@ DOCS = [
 async def test_ask_over_an_ingested_collection(make_settings: Callable[..., Settings],
                                                fake_ollama: FakeOllama) -> None:
     settings = make_settings("retrieve.max_chunks_per_file=1")
-    async for _ in ingest_documents(settings, "docs", DOCS):
+    workspace = Workspace(settings)
+    async for _ in workspace.ingest_documents("docs", DOCS):
         pass
 
     def respond(body: dict[str, Any]) -> Reply:
@@ -37,9 +37,10 @@ async def test_ask_over_an_ingested_collection(make_settings: Callable[..., Sett
         return Reply.text("Prime the pump first; it starts at 3 bar [1].")
 
     fake_ollama.responder = respond
-    session = ResearchSession(settings, "At what pressure does a centrifugal pump start?", ["docs"])
+    session = workspace.new_session("At what pressure does a centrifugal pump start?", ["docs"])
     events = [e async for e in session.run()]
     await session.aclose()
+    workspace.close()
 
     assert session.sources[0].chunk.meta.source == "pumps.md"
     assert {s.chunk.meta.source for s in session.sources} <= {d[0] for d in DOCS}

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import pytest
 
 from ragtui.config import Settings
-from ragtui.retrieve.hybrid import retrieve
+from ragtui.retrieve.result import Retrieval
+from ragtui.workspace import Workspace
 from tests.collection_builder import build_collection
 
 FILLER = ("The garden beds were mulched in spring and the tomatoes staked against the wind. " * 40).strip()
@@ -23,6 +25,12 @@ NOTES = {
     "bath.txt": ["The lavatory cistern refills after each use."],
     "kitchen.txt": ["Sharpen the knives weekly and oil the wooden boards."],
 }
+
+
+async def retrieve(settings: Settings, query: str, names: Sequence[str], **kw: Any) -> Retrieval:
+    """One query through a workspace of its own."""
+    async with Workspace(settings) as workspace:
+        return await workspace.retrieve(query, names, **kw)
 
 
 @pytest.fixture
@@ -122,13 +130,14 @@ async def test_a_keyword_only_collection_is_fused_on_the_same_scale(make_setting
 async def test_a_collection_recreated_under_its_name_is_reopened_and_the_old_one_closed(
         make_settings: Callable[..., Settings]) -> None:
     from ragtui.collections import CollectionRegistry
-    from ragtui.retrieve import hybrid
 
     settings = make_settings()
     build_collection(settings, "c", {"old.txt": ["Turbine blades crack under heat."]})
-    assert [h.chunk.meta.source for h in (await retrieve(settings, "turbine", ["c"])).hits] == ["old.txt"]
-    old = hybrid._OPEN[(settings.data_dir, "c")][1]
-    CollectionRegistry(settings).delete("c")
-    build_collection(settings, "c", {"new.txt": ["Turbine blades are cooled by film injection."]})  # same second
-    assert [h.chunk.meta.source for h in (await retrieve(settings, "turbine", ["c"])).hits] == ["new.txt"]
-    assert old.keyword._searcher is None      # closed, not leaked
+    async with Workspace(settings) as workspace:
+        assert [h.chunk.meta.source for h in (await workspace.retrieve("turbine", ["c"])).hits] == ["old.txt"]
+        old = workspace.collection("c")
+        CollectionRegistry(settings).delete("c")       # behind the workspace's back, as another process would
+        build_collection(settings, "c", {"new.txt": ["Turbine blades are cooled by film injection."]})  # same second
+        assert [h.chunk.meta.source for h in (await workspace.retrieve("turbine", ["c"])).hits] == ["new.txt"]
+        assert workspace.collection("c") is not old
+        assert old.keyword._searcher is None      # closed, not leaked

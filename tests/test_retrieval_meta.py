@@ -9,10 +9,9 @@ from typing import Any
 import pytest
 
 from ragtui.config import Settings
-from ragtui.retrieve.hybrid import retrieve
 from ragtui.retrieve.result import CollectionMeta, KeywordMeta, RetrievalMeta
 from tests.collection_builder import build_collection
-from tests.test_retrieval_integration import NOTES
+from tests.test_retrieval_integration import NOTES, retrieve
 
 # Captured from `ragtui query --json` before retrieval_meta had types: two collections (one without
 # embeddings, its keyword leg skipped), a keyword-only query with synonyms, and vector mode.

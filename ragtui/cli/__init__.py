@@ -1,8 +1,10 @@
 """Command line: `ragtui` opens the TUI; sub-commands script the engine headlessly.
 
-Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error. Each
-sub-command lives in its own module and imports heavy libraries only when run,
-so `--help` and the TUI's first frame stay fast.
+Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error: every
+RagtuiError a command raises is printed here, once, as `ragtui: <one line>`, and
+its exit_code returned. Each sub-command lives in its own module, reaches the
+engine through a Workspace and imports heavy libraries only when run, so `--help`
+and the TUI's first frame stay fast.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from ragtui.cli import (
     query_cmd,
     wordnet_cmd,
 )
-from ragtui.config import ConfigError, Settings, load_settings
+from ragtui.config import Settings, load_settings
+from ragtui.errors import RagtuiError, describe
 
 COMMANDS = (config_cmd, doctor_cmd, wordnet_cmd, ingest_cmd, collections_cmd, query_cmd, eval_cmd, ask_cmd,
             history_cmd, demo_cmd)
@@ -65,18 +68,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         settings = settings_from_args(args)
-    except ConfigError as exc:
-        print(f"ragtui: {exc}", file=sys.stderr)
-        return 2
-    if args.command is None:
-        from ragtui.tui.app import run_app
+        if args.command is None:
+            from ragtui.tui.app import run_app
 
-        return run_app(settings)
-    try:
+            return run_app(settings)
         return args.run(args, settings)
-    except ConfigError as exc:
-        print(f"ragtui: {exc}", file=sys.stderr)
-        return 2
+    except RagtuiError as exc:
+        print(f"ragtui: {describe(exc)}", file=sys.stderr)
+        return exc.exit_code
     except KeyboardInterrupt:
         print("ragtui: interrupted", file=sys.stderr)
         return 130

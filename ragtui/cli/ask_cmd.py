@@ -10,11 +10,14 @@ from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ragtui.config import ConfigError, Settings
+from ragtui.errors import RagtuiError
 from ragtui.model import StopReason
 
 if TYPE_CHECKING:
     from ragtui.events import Event, SynthesisFinished
+    from ragtui.history import HistoryStore
     from ragtui.research import ResearchSession
+    from ragtui.workspace import Workspace
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,9 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from ragtui.history import HistoryError, HistoryStore
     from ragtui.llm.annotate import load_template
-    from ragtui.research import ResearchSession
+    from ragtui.workspace import Workspace
 
     if args.no_annotate:
         settings = settings.replace(annotation__enabled=False)
@@ -44,31 +46,27 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                           "(set [llm] model, or --set llm.model=NAME; `ollama list` shows what is pulled)")
     if settings.annotation.enabled:
         load_template(settings.annotation.prompt_file)
-    history = HistoryStore(settings.data_dir)
+    with Workspace(settings) as workspace:
+        return _ask(args, workspace)
+
+
+def _ask(args: argparse.Namespace, workspace: Workspace) -> int:
     if args.cont:
-        session_id = args.session or _last_truncated(history)
+        session_id = args.session or _last_truncated(workspace.history)
         if session_id is None:
-            print("ragtui: no answer to continue: no session in the history stopped for length", file=sys.stderr)
-            return 1
-        try:
-            session = ResearchSession.reopen(settings, session_id, history=history)
-        except HistoryError as exc:
-            print(f"ragtui: {exc}", file=sys.stderr)
-            return 1
+            raise RagtuiError("no answer to continue: no session in the history stopped for length")
+        session = workspace.reopen(session_id)
         if not session.can_continue:
-            print(f"ragtui: session {session_id} was not cut for length (stop reason: "
-                  f"{session.stop_reason or 'none'}); nothing to continue", file=sys.stderr)
-            return 1
+            raise RagtuiError(f"session {session_id} was not cut for length (stop reason: "
+                              f"{session.stop_reason or 'none'}); nothing to continue")
         events = session.continue_answer()
     else:
         if not args.query or not args.query.strip():
-            print("ragtui: ask needs a question (or --continue)", file=sys.stderr)
-            return 2
-        collections = args.collection or _all_collections(settings)
+            raise RagtuiError("ask needs a question (or --continue)", exit_code=2)
+        collections = args.collection or workspace.collection_names()
         if not collections:
-            print("ragtui: no collections to search: ingest a folder first with `ragtui ingest`", file=sys.stderr)
-            return 1
-        session = ResearchSession(settings, args.query.strip(), collections, history=history)
+            raise RagtuiError("no collections to search: ingest a folder first with `ragtui ingest`")
+        session = workspace.new_session(args.query.strip(), collections)
         events = session.run()
     printer = JsonPrinter() if args.json else TextPrinter(sys.stdout, sys.stderr, continuing=args.cont)
     try:
@@ -82,15 +80,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     return 0 if ok else 1
 
 
-def _last_truncated(history: Any) -> int | None:
+def _last_truncated(history: HistoryStore) -> int | None:
     latest = next((s for s in history.list_sessions(limit=50) if s.stop_reason is StopReason.LENGTH), None)
     return latest.id if latest else None
-
-
-def _all_collections(settings: Settings) -> list[str]:
-    from ragtui.collections import CollectionRegistry
-
-    return CollectionRegistry(settings).names()
 
 
 async def _drive(session: ResearchSession, events: AsyncGenerator[Event, None],

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ragtui.config import Settings
 
 if TYPE_CHECKING:
-    from ragtui.collections import CollectionRegistry
+    from ragtui.workspace import Workspace
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,26 +32,22 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from ragtui.collections import CollectionError, CollectionRegistry
+    from ragtui.workspace import Workspace
 
-    registry = CollectionRegistry(settings)
-    try:
+    with Workspace(settings) as workspace:
         if args.action == "create":
-            registry.create(args.name, args.topic).close()
+            workspace.create_collection(args.name, args.topic)
             print(f"created collection {args.name}")
             return 0
         if args.action == "list":
-            return _list(registry, args.json)
+            return _list(workspace, args.json)
         if args.action == "info":
-            return _info(registry, settings, args.name, args.json)
-        return _delete(registry, args.name, args.yes)
-    except CollectionError as exc:
-        print(f"ragtui: {exc}", file=sys.stderr)
-        return 1
+            return _info(workspace, args.name, args.json)
+        return _delete(workspace, args.name, args.yes)
 
 
-def _list(registry: CollectionRegistry, as_json: bool) -> int:
-    infos = registry.list()
+def _list(workspace: Workspace, as_json: bool) -> int:
+    infos = workspace.list_collections()
     if as_json:
         print(json.dumps([asdict(i) for i in infos], indent=2))
         return 0
@@ -66,22 +62,20 @@ def _list(registry: CollectionRegistry, as_json: bool) -> int:
     return 0
 
 
-def _info(registry: CollectionRegistry, settings: Settings, name: str, as_json: bool) -> int:
+def _info(workspace: Workspace, name: str, as_json: bool) -> int:
     from ragtui.ingest.clusters import H_RANGE, entropy_clusters, entropy_histogram
 
-    coll = registry.open(name)
-    try:
-        info = coll.info()
-        records = coll.records
-        skipped = [(f.source, f.reason) for f in records.files("skipped")]
-        duplicates = [(f.source, f.reason) for f in records.files("duplicate")]
-        stats = records.chunk_stats()
-        hist = entropy_histogram([h for h, _ in stats])
-        clusters = entropy_clusters(stats, settings.ingest.entropy_min, settings.ingest.entropy_max)
-        formats = records.format_counts()
-        pending = {m: records.pending_count(m) for m in settings.embed.all_models}
-    finally:
-        coll.close()
+    settings = workspace.settings
+    coll = workspace.collection(name)
+    info = coll.info()
+    records = coll.records
+    skipped = [(f.source, f.reason) for f in records.files("skipped")]
+    duplicates = [(f.source, f.reason) for f in records.files("duplicate")]
+    stats = records.chunk_stats()
+    hist = entropy_histogram([h for h, _ in stats])
+    clusters = entropy_clusters(stats, settings.ingest.entropy_min, settings.ingest.entropy_max)
+    formats = records.format_counts()
+    pending = {m: records.pending_count(m) for m in settings.embed.all_models}
     if as_json:
         print(json.dumps({"info": asdict(info), "formats": formats, "skipped": skipped, "duplicates": duplicates,
                           "histogram": hist, "clusters": [asdict(c) for c in clusters],
@@ -115,20 +109,17 @@ def _info(registry: CollectionRegistry, settings: Settings, name: str, as_json: 
     return 0
 
 
-def _delete(registry: CollectionRegistry, name: str, yes: bool) -> int:
-    coll = registry.open(name)
-    try:
-        info = coll.info()
-    finally:
-        coll.close()
+def _delete(workspace: Workspace, name: str, yes: bool) -> int:
+    from ragtui.errors import RagtuiError
+
+    info = workspace.collection(name).info()
     if not yes:
         if not sys.stdin.isatty():
-            print(f"ragtui: refusing to delete {name!r} without confirmation; pass --yes", file=sys.stderr)
-            return 2
+            raise RagtuiError(f"refusing to delete {name!r} without confirmation; pass --yes", exit_code=2)
         answer = input(f"Delete collection {name!r} ({info.files} files, {info.chunks} chunks)? [y/N] ")
         if answer.strip().lower() not in ("y", "yes"):
             print("not deleted")
             return 1
-    registry.delete(name)
+    workspace.delete_collection(name)
     print(f"deleted collection {name}")
     return 0

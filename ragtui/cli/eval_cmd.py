@@ -29,14 +29,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from ragtui.evaluation.beir import DatasetError, load_dataset
+    from ragtui.errors import RagtuiError
+    from ragtui.evaluation.beir import load_dataset
     from ragtui.evaluation.runner import run_eval
 
-    try:
-        dataset = load_dataset(args.dataset).limited(args.limit)
-    except DatasetError as exc:
-        print(f"ragtui: {exc}", file=sys.stderr)
-        return 2
+    dataset = load_dataset(args.dataset).limited(args.limit)
 
     def progress(message: str) -> None:
         print(f"eval: {message}", file=sys.stderr, flush=True)
@@ -45,8 +42,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     try:
         report = asyncio.run(run_eval(settings, dataset, args.modes, progress=progress))
     except Exception as exc:  # an unreachable embedder or a store failure ends the run with one line
-        print(f"ragtui: eval failed: {exc}", file=sys.stderr)
-        return 1
+        raise RagtuiError(f"eval failed: {exc}",
+                          exit_code=exc.exit_code if isinstance(exc, RagtuiError) else 1) from exc
     if args.json:
         print(json.dumps(asdict(report), indent=2))
     else:

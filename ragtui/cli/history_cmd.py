@@ -23,10 +23,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from ragtui.history import HistoryError, HistoryStore
+    from ragtui.history import HistoryError
+    from ragtui.workspace import Workspace
 
-    store = HistoryStore(settings.data_dir)
-    try:
+    with Workspace(settings) as workspace:
+        store = workspace.history
         if args.action == "list":
             sessions = store.list_sessions(limit=args.limit)
             if not sessions:
@@ -45,7 +46,4 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             if not store.delete(args.id):
                 raise HistoryError(f"no session {args.id} in {store.path}")
             print(f"deleted session {args.id}")
-    except HistoryError as exc:
-        print(f"ragtui: {exc}", file=sys.stderr)
-        return 1
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from contextlib import aclosing
 from pathlib import Path
 from typing import TextIO
 
@@ -40,40 +41,37 @@ def bar(done: int, total: int) -> str:
 
 async def _ingest(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     from ragtui.events import FileSkipped, IngestFinished, IngestProgress, Notice
-    from ragtui.ingest.pipeline import ingest_paths
+    from ragtui.workspace import Workspace
 
     tty = out.isatty()
     status = 0
-    async for event in ingest_paths(settings, args.collection, args.paths, topic=args.topic, sync=args.sync):
-        if isinstance(event, IngestProgress):
-            line = format_progress(event)
-            if tty:
-                out.write(f"\r\x1b[2K{bar(event.files_done, event.files_total)} {line}"[:400])
-            else:
-                out.write(f"progress: {line}\n")
-            out.flush()
-        elif isinstance(event, FileSkipped):
-            out.write(("\r\x1b[2K" if tty else "") + f"skipped: {event.source}: {event.reason}\n")
-        elif isinstance(event, Notice):
-            if tty:
-                out.write("\n")
-            print(f"{event.level}: {event.message}", file=sys.stderr)
-        elif isinstance(event, IngestFinished):
-            if tty:
-                out.write("\n")
-            out.write("\n".join(event.report.lines()) + "\n")
-            status = 1 if event.report.interrupted else 0
+    async with Workspace(settings) as workspace, \
+            aclosing(workspace.ingest(args.paths, args.collection, topic=args.topic, sync=args.sync)) as events:
+        async for event in events:
+            if isinstance(event, IngestProgress):
+                line = format_progress(event)
+                if tty:
+                    out.write(f"\r\x1b[2K{bar(event.files_done, event.files_total)} {line}"[:400])
+                else:
+                    out.write(f"progress: {line}\n")
+                out.flush()
+            elif isinstance(event, FileSkipped):
+                out.write(("\r\x1b[2K" if tty else "") + f"skipped: {event.source}: {event.reason}\n")
+            elif isinstance(event, Notice):
+                if tty:
+                    out.write("\n")
+                print(f"{event.level}: {event.message}", file=sys.stderr)
+            elif isinstance(event, IngestFinished):
+                if tty:
+                    out.write("\n")
+                out.write("\n".join(event.report.lines()) + "\n")
+                status = 1 if event.report.interrupted else 0
     return status
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from ragtui.collections import CollectionError
-
     try:
         return asyncio.run(_ingest(args, settings, sys.stdout))
-    except CollectionError as exc:
-        print(f"ragtui: {exc}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         print(f"\nragtui: ingest interrupted; the stores are consistent. Run the same command again to finish "
               f"(collection {args.collection!r} reads as interrupted until then).", file=sys.stderr)

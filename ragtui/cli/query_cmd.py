@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 from typing import Any
 
 from ragtui.config import Settings
@@ -24,19 +23,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from ragtui.collections import CollectionError, CollectionRegistry
-    from ragtui.retrieve.hybrid import retrieve
+    from ragtui.errors import RagtuiError
+    from ragtui.workspace import Workspace
 
-    names = args.collection or CollectionRegistry(settings).names()
-    if not names:
-        print("ragtui: no collections yet; create one with `ragtui ingest PATH -c NAME`", file=sys.stderr)
-        return 1
-    try:
-        result = asyncio.run(retrieve(settings, args.text, names, mode=args.mode,
-                                      synonyms=False if args.no_synonyms else None))
-    except CollectionError as exc:
-        print(f"ragtui: {exc}", file=sys.stderr)
-        return 2
+    with Workspace(settings) as workspace:
+        names = args.collection or workspace.collection_names()
+        if not names:
+            raise RagtuiError("no collections yet; create one with `ragtui ingest PATH -c NAME`")
+        result = asyncio.run(workspace.retrieve(args.text, names, mode=args.mode,
+                                                synonyms=False if args.no_synonyms else None))
     if args.json:
         print(json.dumps(as_json(result), indent=2, default=str))
     else:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from ragtui.config import Settings
@@ -19,14 +18,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_install(args: argparse.Namespace, settings: Settings) -> int:
-    from ragtui.retrieve.wordnet import WordNetError, install
+    from ragtui.retrieve.wordnet import install
 
     lexicon = settings.synonyms.lexicon
     print(f"installing {lexicon} into {settings.data_dir / 'wordnet'} (this can take a minute)...")
-    try:
-        install(lexicon, settings.data_dir, args.from_file)
-    except WordNetError as exc:
-        print(f"ragtui: {exc}", file=sys.stderr)
-        return 1
+    install(lexicon, settings.data_dir, args.from_file)
     print(f"{lexicon} installed.")
     return 0

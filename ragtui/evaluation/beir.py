@@ -7,9 +7,13 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragtui.errors import RagtuiError
 
-class DatasetError(Exception):
-    """The folder is not a readable BEIR dataset; the message names the file."""
+
+class DatasetError(RagtuiError):
+    """The folder is not a readable BEIR dataset; the message names the file (a usage error: exit 2)."""
+
+    exit_code = 2
 
 
 @dataclass(frozen=True)

@@ -13,17 +13,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragtui.config import Settings
+from ragtui.errors import RagtuiError, describe
 from ragtui.model import Chunk
 
 LONG_CHUNK_CHARS = 30_000
 LONG_CHUNK_OVERLAP = 200
 
 
-class ModelMissing(Exception):
+class ModelMissing(RagtuiError):
     """Ollama does not have the model; the message carries the `ollama pull` hint."""
 
 
-class EmbedUnavailable(Exception):
+class EmbedUnavailable(RagtuiError):
     """Ollama did not answer (down, timing out, failing) after every retry."""
 
 
@@ -63,16 +64,14 @@ class Embedder:
     """One Ollama embedding model with ragtui's batching, retry and averaging rules."""
 
     def __init__(self, settings: Settings, model: str) -> None:
-        from llama_index.embeddings.ollama import OllamaEmbedding
+        from ragtui.ollama_api import ollama_embedding
 
         self.model = model
         self.batch_size = settings.embed.batch_size
         self.retries = settings.embed.retries
         self.backoff_s = settings.embed.backoff_s
         self.contextual = settings.embed.contextual_prefix
-        self._ollama = OllamaEmbedding(model_name=model, base_url=settings.ollama.host,
-                                       embed_batch_size=self.batch_size,
-                                       client_kwargs={"timeout": settings.ollama.timeout, "trust_env": False})
+        self._ollama = ollama_embedding(settings, model)
 
     async def embed_chunks(self, chunks: Sequence[Chunk]) -> list[list[float]]:
         """One unit vector per chunk, in order."""
@@ -115,10 +114,4 @@ class Embedder:
                     continue
                 return [list(map(float, v)) for v in vectors]
         raise EmbedUnavailable(f"embedding with {self.model!r} failed after {self.retries} attempts: "
-                               f"{_describe(last)}")
-
-
-def _describe(exc: Exception | None) -> str:
-    if exc is None:
-        return "no answer"
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                               f"{describe(last) if last else 'no answer'}")

@@ -29,6 +29,7 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from ragtui.config import IngestSettings
+from ragtui.errors import RagtuiError
 
 CONVERTER_TIMEOUT_S = 600
 ZIP_MAX_DEPTH = 3
@@ -48,7 +49,7 @@ FORMATS = {
 CONVERTERS = {"tex": ("detex", "detex_bin"), "rtf": ("unrtf", "unrtf_bin"), "av": ("whisper", "whisper_bin")}
 
 
-class ExtractError(Exception):
+class ExtractError(RagtuiError):
     """This file cannot be turned into text; the message is the reason shown to the user."""
 
 

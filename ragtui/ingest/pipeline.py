@@ -25,31 +25,26 @@ and deletions by source are done here in every store.
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import hashlib
 import time
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-from ragtui.collections import LOCK_FILE, Collection, CollectionError, CollectionRegistry
+from ragtui.collections import Collection
 from ragtui.config import Settings
 from ragtui.events import Event, FileSkipped, IngestFinished, IngestProgress, Notice
 from ragtui.ingest.discover import Entry, discover
 from ragtui.ingest.extract import Extracted, Skip, extract, format_of
-from ragtui.ingest.records import DONE, DUPLICATE, INDEXING, SKIPPED, FileRecord
 from ragtui.ingest.report import IngestReport
 from ragtui.model import Chunk
+from ragtui.stores.records import DONE, DUPLICATE, INDEXING, SKIPPED, FileRecord
 
 BATCH_CHUNKS = 2000          # chunks per keyword-index commit
 BATCH_FILES = 500            # files per keyword-index commit
 EMBED_PAGES = 8              # embed batches per Chroma write + journal commit (bounds work lost to a kill)
 PROGRESS_EVERY_S = 0.25
-
-
-class IngestBusy(CollectionError):
-    """Another ingest holds the collection's lock."""
 
 
 @dataclass
@@ -66,19 +61,20 @@ class _Prepared:
     duplicate_of: str = ""
 
 
-async def ingest_paths(settings: Settings, collection: str, paths: Sequence[Path], *, topic: str = "",
-                       sync: bool = False) -> AsyncIterator[Event]:
-    """Ingest files and folders into `collection` (created if new); `sync` drops files gone from the folders."""
-    run = _IngestRun(settings, collection, topic)
-    async for event in run.execute(paths=paths, sync=sync):
+async def ingest_paths(settings: Settings, collection: Collection, paths: Sequence[Path], *,
+                       sync: bool = False) -> AsyncGenerator[Event, None]:
+    """Ingest files and folders into the open `collection`; `sync` drops files gone from the folders.
+
+    Holds the collection's ingest lock throughout (IngestBusy when another ingest has it).
+    """
+    async for event in _IngestRun(settings, collection).execute(paths=paths, sync=sync):
         yield event
 
 
-async def ingest_documents(settings: Settings, collection: str,
-                           documents: Iterable[tuple[str, str]]) -> AsyncIterator[Event]:
+async def ingest_documents(settings: Settings, collection: Collection,
+                           documents: Iterable[tuple[str, str]]) -> AsyncGenerator[Event, None]:
     """Ingest in-memory (source_id, text) documents through the same chunk/filter/embed/index path."""
-    run = _IngestRun(settings, collection, "")
-    async for event in run.execute(documents=documents):
+    async for event in _IngestRun(settings, collection).execute(documents=documents):
         yield event
 
 
@@ -90,14 +86,11 @@ def signature(settings: Settings) -> str:
 
 
 class _IngestRun:
-    def __init__(self, settings: Settings, collection: str, topic: str) -> None:
+    def __init__(self, settings: Settings, collection: Collection) -> None:
         self.settings = settings
-        self.registry = CollectionRegistry(settings)
-        self.coll: Collection = self.registry.open_or_create(collection, topic)
-        if topic and topic != self.coll.topic:
-            self.coll.update_manifest(topic=topic)
-        self.records = self.coll.records
-        self.report = IngestReport(collection)
+        self.coll = collection
+        self.records = collection.records
+        self.report = IngestReport(collection.name)
         self.signature = signature(settings)
         self.models = settings.embed.all_models
         self.down: dict[str, str] = {}          # model -> why its pass stopped for this run
@@ -108,68 +101,48 @@ class _IngestRun:
         self.embed_time = 0.0
         self.current = ""
         self._last_progress = 0.0
-        self._lock_file: TextIO | None = None
         self._pipeline: Any = None
         self._filter: Any = None
 
     # --- lifecycle -------------------------------------------------------------------------
 
-    def _acquire(self) -> None:
-        self._lock_file = open(self.coll.path / LOCK_FILE, "a+")  # noqa: SIM115 - held for the whole run
-        try:
-            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._lock_file.close()
-            self._lock_file = None
-            raise IngestBusy(f"another ingest is writing into collection {self.coll.name!r}") from None
-
-    def _release(self) -> None:
-        if self._lock_file is not None:
-            fcntl.flock(self._lock_file, fcntl.LOCK_UN)
-            self._lock_file.close()
-            self._lock_file = None
-
     async def execute(self, paths: Sequence[Path] = (), sync: bool = False,
-                      documents: Iterable[tuple[str, str]] | None = None) -> AsyncIterator[Event]:
-        self._acquire()
-        clean = False
-        try:
-            unclean = self.coll.manifest.get("state") == "ingesting"
-            self.coll.update_manifest(state="ingesting")
-            self.report.reconciled = await _in_thread(self._reconcile, unclean)
-            if documents is not None:
-                entries, skips, roots = [Entry(s, "", None, t) for s, t in documents], [], []
-            else:
-                entries, skips, roots = await _in_thread(discover, paths)
-            self.files_total = len(entries)
-            for skip in skips:
-                self.report.skipped.append((skip.source, skip.reason))
-                yield FileSkipped(skip.source, skip.reason)
-            if sync:
-                await _in_thread(self._sync, roots, {e.source for e in entries})
-            async for event in self._process(entries):
-                yield event
-            async for event in self._embed_pending():
-                yield event
-            yield self._progress(force=True)
-            clean = True
-        finally:
-            self._finish(clean)
+                      documents: Iterable[tuple[str, str]] | None = None) -> AsyncGenerator[Event, None]:
+        with self.coll.ingest_lock():
+            clean = False
+            try:
+                unclean = self.coll.manifest.get("state") == "ingesting"
+                self.coll.update_manifest(state="ingesting")
+                self.report.reconciled = await _in_thread(self._reconcile, unclean)
+                if documents is not None:
+                    entries, skips, roots = [Entry(s, "", None, t) for s, t in documents], [], []
+                else:
+                    entries, skips, roots = await _in_thread(discover, paths)
+                self.files_total = len(entries)
+                for skip in skips:
+                    self.report.skipped.append((skip.source, skip.reason))
+                    yield FileSkipped(skip.source, skip.reason)
+                if sync:
+                    await _in_thread(self._sync, roots, {e.source for e in entries})
+                async for event in self._process(entries):
+                    yield event
+                async for event in self._embed_pending():
+                    yield event
+                yield self._progress_now()
+                clean = True
+            finally:
+                self._finish(clean)
         yield IngestFinished(self.coll.name, self.report)
 
     def _finish(self, clean: bool) -> None:
         self.report.elapsed_s = time.monotonic() - self.started
         self.report.interrupted = not clean
-        try:
-            pending = any(self.records.pending_count(m) for m in self.models)
-            self.report.needs_embedding = pending
-            if clean:
-                chunks = len(self.records.chunk_ids(DONE))
-                state = "needs embeddings" if pending else ("ready" if chunks else "empty")
-                self.coll.update_manifest(state=state, models=self._models_with_vectors())
-        finally:
-            self.coll.close()
-            self._release()
+        pending = any(self.records.pending_count(m) for m in self.models)
+        self.report.needs_embedding = pending
+        if clean:
+            chunks = len(self.records.chunk_ids(DONE))
+            state = "needs embeddings" if pending else ("ready" if chunks else "empty")
+            self.coll.update_manifest(state=state, models=self._models_with_vectors())
 
     def _models_with_vectors(self) -> list[str]:
         known = list(self.coll.models)
@@ -269,7 +242,7 @@ class _IngestRun:
             prep.outcome = "skipped"
             return prep
         digest = hashlib.sha256(data).hexdigest()
-        stamp = {"root": entry.root, "hash": digest, "size": len(data), "signature": self.signature}
+        stamp: dict[str, Any] = {"root": entry.root, "hash": digest, "size": len(data), "signature": self.signature}
         old = self.records.file(entry.source)
         if old and old.root and entry.root and old.root != entry.root and Path(old.root).exists():
             reason = (f"name clash: {entry.source} is already in the collection from {old.root}; "
@@ -417,11 +390,14 @@ class _IngestRun:
 
     # --- progress ----------------------------------------------------------------------------
 
-    def _progress(self, force: bool = False) -> IngestProgress | None:
-        now = time.monotonic()
-        if not force and now - self._last_progress < PROGRESS_EVERY_S:
+    def _progress(self) -> IngestProgress | None:
+        """Progress, at most every PROGRESS_EVERY_S."""
+        if time.monotonic() - self._last_progress < PROGRESS_EVERY_S:
             return None
-        self._last_progress = now
+        return self._progress_now()
+
+    def _progress_now(self) -> IngestProgress:
+        now = self._last_progress = time.monotonic()
         rate = self.report.chunks_embedded / self.embed_time if self.embed_time else 0.0
         eta = estimate_eta(now - self.started - self.embed_time, self.files_done, self.files_total,
                            sum(self.embed_left.values()), rate)

@@ -1,1 +1,1 @@
-"""Retrieval: hybrid vector + keyword legs, WordNet expansion, merging and packing."""
+"""Retrieval: hybrid vector + keyword legs, WordNet expansion and merging."""

@@ -6,19 +6,10 @@ entry. Pure functions; the retriever decides which to call from retrieve.fusion.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
 K = TypeVar("K", bound=Hashable)
-
-
-def cosine_from_chroma(score: float) -> float:
-    """Cosine similarity from a ChromaVectorStore score, which is exp(-distance) with distance = 1 - cos.
-
-    cos = 1 + ln(score) (llamaindex-notes §3); a zero score (distance = inf) maps to -1.
-    """
-    return 1.0 + math.log(score) if score > 0 else -1.0
 
 
 def best_per_chunk(*legs: Mapping[K, float]) -> dict[K, float]:

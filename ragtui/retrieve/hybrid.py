@@ -1,22 +1,21 @@
-"""Hybrid retrieval over one or more collections: the research session's entry point (RAGWeed 3, spec §5).
+"""Hybrid retrieval over one or more opened collections: the research session's entry point (RAGWeed 3, spec §5).
 
-    retrieval = await retrieve(settings, "toilet flushing", ["manuals"])
+    retrieval = await retrieve(settings, "toilet flushing", [collection], lexicon=lexicon)
 
-The legs run per collection in parallel and are merged by `retrieve.fusion`
-(retriever.py); the collections' results are pooled and the RAGWeed 3e-3f
-postprocessors applied (postprocess.py). Degraded modes are stated, never silent:
-an unreachable embedder or a collection without vectors answers keyword-only
-with a notice, and an empty result says so.
+The Workspace opens the collections and owns the lexicon; `Workspace.retrieve`
+is the call by name. The legs run per collection in parallel and are merged by
+`retrieve.fusion` (retriever.py); the collections' results are pooled and the
+RAGWeed 3e-3f postprocessors applied (postprocess.py). Degraded modes are
+stated, never silent: an unreachable embedder or a collection without vectors
+answers keyword-only with a notice, and an empty result says so.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ragtui.config import Settings
 from ragtui.retrieve.result import Hit, Mode, Retrieval
@@ -25,21 +24,21 @@ if TYPE_CHECKING:
     from llama_index.core.schema import NodeWithScore
 
     from ragtui.collections import Collection
-    from ragtui.retrieve.retriever import Scored
+    from ragtui.retrieve.retriever import HybridRetriever, Scored
+    from ragtui.retrieve.wordnet import Lexicon
 
 
-async def retrieve(settings: Settings, query: str, collections: Sequence[str], *, mode: Mode = "hybrid",
-                   synonyms: bool | None = None) -> Retrieval:
-    """Ranked, capped, deduped, normalised hits for `query` over the named collections (spec §5).
+async def retrieve(settings: Settings, query: str, collections: Sequence[Collection], *, lexicon: Lexicon,
+                   mode: Mode = "hybrid", synonyms: bool | None = None) -> Retrieval:
+    """Ranked, capped, deduped, normalised hits for `query` over these collections (spec §5).
 
     `mode`: "hybrid" (both legs), "vector" or "keyword". `synonyms` overrides
-    synonyms.enabled for this query. Raises CollectionError for an unknown name.
+    synonyms.enabled for this query; `lexicon` supplies them.
     """
     from ragtui.retrieve.postprocess import FUSED_SCORE_KEY, postprocessors
     from ragtui.retrieve.retriever import HybridRetriever
 
-    opened = [_open(settings, name) for name in dict.fromkeys(collections)]
-    retriever = HybridRetriever(settings, opened, mode=mode, synonyms=synonyms)
+    retriever = HybridRetriever(settings, collections, lexicon=lexicon, mode=mode, synonyms=synonyms)
     nodes = await retriever.aretrieve(query)
     t = time.perf_counter()
     for step in postprocessors(settings.retrieve):
@@ -47,39 +46,12 @@ async def retrieve(settings: Settings, query: str, collections: Sequence[str], *
     postprocess_ms = round((time.perf_counter() - t) * 1000, 2)
     hits = [_hit(n, retriever.evidence[n.node.node_id], FUSED_SCORE_KEY) for n in nodes]
     notices = list(dict.fromkeys(retriever.notices))
-    if not opened:
+    if not collections:
         notices.append("No collection selected: nothing to search.")
     elif not hits:
-        notices.append(_nothing_found(retriever, [c.name for c in opened]))
+        notices.append(_nothing_found(retriever, [c.name for c in collections]))
     meta = replace(retriever.meta, postprocess_ms=postprocess_ms, returned=len(hits))
     return Retrieval(query=query, hits=hits, meta=meta, keyword_only=retriever.keyword_only, notices=notices)
-
-
-_OPEN: dict[tuple[Path, str], tuple[str, Collection]] = {}
-_OPEN_LOCK = threading.Lock()
-
-
-def _open(settings: Settings, name: str) -> Collection:
-    """The collection, kept open between queries so its Whoosh searcher and IDF cache are reused.
-
-    Reopened when the collection was deleted and created again (its manifest's uid
-    changed; `created` for collections made before uids); raises CollectionError for
-    an unknown name.
-    """
-    from ragtui.collections import CollectionRegistry
-
-    registry = CollectionRegistry(settings)
-    key = (settings.data_dir, name)
-    with _OPEN_LOCK:
-        fresh = registry.open(name)
-        manifest = fresh.manifest
-        identity = str(manifest.get("uid") or manifest.get("created", ""))
-        cached = _OPEN.get(key)
-        if cached is None or cached[0] != identity:
-            if cached is not None:
-                cached[1].close()   # the deleted collection's searcher and Chroma client
-            _OPEN[key] = (identity, fresh)
-        return _OPEN[key][1]
 
 
 def _hit(node: NodeWithScore, scored: Scored, fused_key: str) -> Hit:
@@ -87,7 +59,7 @@ def _hit(node: NodeWithScore, scored: Scored, fused_key: str) -> Hit:
                rel_score=float(node.score or 0.0), legs=scored.legs)
 
 
-def _nothing_found(retriever: Any, names: list[str]) -> str:
+def _nothing_found(retriever: HybridRetriever, names: list[str]) -> str:
     where = ", ".join(names)
     if retriever.keyword_only:
         return f"No keyword match in {where}, and no vector search was possible: nothing found."

@@ -8,10 +8,8 @@ chunk: IDF about 0, so the gate and the long-query filter treat it as noise.
 
 from __future__ import annotations
 
-import threading
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ragtui.model import Chunk
@@ -24,41 +22,6 @@ if TYPE_CHECKING:
     from ragtui.stores.keyword import KeywordIndex
 
 SYNONYM_BOOST = 0.25  # a synonym weighs a quarter of a query word in the OR tier (README: eval evidence)
-
-
-@dataclass
-class _IdfEntry:
-    generation: int
-    n_docs: int
-    df: dict[str, int] = field(default_factory=dict)
-
-
-class IdfCache:
-    """Document frequencies per analysed term, per collection, valid for one index generation.
-
-    RAGWeed caches IDF lazily per term; here the cache is dropped as soon as the
-    Whoosh index commits a new generation (an ingest changed the collection).
-    """
-
-    def __init__(self) -> None:
-        self._entries: dict[Path, _IdfEntry] = {}
-        self._lock = threading.Lock()
-
-    def frequencies(self, index: KeywordIndex, terms: list[str]) -> tuple[int, dict[str, int]]:
-        """(N, {term: df}) for the index's current generation, looking up only terms not yet cached."""
-        generation = index.generation
-        with self._lock:
-            entry = self._entries.get(index.path)
-            if entry is None or entry.generation != generation:
-                entry = _IdfEntry(generation, index.doc_count())
-                self._entries[index.path] = entry
-            for term in terms:
-                if term not in entry.df:
-                    entry.df[term] = index.doc_frequency(term)
-            return entry.n_docs, {t: entry.df[t] for t in terms}
-
-
-IDF_CACHE = IdfCache()
 
 
 @dataclass(frozen=True)
@@ -79,11 +42,11 @@ def _term_query(index: KeywordIndex, text: str, boost: float = 1.0) -> Any:
     return Phrase(index.FIELD, terms, boost=boost)
 
 
-def plan_for(index: KeywordIndex, words: list[str], fts: FtsSettings, max_synonyms: int,
-             cache: IdfCache = IDF_CACHE) -> tuple[KeywordPlan, dict[str, str]]:
+def plan_for(index: KeywordIndex, words: list[str], fts: FtsSettings,
+             max_synonyms: int) -> tuple[KeywordPlan, dict[str, str]]:
     """The RAGWeed 3c plan for these words on this index, and each searchable word's analysed term."""
     term_of = {w: terms[0] for w in words if (terms := index.analyze(w))}
-    n_docs, df_terms = cache.frequencies(index, list(dict.fromkeys(term_of.values())))
+    n_docs, df_terms = index.frequencies(list(dict.fromkeys(term_of.values())))
     df = {w: df_terms[term_of[w]] if w in term_of else n_docs for w in words}
     plan = plan_keyword_query(words, df, n_docs, min_query_ic=fts.min_query_ic,
                               long_query_threshold=fts.long_query_threshold, max_synonyms=max_synonyms)
@@ -91,8 +54,7 @@ def plan_for(index: KeywordIndex, words: list[str], fts: FtsSettings, max_synony
 
 
 def keyword_search(index: KeywordIndex, query: str, *, fts: FtsSettings, top_k: int,
-                   synonyms: SynonymLookup | None, max_synonyms: int,
-                   cache: IdfCache = IDF_CACHE) -> KeywordResult:
+                   synonyms: SynonymLookup | None, max_synonyms: int) -> KeywordResult:
     """Gate, AND tier, then the OR tier with synonyms when AND found fewer than 3 chunks (RAGWeed 3c).
 
     Hits are (chunk, score) best first; in the OR tier the AND tier's full
@@ -102,7 +64,7 @@ def keyword_search(index: KeywordIndex, query: str, *, fts: FtsSettings, top_k: 
 
     started = time.perf_counter()
     words = query_words(query)
-    plan, term_of = plan_for(index, words, fts, max_synonyms if synonyms else 0, cache)
+    plan, term_of = plan_for(index, words, fts, max_synonyms if synonyms else 0)
     timings = {"plan": _ms(started)}
     searchable = [w for w in plan.kept if w in term_of]
     if not plan.gate_passed or not searchable:

@@ -24,7 +24,7 @@ from ragtui.model import Chunk
 from ragtui.retrieve.fusion import best_per_chunk, boost_merge, ranked, rrf_merge
 from ragtui.retrieve.keyword_leg import KeywordResult, keyword_search
 from ragtui.retrieve.result import MODES, CollectionMeta, KeywordMeta, LegHits, Mode, RetrievalMeta, VectorMeta
-from ragtui.retrieve.wordnet import SynonymLookup, missing_lexicon_notice, synonym_lookup
+from ragtui.retrieve.wordnet import Lexicon, SynonymLookup, missing_lexicon_notice
 
 if TYPE_CHECKING:
     from ragtui.collections import Collection
@@ -65,15 +65,14 @@ def describe_embed_error(host: str, model: str, exc: BaseException) -> str:
 
 async def embed_query(settings: Settings, query: str, models: Sequence[str]) -> QueryEmbeddings:
     """The lowercased query embedded once per model, in parallel (RAGWeed 3a); failures recorded, not raised."""
-    from llama_index.embeddings.ollama import OllamaEmbedding
+    from ragtui.ollama_api import ollama_embedding
 
     out = QueryEmbeddings()
     text = query.lower()
 
     async def one(model: str) -> None:
         started = time.perf_counter()
-        embedder = OllamaEmbedding(model_name=model, base_url=settings.ollama.host,
-                                   client_kwargs={"timeout": settings.ollama.timeout, "trust_env": False})
+        embedder = ollama_embedding(settings, model)
         try:
             out.vectors[model] = await embedder.aget_query_embedding(text)
         except Exception as exc:  # connection, HTTP and model errors all mean "no vector leg"
@@ -111,19 +110,21 @@ def fuse(scored: Sequence[Scored], fusion: str, *, weight: float, rrf_k: int,
 class HybridRetriever(BaseRetriever):
     """Vector + keyword legs per collection, merged; LlamaIndex `BaseRetriever` (spec §5).
 
-    `embed` replaces the Ollama query embedding (evaluation and benchmarks pass
-    precomputed vectors). After a call, `meta` holds its RetrievalMeta,
-    `notices` the degraded modes in plain words, `keyword_only`
+    `lexicon` supplies synonyms for the keyword leg. `embed` replaces the Ollama
+    query embedding (evaluation and benchmarks pass precomputed vectors). After a
+    call, `meta` holds its RetrievalMeta, `notices` the degraded modes in plain words, `keyword_only`
     whether no vector leg ran anywhere, and `evidence` the per-leg scores of
     every returned node id.
     """
 
-    def __init__(self, settings: Settings, collections: Sequence[Collection], *, mode: Mode = "hybrid",
-                 synonyms: bool | None = None, top_k: int | None = None, embed: QueryEmbedder | None = None) -> None:
+    def __init__(self, settings: Settings, collections: Sequence[Collection], *, lexicon: Lexicon,
+                 mode: Mode = "hybrid", synonyms: bool | None = None, top_k: int | None = None,
+                 embed: QueryEmbedder | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         self.settings = settings
         self.collections = list(collections)
+        self.lexicon = lexicon
         self.mode = mode
         self.use_synonyms = settings.synonyms.enabled if synonyms is None else synonyms
         self.top_k = top_k or settings.retrieve.top_k
@@ -155,9 +156,9 @@ class HybridRetriever(BaseRetriever):
         raw_single = self.mode != "hybrid" or not vector_ran
         pooled: list[tuple[Scored, float]] = []
         collections: dict[str, CollectionMeta] = {}
-        for collection, (scored, meta, _) in zip(self.collections, results, strict=True):
+        for collection, (evidence, meta, _) in zip(self.collections, results, strict=True):
             t = time.perf_counter()
-            fused = fuse(scored, self.settings.retrieve.fusion, weight=self.settings.fts.weight,
+            fused = fuse(evidence, self.settings.retrieve.fusion, weight=self.settings.fts.weight,
                          rrf_k=self.settings.retrieve.rrf_k, raw_single=raw_single)
             collections[collection.name] = replace(meta, merge_ms=round((time.perf_counter() - t) * 1000, 2),
                                                    hits=replace(meta.hits, merged=len(fused)))
@@ -183,9 +184,9 @@ class HybridRetriever(BaseRetriever):
     def _synonym_lookup(self) -> SynonymLookup | None:
         if not self.use_synonyms or self.mode == "vector":
             return None
-        lookup = synonym_lookup(self.settings.synonyms.lexicon, self.settings.data_dir)
+        lookup = self.lexicon.lookup()
         if lookup is None:
-            self.notices.append(missing_lexicon_notice(self.settings.synonyms.lexicon))
+            self.notices.append(missing_lexicon_notice(self.lexicon.lexicon))
         return lookup
 
     def _collection_legs(self, collection: Collection, query: str, embeddings: QueryEmbeddings,

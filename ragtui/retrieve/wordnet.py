@@ -5,8 +5,10 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from ragtui.errors import RagtuiError
 
-class WordNetError(Exception):
+
+class WordNetError(RagtuiError):
     """Installing a lexicon failed; the message says why and what to do instead."""
 
 
@@ -90,19 +92,29 @@ class SynonymLookup:
             return list(self._cache[word])
 
 
-_lookups: dict[tuple[str, Path], SynonymLookup] = {}
-_lookups_lock = threading.Lock()
-
-
 def synonym_lookup(lexicon: str, data_dir: Path) -> SynonymLookup | None:
-    """The shared lookup for an installed lexicon, or None when it is not installed (expansion off)."""
-    key = (lexicon, Path(data_dir))
-    with _lookups_lock:
-        if key not in _lookups:
-            if not installed(lexicon, data_dir):
-                return None
-            _lookups[key] = SynonymLookup(lexicon, data_dir)
-        return _lookups[key]
+    """A lookup for an installed lexicon, or None when it is not installed (expansion off)."""
+    return SynonymLookup(lexicon, data_dir) if installed(lexicon, data_dir) else None
+
+
+class Lexicon:
+    """The configured lexicon's lookup, opened once it is installed and then shared by every query.
+
+    Until it is installed each query asks again, so `ragtui wordnet install` takes
+    effect in a running app without a restart.
+    """
+
+    def __init__(self, lexicon: str, data_dir: Path) -> None:
+        self.lexicon = lexicon
+        self.data_dir = Path(data_dir)
+        self._lookup: SynonymLookup | None = None
+        self._lock = threading.Lock()
+
+    def lookup(self) -> SynonymLookup | None:
+        with self._lock:
+            if self._lookup is None:
+                self._lookup = synonym_lookup(self.lexicon, self.data_dir)
+            return self._lookup
 
 
 def missing_lexicon_notice(lexicon: str) -> str:

@@ -20,7 +20,9 @@ if TYPE_CHECKING:
     from whoosh.query import Query
 
 WRITE_LOCK_TIMEOUT = 30.0
-_OPEN_LOCK = threading.Lock()   # whoosh's create_in is not safe against a second thread creating the same index
+# Process-wide, like the folders it guards: whoosh's create_in is not safe against a second thread
+# (of any workspace) creating the same index.
+_OPEN_LOCK = threading.Lock()
 
 
 def _schema() -> Any:
@@ -51,6 +53,9 @@ class KeywordIndex:
         self._analyzer = self._ix.schema[self.FIELD].analyzer
         self._lock = threading.RLock()
         self._searcher: Any = None
+        self._df_generation = -1      # the generation _df and _df_docs were read at
+        self._df_docs = 0
+        self._df: dict[str, int] = {}
 
     # --- reading -------------------------------------------------------------
 
@@ -80,6 +85,21 @@ class KeywordIndex:
         """Chunks containing an already-analyzed term ('instal', not 'install')."""
         with self._lock:
             return int(self.searcher().doc_frequency(self.FIELD, term))
+
+    def frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """(N, {term: df}) for the current generation, reading only terms not yet cached.
+
+        RAGWeed caches IDF lazily per term; the cache is dropped as soon as the index
+        commits a new generation (an ingest changed the collection).
+        """
+        with self._lock:
+            generation = self.generation
+            if generation != self._df_generation:
+                self._df_generation, self._df_docs, self._df = generation, self.doc_count(), {}
+            for term in terms:
+                if term not in self._df:
+                    self._df[term] = self.doc_frequency(term)
+            return self._df_docs, {t: self._df[t] for t in terms}
 
     def search(self, query: Query, limit: int) -> list[tuple[Chunk, float]]:
         """BM25F hits, best first, as chunks with their raw scores."""

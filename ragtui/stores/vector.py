@@ -11,7 +11,7 @@ import hashlib
 import math
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,8 +19,11 @@ from ragtui.model import Chunk
 from ragtui.stores.nodes import chunk_to_node, node_to_chunk
 
 if TYPE_CHECKING:
+    from llama_index.core.schema import BaseNode
+
     from ragtui.config import ChromaSettings
 
+# Process-wide, like chromadb's own cache of one system per path: clients are created and released one at a time.
 _CLIENT_LOCK = threading.Lock()
 
 
@@ -51,6 +54,14 @@ def release_embedded(path: Path) -> None:
         SharedSystemClient._identifier_to_refcount.pop(str(path), None)
     if system is not None:
         system.stop()
+
+
+def cosine_from_chroma(score: float) -> float:
+    """Cosine similarity from a ChromaVectorStore score, which is exp(-distance) with distance = 1 - cos.
+
+    cos = 1 + ln(score) (llamaindex-notes §3); a zero score (distance = inf) maps to -1.
+    """
+    return 1.0 + math.log(score) if score > 0 else -1.0
 
 
 def chroma_name(prefix: str, model: str) -> str:
@@ -84,14 +95,10 @@ class VectorIndex:
         if not chunks:
             return
         self.delete_ids([c.id for c in chunks])
-        nodes = [chunk_to_node(c, e) for c, e in zip(chunks, embeddings, strict=True)]
+        nodes: list[BaseNode] = [chunk_to_node(c, e) for c, e in zip(chunks, embeddings, strict=True)]
         step = max(1, int(self.client.get_max_batch_size()))
         for start in range(0, len(nodes), step):
             self.store.add(nodes[start:start + step])
-
-    def delete_sources(self, sources: Iterable[str]) -> None:
-        for source in sources:
-            self.store.delete(ref_doc_id=source)
 
     def delete_ids(self, ids: Sequence[str]) -> None:
         step = max(1, int(self.client.get_max_batch_size()))
@@ -120,8 +127,8 @@ class VectorIndex:
             return []
         result = self.store.query(VectorStoreQuery(query_embedding=list(embedding), similarity_top_k=top_k))
         sims = result.similarities or []
-        return [(node_to_chunk(node), 1.0 + math.log(max(s, 1e-12))) for node, s in zip(result.nodes or [], sims,
-                                                                                       strict=True)]
+        return [(node_to_chunk(node), cosine_from_chroma(s)) for node, s in zip(result.nodes or [], sims,
+                                                                                 strict=True)]
 
     def get(self, ids: Sequence[str]) -> list[Chunk]:
         if not ids:

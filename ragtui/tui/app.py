@@ -20,6 +20,7 @@ from textual.containers import Container, Horizontal, Vertical
 from textual.events import Resize
 from textual.widgets import Footer, Input
 
+from ragtui.collections import CollectionInfo
 from ragtui.config import Settings
 from ragtui.events import (
     AnnotationFailed,
@@ -39,7 +40,7 @@ from ragtui.model import AnnotationState
 from ragtui.tui import keymap
 from ragtui.tui.clipboard import osc52, save_copy
 from ragtui.tui.commands import RagtuiCommands
-from ragtui.tui.engine import CollectionView, Engine
+from ragtui.tui.engine import Engine
 from ragtui.tui.messages import CitationClicked, CollectionToggled, OllamaProbed, SourceChosen
 from ragtui.tui.themes import DEFAULT_THEME, load_themes, shipped_themes_dir, user_themes_dir
 from ragtui.tui.widgets.collections import CollectionsPane
@@ -91,7 +92,7 @@ class RagtuiApp(App[int]):
         self.ollama_up: bool | None = None
         self.ollama_problem = ""
         self.active: set[str] = set()
-        self.collection_views: list[CollectionView] = []
+        self.collection_views: list[CollectionInfo] = []
         self.collections_shown: bool | None = None   # None: decided by the terminal's width
         self.startup_notes: list[tuple[str, str]] = []
         self.theme_names: list[str] = []
@@ -221,7 +222,7 @@ class RagtuiApp(App[int]):
             return
         self.show_collections(views)
 
-    def show_collections(self, views: list[CollectionView], active: set[str] | None = None) -> None:
+    def show_collections(self, views: list[CollectionInfo], active: set[str] | None = None) -> None:
         """Render the collections; by default every non-empty one is active the first time."""
         known = {v.name for v in views}
         if active is not None:
@@ -542,5 +543,9 @@ class RagtuiApp(App[int]):
 
 def run_app(settings: Settings, ingest_on_start: tuple[Path, str] | None = None) -> int:
     """Open the TUI; the one place that looks at $TMUX (for OSC 52 passthrough)."""
-    RagtuiApp(settings, in_tmux=bool(os.environ.get("TMUX")), ingest_on_start=ingest_on_start).run()
+    app = RagtuiApp(settings, in_tmux=bool(os.environ.get("TMUX")), ingest_on_start=ingest_on_start)
+    try:
+        app.run()
+    finally:
+        app.engine.close()
     return 0

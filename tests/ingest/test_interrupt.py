@@ -100,7 +100,7 @@ def test_ctrl_c_stops_the_cli_cleanly(make_settings: Callable[..., Settings], fa
 
 def test_cancelled_task_leaves_stores_consistent(make_settings: Callable[..., Settings], fake_ollama: FakeOllama,
                                                  tmp_path: Path) -> None:
-    from ragtui.ingest.pipeline import ingest_paths
+    from ragtui.workspace import Workspace
 
     folder = make_folder(tmp_path / "docs", files=8)
     settings = make_settings(*SMALL, "embed.batch_size=4")
@@ -108,9 +108,10 @@ def test_cancelled_task_leaves_stores_consistent(make_settings: Callable[..., Se
 
     async def run_until_embedding() -> None:
         async def consume() -> None:
-            async for event in ingest_paths(settings, "c", [folder]):
-                if isinstance(event, IngestProgress) and event.embedded:
-                    started.set()
+            async with Workspace(settings) as workspace:
+                async for event in workspace.ingest([folder], "c"):
+                    if isinstance(event, IngestProgress) and event.embedded:
+                        started.set()
 
         started = asyncio.Event()
         task = asyncio.create_task(consume())

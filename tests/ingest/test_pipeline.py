@@ -13,7 +13,7 @@ from ragtui.config import Settings
 from ragtui.events import FileSkipped, IngestProgress, Notice
 from tests.fake_ollama import FakeOllama
 from tests.ingest import corpus
-from tests.ingest.conftest import SMALL, collect, ingest, ingest_docs
+from tests.ingest.conftest import SMALL, ingest, ingest_docs, ingest_events
 
 PROSE = ("Toilets flush water through a trap. The float valve refills the tank after each flush. "
          "A worn flapper lets water leak into the bowl, which wastes water all day. ")
@@ -132,7 +132,7 @@ def test_sync_removes_chunks_of_deleted_files(settings: Settings, folder: Path) 
 def test_ollama_down_builds_keyword_index_then_fills_embeddings(make_settings: Callable[..., Settings],
                                                                 folder: Path, fake_ollama: FakeOllama) -> None:
     down = make_settings(*SMALL, "ollama.host=http://127.0.0.1:9")
-    events, report = collect(__import__("ragtui.ingest.pipeline", fromlist=["x"]).ingest_paths(down, "c", [folder]))
+    events, report = ingest_events(down, [folder])
     assert report.needs_embedding and report.chunks_embedded == 0 and len(report.added) == 4
     assert any(isinstance(e, Notice) and "nomic-embed-text" in e.message for e in events)
     keyword, vectors = stores(down)
@@ -203,9 +203,7 @@ def test_entropy_filter_counts_dropped_chunks(settings: Settings, tmp_path: Path
 
 
 def test_progress_events(settings: Settings, folder: Path) -> None:
-    from ragtui.ingest.pipeline import ingest_paths
-
-    events, _ = collect(ingest_paths(settings, "c", [folder]))
+    events, _ = ingest_events(settings, [folder])
     progress = [e for e in events if isinstance(e, IngestProgress)]
     assert progress and progress[-1].files_done == progress[-1].files_total == 4
     assert progress[-1].embedded == progress[-1].chunks and progress[-1].eta_s == 0.0
@@ -262,7 +260,7 @@ def test_bad_input_corpus(settings: Settings, tmp_path: Path) -> None:
     after = set(tmp_path.rglob("*"))
     assert {p for p in after - before if "data" not in p.relative_to(tmp_path).parts} == set()
     assert not (tmp_path / "outside.txt").exists()
-    events = collect(__import__("ragtui.ingest.pipeline", fromlist=["x"]).ingest_paths(settings, "c", [root]))[0]
+    events = ingest_events(settings, [root])[0]
     assert {e.source for e in events if isinstance(e, FileSkipped)} >= set(skipped) - {"locked.txt"}
 
 
@@ -295,20 +293,21 @@ def test_queries_while_an_ingest_runs_see_committed_state(settings: Settings, fo
                                                           fake_ollama: FakeOllama) -> None:
     import asyncio
 
-    from ragtui.ingest.pipeline import ingest_paths
+    from ragtui.workspace import Workspace
     from tests.fake_ollama import hashed_embedding
 
     fake_ollama.embed_delay = 0.05
     seen: list[tuple[int, int]] = []
 
     async def run() -> None:
-        async for event in ingest_paths(settings, "c", [folder]):
-            if isinstance(event, IngestProgress) and event.embedded:
-                reader = CollectionRegistry(settings).open("c")      # a separate reader, as the TUI would open
-                hits = reader.vectors("nomic-embed-text").query(hashed_embedding("flapper", 64), top_k=5)
-                seen.append((reader.keyword.doc_count(), len(hits)))
-                assert reader.state == "ingesting"
-                reader.close()
+        async with Workspace(settings) as workspace:
+            async for event in workspace.ingest([folder], "c"):
+                if isinstance(event, IngestProgress) and event.embedded:
+                    reader = CollectionRegistry(settings).open("c")      # a separate reader, as the TUI would open
+                    hits = reader.vectors("nomic-embed-text").query(hashed_embedding("flapper", 64), top_k=5)
+                    seen.append((reader.keyword.doc_count(), len(hits)))
+                    assert reader.state == "ingesting"
+                    reader.close()
 
     asyncio.run(run())
     assert seen and all(n > 0 and hits > 0 for n, hits in seen)

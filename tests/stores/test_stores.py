@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 
@@ -8,6 +9,7 @@ import pytest
 from ragtui.collections import CollectionError, CollectionRegistry
 from ragtui.config import Settings
 from ragtui.model import Chunk, ChunkMeta, chunk_id
+from ragtui.stores.vector import cosine_from_chroma
 from tests.fake_ollama import hashed_embedding
 
 
@@ -28,20 +30,24 @@ def test_label_names_collection_file_and_page() -> None:
     assert make_chunk("a.md", 0, "x").label == "c/a.md"
 
 
-def test_registry_create_list_delete(make_settings: Callable[..., Settings]) -> None:
-    reg = CollectionRegistry(make_settings())
-    assert reg.list() == []
-    reg.create("papers", topic="physics")
-    with pytest.raises(CollectionError, match="already exists"):
-        reg.create("papers")
-    with pytest.raises(CollectionError, match="invalid collection name"):
-        reg.create("../escape")
-    info = reg.list()[0]
-    assert (info.name, info.topic, info.chunks, info.state) == ("papers", "physics", 0, "empty")
-    reg.delete("papers")
-    assert reg.names() == []
-    with pytest.raises(CollectionError, match="ragtui ingest"):
-        reg.open("papers")
+def test_workspace_creates_lists_and_deletes_collections(make_settings: Callable[..., Settings]) -> None:
+    from ragtui.workspace import Workspace
+
+    with Workspace(make_settings()) as workspace:
+        assert workspace.list_collections() == []
+        workspace.create_collection("papers", topic="physics")
+        with pytest.raises(CollectionError, match="already exists"):
+            workspace.create_collection("papers")
+        with pytest.raises(CollectionError, match="invalid collection name"):
+            workspace.create_collection("../escape")
+        info = workspace.list_collections()[0]
+        assert (info.name, info.topic, info.chunks, info.state) == ("papers", "physics", 0, "empty")
+        workspace.delete_collection("papers")
+        assert workspace.collection_names() == []
+        with pytest.raises(CollectionError, match="ragtui ingest"):
+            workspace.collection("papers")
+        with pytest.raises(CollectionError, match="invalid collection name"):
+            workspace.collection("../papers")
 
 
 def test_keyword_and_vector_stores_round_trip(make_settings: Callable[..., Settings]) -> None:
@@ -65,7 +71,7 @@ def test_keyword_and_vector_stores_round_trip(make_settings: Callable[..., Setti
 
     generation = kw.generation
     assert kw.delete_sources(["a.md"]) == 2
-    vec.delete_sources(["a.md"])
+    vec.delete_ids([c.id for c in chunks if c.meta.source == "a.md"])
     assert kw.generation != generation
     assert kw.ids() == vec.ids() == {chunks[2].id}
     assert kw.doc_count() == 1 and kw.sources() == {"b.md"}
@@ -112,3 +118,9 @@ def test_chroma_names_keep_folded_collection_and_model_names_apart() -> None:
              chroma_name("chunks", "nomic-embed-text:v1.5"), chroma_name("chunks", "nomic-embed-text-v1.5")}
     assert len(names) == 4
     assert all(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]", n) for n in names)
+
+
+def test_chroma_score_converts_back_to_cosine() -> None:
+    for cos in (1.0, 0.8, 0.0, -1.0):
+        assert cosine_from_chroma(math.exp(-(1 - cos))) == pytest.approx(cos)
+    assert cosine_from_chroma(0.0) == -1.0

@@ -5,15 +5,16 @@ from pathlib import Path
 
 import pytest
 
+from ragtui.collections import CollectionInfo
 from ragtui.config import Settings, load_settings
 from ragtui.events import Event
 from ragtui.tui.app import RagtuiApp
-from ragtui.tui.engine import CollectionView
 from ragtui.tui.messages import OllamaProbed
 
 FIXED_HOST = "http://127.0.0.1:11434"   # shown in snapshots; never contacted (the probe is off in those tests)
-COLLECTIONS = [CollectionView("demo", "Darwin and notes", 42), CollectionView("papers", "genetics", 7),
-               CollectionView("drafts", "", 0, "empty")]
+COLLECTIONS = [CollectionInfo("demo", "Darwin and notes", "", (), 42, "ready"),
+               CollectionInfo("papers", "genetics", "", (), 7, "ready"),
+               CollectionInfo("drafts", "", "", (), 0, "empty")]
 
 
 @pytest.fixture

@@ -52,10 +52,11 @@ class Script:
 
 
 async def ingest(settings: Settings, folder: Path, collection: str = "docs") -> None:
-    from ragtui.ingest.pipeline import ingest_paths
+    from ragtui.workspace import Workspace
 
-    async for _ in ingest_paths(settings, collection, [folder]):
-        pass
+    async with Workspace(settings) as workspace:
+        async for _ in workspace.ingest([folder], collection):
+            pass
 
 
 @pytest.fixture

@@ -9,11 +9,11 @@ from __future__ import annotations
 import dataclasses
 
 from ragtui.events import FileSkipped, IngestProgress
-from ragtui.tui.engine import DocumentView
 from ragtui.tui.screens.help import HelpScreen
 from ragtui.tui.screens.ingest import IngestScreen
 from ragtui.tui.screens.source_viewer import SourceViewer
 from ragtui.tui.widgets.sources import SourcesPanel
+from ragtui.workspace import DocumentView
 from tests.tui.conftest import feed, quiet_app
 from tests.tui.scripted import finished_session, make_sources
 

@@ -10,7 +10,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from ragtui.tui.engine import SessionSummary
+from ragtui.history import SessionSummary
 
 
 class HistoryScreen(ModalScreen[int | None]):
@@ -35,7 +35,7 @@ class HistoryScreen(ModalScreen[int | None]):
         table = self.query_one(DataTable)
         table.add_columns("#", "when (UTC)", "query", "collections", "relevant/sources", "answer")
         for s in self.sessions.values():
-            table.add_row(str(s.id), s.created[:16].replace("T", " "), s.query, ", ".join(s.collections),
+            table.add_row(str(s.id), s.created_at[:16].replace("T", " "), s.query, ", ".join(s.collections),
                           f"{s.relevant}/{s.sources}", s.stop_reason or "-", key=str(s.id))
         if not self.sessions:
             self.query_one("#history-note", Static).update("No sessions yet: run a query first.")

@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
-import re
 from typing import ClassVar
 
 from textual import on
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.validation import Regex
+from textual.validation import Function
 from textual.widgets import Input, Static
 
-NAME_RULE = r"[A-Za-z0-9][A-Za-z0-9_-]{0,62}"  # the registry's rule (ragtui.collections.NAME_RE)
+from ragtui.collections import NAME_RULE, CollectionError, validate_collection_name
 
 
 def name_problem(name: str, existing: set[str]) -> str:
     """Why a collection name cannot be used, or "" when it can."""
-    if not re.fullmatch(NAME_RULE, name):
-        return "1-63 letters, digits, '-' or '_', starting with a letter or digit"
+    try:
+        validate_collection_name(name)
+    except CollectionError:
+        return NAME_RULE
     if name in existing:
         return f"a collection named {name!r} already exists"
     return ""
@@ -34,7 +35,8 @@ class NewCollectionScreen(ModalScreen[tuple[str, str] | None]):
     def compose(self):
         with Vertical(id="new-collection-box", classes="dialog"):
             yield Static("New collection", classes="dialog-title")
-            yield Input(placeholder="name, e.g. papers", id="new-name", validators=[Regex(NAME_RULE)])
+            yield Input(placeholder="name, e.g. papers", id="new-name",
+                        validators=[Function(lambda name: not name_problem(name, set()))])
             yield Input(placeholder="topic (optional): what is in it", id="new-topic")
             yield Static("enter creates it · esc cancels", id="new-note", classes="dialog-hint")
 

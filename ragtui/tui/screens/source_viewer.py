@@ -12,7 +12,7 @@ from textual.widgets import Footer, Static, TextArea
 from textual.widgets.text_area import Selection
 
 from ragtui.model import SessionSource
-from ragtui.tui.engine import DocumentView
+from ragtui.workspace import DocumentView
 
 
 def offset_to_location(text: str, offset: int) -> tuple[int, int]:

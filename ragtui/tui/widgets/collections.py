@@ -9,12 +9,12 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Label, ListItem, ListView, Static
 
-from ragtui.tui.engine import CollectionView
+from ragtui.collections import CollectionInfo
 from ragtui.tui.messages import CollectionToggled
 
 
 class CollectionItem(ListItem):
-    def __init__(self, view: CollectionView, active: bool) -> None:
+    def __init__(self, view: CollectionInfo, active: bool) -> None:
         self.view = view
         self.active = active
         super().__init__(Label(self._text()))
@@ -27,7 +27,7 @@ class CollectionItem(ListItem):
         text.append(f"\n    {v.chunks} chunks", style="dim")
         if v.state != "ready":
             joint = " · " if len(v.state) <= 10 else "\n    "  # "needs embeddings" gets a line of its own
-            text.append(f"{joint}{v.state}", style="red" if v.state in ("interrupted", "error") else "yellow")
+            text.append(f"{joint}{v.state}", style="red" if v.state == "interrupted" else "yellow")
         if v.topic:
             text.append(f"\n    {v.topic}", style="italic dim")
         return text
@@ -45,7 +45,7 @@ class CollectionsPane(Vertical):
         yield ListView(id="collections")
         yield Static("", id="collections-note")
 
-    def set_collections(self, views: list[CollectionView], active: set[str]) -> None:
+    def set_collections(self, views: list[CollectionInfo], active: set[str]) -> None:
         """Show these collections; `active` names the ones queries search."""
         listing = self.query_one(ListView)
         listing.clear()

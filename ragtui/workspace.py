@@ -1,0 +1,221 @@
+"""The engine as one object: what the CLI and the TUI open, use and close.
+
+    async with Workspace(settings) as workspace:          # or: ws = Workspace(settings).open(); ...; ws.close()
+        session = workspace.new_session("how do pumps start?", ["manuals"])
+        async for event in session.run(): ...
+
+A Workspace is the single owner of the engine's state for one data dir: the
+collection registry, the collections it has opened (kept open between queries so
+their Whoosh searchers, IDF caches and Chroma clients are reused), the history
+store and the WordNet lexicon. Research sessions, retrieval, ingest, the source
+viewer's documents and exports all go through it. Nothing opens until it is first
+used, so building one costs nothing and imports no heavy library; methods that
+do blocking I/O are plain functions, which the TUI runs in threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncGenerator, Iterable, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from ragtui.collections import Collection, CollectionError, CollectionInfo, CollectionRegistry
+from ragtui.config import Settings
+from ragtui.history import HistoryStore
+from ragtui.retrieve.wordnet import Lexicon
+
+if TYPE_CHECKING:
+    from ragtui.events import Event
+    from ragtui.model import ChunkMeta, SessionSource
+    from ragtui.research import ResearchSession
+    from ragtui.retrieve.result import Mode, Retrieval
+
+
+@dataclass(frozen=True)
+class DocumentView:
+    """The text the source viewer shows, with the chunk's span in it."""
+
+    text: str
+    start: int
+    end: int
+    note: str = ""                   # why only part of the document is shown, if it is
+
+
+class Workspace:
+    """The engine for one data dir: collections, retrieval, research sessions, history and ingest."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.registry = CollectionRegistry(settings)
+        self.lexicon = Lexicon(settings.synonyms.lexicon, settings.data_dir)
+        self._open: dict[str, tuple[str, Collection]] = {}   # name -> (manifest identity, open collection)
+        self._history: HistoryStore | None = None
+        self._lock = threading.Lock()    # the TUI calls in from worker threads
+
+    # --- lifetime --------------------------------------------------------------------
+
+    def open(self) -> Workspace:
+        """For `ws = Workspace(settings).open()` ... `ws.close()`; everything opens on first use."""
+        return self
+
+    def close(self) -> None:
+        """Close every open collection (searchers, Chroma clients, records); the workspace can be used again."""
+        with self._lock:
+            opened, self._open = self._open, {}
+        for _, collection in opened.values():
+            collection.close()
+
+    def __enter__(self) -> Workspace:
+        return self.open()
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Workspace:
+        return self.open()
+
+    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await asyncio.to_thread(self.close)
+
+    @property
+    def history(self) -> HistoryStore:
+        """The saved research sessions (created on first use)."""
+        with self._lock:
+            if self._history is None:
+                self._history = HistoryStore(self.settings.data_dir)
+            return self._history
+
+    # --- collections -----------------------------------------------------------------
+
+    def collection(self, name: str) -> Collection:
+        """The open collection `name`; CollectionError when there is none.
+
+        Reopened when the collection was deleted and created again behind this
+        workspace's back (its manifest's uid changed; `created` for collections made
+        before uids), and the replaced one is closed.
+        """
+        with self._lock:
+            fresh = self.registry.open(name)
+            manifest = fresh.manifest
+            identity = str(manifest.get("uid") or manifest.get("created", ""))
+            cached = self._open.get(name)
+            if cached is None or cached[0] != identity:
+                if cached is not None:
+                    cached[1].close()   # the deleted collection's searcher and Chroma client
+                self._open[name] = (identity, fresh)
+            return self._open[name][1]
+
+    def collection_names(self) -> list[str]:
+        return self.registry.names()
+
+    def list_collections(self) -> list[CollectionInfo]:
+        return [self.collection(name).info() for name in self.registry.names()]
+
+    def create_collection(self, name: str, topic: str = "") -> Collection:
+        self.registry.create(name, topic).close()
+        return self.collection(name)
+
+    def delete_collection(self, name: str) -> None:
+        """Close the collection if it is open here, then delete it (refused while an ingest writes into it)."""
+        with self._lock:
+            cached = self._open.pop(name, None)
+        if cached is not None:
+            cached[1].close()
+        self.registry.delete(name)
+
+    # --- retrieval and research ------------------------------------------------------
+
+    async def retrieve(self, query: str, names: Sequence[str], *, mode: Mode = "hybrid",
+                       synonyms: bool | None = None) -> Retrieval:
+        """Hybrid retrieval over the named collections (CollectionError for an unknown name)."""
+        from ragtui.retrieve.hybrid import retrieve
+
+        collections = [self.collection(name) for name in dict.fromkeys(names)]
+        return await retrieve(self.settings, query, collections, lexicon=self.lexicon, mode=mode, synonyms=synonyms)
+
+    def new_session(self, query: str, names: Sequence[str]) -> ResearchSession:
+        from ragtui.research import ResearchSession
+
+        return ResearchSession(self.settings, query, names, history=self.history, retrieve=self.retrieve)
+
+    def reopen(self, session_id: int) -> ResearchSession:
+        """A saved session, ready for re-annotation or continuation (HistoryError when there is none)."""
+        from ragtui.research import ResearchSession
+
+        return ResearchSession.reopen(self.settings, session_id, history=self.history, retrieve=self.retrieve)
+
+    def export_session(self, session_id: int) -> Path:
+        """The session as Markdown with numbered sources, written under <data dir>/exports/."""
+        text = self.history.export_markdown(session_id)
+        path = self.settings.data_dir / "exports" / f"session-{session_id}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    def wordnet_state(self) -> tuple[bool, str]:
+        """Whether synonym expansion will run, and why not when it will not."""
+        from ragtui.retrieve.wordnet import installed
+
+        synonyms = self.settings.synonyms
+        if not synonyms.enabled:
+            return False, "synonyms.enabled = false"
+        if installed(synonyms.lexicon, self.settings.data_dir):
+            return True, synonyms.lexicon
+        return False, f"{synonyms.lexicon} not installed (ragtui wordnet install)"
+
+    def document(self, source: SessionSource) -> DocumentView:
+        """The chunk inside its document's text (kept by the ingest); the chunk alone when that is gone."""
+        chunk = source.chunk
+        try:
+            text = self._document_text(chunk.meta)
+        except Exception as exc:  # a moved, changed or unreadable file still leaves the chunk to show
+            return DocumentView(chunk.text, 0, len(chunk.text), note=f"showing the chunk only: {exc}")
+        start, end = chunk.meta.char_start, chunk.meta.char_end
+        if text[start:end] != chunk.text:
+            start = text.find(chunk.text)
+            if start < 0:
+                return DocumentView(chunk.text, 0, len(chunk.text),
+                                    note="showing the chunk only: the document changed since this session")
+            end = start + len(chunk.text)
+        return DocumentView(text, start, end)
+
+    def _document_text(self, meta: ChunkMeta) -> str:
+        """The extracted text of the chunk's file, as the ingest stored it."""
+        found = self.collection(meta.collection).document(meta.source)
+        if found is None:
+            raise CollectionError(f"{meta.source} is no longer indexed in {meta.collection}")
+        return found[0]
+
+    # --- ingest ------------------------------------------------------------------------
+
+    async def ingest(self, paths: Sequence[Path], name: str, *, topic: str = "",
+                     sync: bool = False) -> AsyncGenerator[Event, None]:
+        """Ingest files and folders into `name` (created if new; `topic` set when given); ragtui.events out."""
+        from ragtui.ingest.pipeline import ingest_paths
+
+        collection = self._ingest_target(name, topic)
+        async with aclosing(ingest_paths(self.settings, collection, paths, sync=sync)) as events:
+            async for event in events:
+                yield event
+
+    async def ingest_documents(self, name: str, documents: Iterable[tuple[str, str]]) -> AsyncGenerator[Event, None]:
+        """Ingest in-memory (source id, text) documents into `name` (created if new)."""
+        from ragtui.ingest.pipeline import ingest_documents
+
+        collection = self._ingest_target(name, "")
+        async with aclosing(ingest_documents(self.settings, collection, documents)) as events:
+            async for event in events:
+                yield event
+
+    def _ingest_target(self, name: str, topic: str) -> Collection:
+        collection = self.collection(name) if self.registry.exists(name) else self.create_collection(name, topic)
+        if topic and topic != collection.topic:
+            collection.update_manifest(topic=topic)
+        return collection
