@@ -335,7 +335,7 @@ def _pdf(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
         pages: list[Page] = []
         offset = 0
         try:
-            for page in doc:
+            for page in doc.pages():
                 text = page.get_text("text")
                 if not text.strip() and cfg.tesseract_bin:
                     text = _ocr(page, cfg.tesseract_bin)
