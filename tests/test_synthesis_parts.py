@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragtui.llm.citations import check_citations, cited_numbers
+from ragtui.llm.citations import CitationSpan, check_citations, citation_spans, cited_numbers
 from ragtui.llm.continuation import SeamBuffer, overlap, seam
 from ragtui.llm.synthesize import build_messages, continue_messages, plan, serialise
 from ragtui.model import AnnotationState, SessionSource
@@ -72,6 +72,11 @@ def test_plan_cuts_the_best_source_when_none_fits_whole() -> None:
 ])
 def test_citation_forms(text: str, numbers: tuple[int, ...]) -> None:
     assert cited_numbers(text) == numbers
+
+
+def test_citation_spans_leave_a_markdown_link_alone() -> None:
+    """The TUI links exactly these spans: a range is one citation of three sources, [1](http://x) a link."""
+    assert citation_spans("[2-4]; see [1](http://x)") == (CitationSpan(0, 5, (2, 3, 4)),)
 
 
 def test_citations_outside_the_prompt_are_flagged() -> None:

@@ -1,4 +1,8 @@
-"""Citations in an answer: [3], [1, 2], [1][2], [2-4] mapped back to source numbers."""
+"""Citations in an answer: [3], [1, 2], [1][2], [2-4] mapped back to source numbers.
+
+The one parser of citations: the engine checks an answer's citations with it and
+the TUI turns the same spans into links, so both agree on what is a citation.
+"""
 
 from __future__ import annotations
 
@@ -13,29 +17,40 @@ MAX_RANGE = 100      # "[1-5000]" is not a citation of 5,000 sources
 
 
 @dataclass(frozen=True)
+class CitationSpan:
+    """One bracketed citation: text[start:end] is the bracket, `numbers` the sources it names, in its order."""
+
+    start: int
+    end: int
+    numbers: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class Citations:
     cited: tuple[int, ...]           # every number cited, in order of first appearance
     unknown: tuple[int, ...]         # cited numbers that were not in the prompt
 
 
-def cited_numbers(text: str) -> tuple[int, ...]:
-    """Numbers cited in `text`, in order of first appearance, without repeats.
+def _numbers(group: str) -> tuple[int, ...]:
+    """A group such as "1, 2-4" as (1, 2, 3, 4); a reversed or oversized range counts as its first number."""
+    numbers: list[int] = []
+    for bounds in _RANGE.finditer(group):
+        start = int(bounds.group(1))
+        end = int(bounds.group(2) or start)
+        if end < start or end - start > MAX_RANGE:
+            end = start
+        numbers.extend(range(start, end + 1))
+    return tuple(numbers)
 
-    A bracket followed by "(" is a Markdown link label, not a citation.
-    """
-    seen: dict[int, None] = {}
-    for match in _CITE.finditer(text):
-        for part in re.split(r"\s*[,;]\s*", match.group(1).strip()):
-            bounds = _RANGE.fullmatch(part)
-            if bounds is None:
-                continue
-            start = int(bounds.group(1))
-            end = int(bounds.group(2) or start)
-            if end < start or end - start > MAX_RANGE:
-                end = start
-            for number in range(start, end + 1):
-                seen.setdefault(number, None)
-    return tuple(seen)
+
+def citation_spans(text: str) -> tuple[CitationSpan, ...]:
+    """Every citation in `text`, in order. A bracket followed by "(" is a Markdown link label, not a citation."""
+    return tuple(CitationSpan(m.start(), m.end(), _numbers(m.group(1))) for m in _CITE.finditer(text))
+
+
+def cited_numbers(text: str) -> tuple[int, ...]:
+    """Numbers cited in `text`, in order of first appearance, without repeats."""
+    return tuple(dict.fromkeys(n for span in citation_spans(text) for n in span.numbers))
 
 
 def check_citations(text: str, in_prompt: Collection[int]) -> Citations:

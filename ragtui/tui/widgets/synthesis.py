@@ -7,17 +7,19 @@ opens that source, and a banner says how the answer stopped.
 
 from __future__ import annotations
 
-import re
+from collections.abc import Collection
+from typing import Any
 
 from rich.text import Text
 from textual import on
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
+from ragtui.llm.citations import citation_spans
 from ragtui.tui.messages import CitationClicked
 
-CITATION = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 STOP_NOTES = {
     "length": ("warning", "The answer was cut off at llm.max_tokens. Press c to continue it."),
     "cancelled": ("warning", "Cancelled. Press s to synthesize again."),
@@ -25,28 +27,30 @@ STOP_NOTES = {
 }
 
 
-def linkify_citations(text: str, known: set[int]) -> str:
-    """Turn each [N] (and [N, M]) naming a known source into a `cite:N` link; leave the rest as they are."""
-    def one(n: str) -> str:
-        return f"[\\[{n}\\]](cite:{n})" if int(n) in known else f"[{n}]"
+def linkify_citations(text: str, known: Collection[int]) -> str:
+    """Turn each citation naming a known source into one `cite:N` link per number; leave the rest as they are.
 
-    def group(match: re.Match[str]) -> str:
-        numbers = re.findall(r"\d+", match.group(1))
-        if not any(int(n) in known for n in numbers):
-            return match.group(0)
-        return "".join(one(n) for n in numbers)
+    The engine's parser finds the citations, so the links are the ones the engine counted.
+    """
+    def one(n: int) -> str:
+        return f"[\\[{n}\\]](cite:{n})" if n in known else f"[{n}]"
 
-    return CITATION.sub(group, text)
+    pieces: list[str] = []
+    done = 0
+    for span in citation_spans(text):
+        if any(n in known for n in span.numbers):
+            pieces += [text[done:span.start], "".join(one(n) for n in span.numbers)]
+            done = span.end
+    return "".join(pieces) + text[done:]
 
 
 class SynthesisView(VerticalScroll):
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.text = ""
-        self.model = ""
         self._stream: MarkdownStream | None = None
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         yield Static("", id="synthesis-banner")
         yield Markdown("", id="answer", open_links=False)
 
@@ -73,7 +77,6 @@ class SynthesisView(VerticalScroll):
     async def begin(self, model: str, continuation: bool) -> None:
         """Open a token stream; a continuation appends to the answer shown so far."""
         await self.stop_stream()
-        self.model = model
         if not continuation:
             self.text = ""
         await self.markdown.update(self.text)
