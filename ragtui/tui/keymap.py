@@ -1,20 +1,27 @@
-"""Every user action in one table: the app's bindings, the help screen and the command palette all read it."""
+"""Every user action in one table: the bindings, the help screen and the command palette all read it.
+
+An action lives on the app (global: themes, help, quit) or on the main screen (the research view).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from textual.binding import Binding
+
+Scope = Literal["app", "main"]
 
 
 @dataclass(frozen=True)
 class Action:
     key: str                 # Textual key name
     display: str             # how the key is shown
-    action: str              # app action name (without "action_")
+    action: str              # action name (without "action_")
     title: str               # short, for the footer and the palette
     help: str                # one line, for the help screen and the palette
     footer: bool = True
+    scope: Scope = "main"    # where the action is defined and bound
 
 
 ACTIONS: tuple[Action, ...] = (
@@ -33,9 +40,9 @@ ACTIONS: tuple[Action, ...] = (
     Action("i", "i", "ingest", "Ingest", "Ingest a folder or file into a collection", footer=False),
     Action("n", "n", "new_collection", "New coll.", "Create a new collection", footer=False),
     Action("b", "b", "toggle_collections", "Collections pane", "Show or hide the collections pane", footer=False),
-    Action("t", "t", "next_theme", "Theme", "Switch to the next theme", footer=False),
-    Action("question_mark", "?", "help", "Help", "Show all keys"),
-    Action("q", "q", "quit", "Quit", "Quit ragtui", footer=False),
+    Action("t", "t", "next_theme", "Theme", "Switch to the next theme", footer=False, scope="app"),
+    Action("question_mark", "?", "help", "Help", "Show all keys", scope="app"),
+    Action("q", "q", "quit", "Quit", "Quit ragtui", footer=False, scope="app"),
 )
 
 # Keys handled by focused widgets rather than the app; listed on the help screen only.
@@ -49,5 +56,7 @@ WIDGET_KEYS: tuple[tuple[str, str], ...] = (
 )
 
 
-def bindings() -> list[Binding]:
-    return [Binding(a.key, a.action, a.title, show=a.footer, key_display=a.display) for a in ACTIONS]
+def bindings(scope: Scope) -> list[Binding | tuple[str, str] | tuple[str, str, str]]:
+    """The bindings of the actions that live in `scope` (typed as Textual's BINDINGS)."""
+    return [Binding(a.key, a.action, a.title, show=a.footer, key_display=a.display)
+            for a in ACTIONS if a.scope == scope]

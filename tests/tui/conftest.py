@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
@@ -9,7 +10,8 @@ from ragtui.collections import CollectionInfo
 from ragtui.config import Settings, load_settings
 from ragtui.events import Event
 from ragtui.tui.app import RagtuiApp
-from ragtui.tui.messages import OllamaProbed
+from ragtui.tui.messages import OllamaProbed, research_message
+from ragtui.tui.screens.main import MainScreen
 
 FIXED_HOST = "http://127.0.0.1:11434"   # shown in snapshots; never contacted (the probe is off in those tests)
 COLLECTIONS = [CollectionInfo("demo", "Darwin and notes", "", (), 42, "ready"),
@@ -34,10 +36,30 @@ def quiet_app(settings: Settings, **kwargs) -> RagtuiApp:
     return RagtuiApp(settings, cursor_blink=False, start_workers=False, **kwargs)
 
 
+def main_screen(app: RagtuiApp) -> MainScreen:
+    """The research view, under whatever dialog is open."""
+    return next(s for s in app.screen_stack if isinstance(s, MainScreen))
+
+
+async def handled(screen: MainScreen) -> None:
+    """Wait until the screen has handled every message posted to it so far (they are handled in order)."""
+    done = asyncio.Event()
+    screen.call_later(done.set)
+    await asyncio.wait_for(done.wait(), 30)
+
+
+async def post_events(app: RagtuiApp, events: list[Event]) -> None:
+    """Post engine events to the research view as a research worker does, and wait until they are shown."""
+    screen = main_screen(app)
+    for event in events:
+        screen.post_message(research_message(event))
+    await handled(screen)
+
+
 async def feed(app: RagtuiApp, events: list[Event], *, ollama_up: bool = True) -> None:
     """Put the app in the state those engine events describe."""
+    screen = main_screen(app)
     if ollama_up:
-        app.post_message(OllamaProbed(FIXED_HOST, "0.12.6", ("chat:latest", "nomic-embed-text:latest")))
-    app.show_collections(COLLECTIONS)
-    for event in events:
-        await app.render_event(event)
+        screen.post_message(OllamaProbed(("chat:latest", "nomic-embed-text:latest")))
+    screen.show_collections(COLLECTIONS)
+    await post_events(app, events)

@@ -11,7 +11,8 @@ from ragtui.tui.screens.new_collection import NewCollectionScreen
 from ragtui.tui.screens.source_viewer import SourceViewer
 from ragtui.tui.widgets.collections import CollectionsPane
 from ragtui.tui.widgets.sources import SourcesPanel
-from tests.tui.conftest import feed, quiet_app
+from ragtui.tui.widgets.synthesis import SynthesisView
+from tests.tui.conftest import feed, main_screen, quiet_app
 from tests.tui.scripted import ANSWER, finished_session
 
 
@@ -46,7 +47,7 @@ async def test_a_citation_link_opens_its_source(snapshot_settings) -> None:
     app = quiet_app(snapshot_settings())
     async with app.run_test(size=(80, 24)) as pilot:
         await feed(app, finished_session())
-        app.post_message(CitationClicked(3))
+        app.query_one(SynthesisView).post_message(CitationClicked(3))
         await pilot.pause()
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -107,8 +108,9 @@ async def test_new_collection_dialog_creates_it_in_the_registry(snapshot_setting
         await pilot.press(*"papers", "enter", *"genetics", "enter")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert [v.name for v in app.collection_views] == ["papers"]
-        assert app.collection_views[0].topic == "genetics" and app.collection_views[0].state == "empty"
+        views = main_screen(app).collection_views
+        assert [v.name for v in views] == ["papers"]
+        assert views[0].topic == "genetics" and views[0].state == "empty"
         assert (settings.data_dir / "collections" / "papers" / "collection.json").is_file()
 
 

@@ -10,11 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.message import Message
 from textual.widgets import DataTable, TextArea
 
 from ragtui.config import Settings
+from ragtui.events import SynthesisFinished, SynthesisToken
 from ragtui.model import AnnotationState, Override
 from ragtui.tui.app import RagtuiApp
+from ragtui.tui.messages import EngineEvent, Research
 from ragtui.tui.screens.help import HelpScreen
 from ragtui.tui.screens.history import HistoryScreen
 from ragtui.tui.screens.ingest import IngestScreen
@@ -23,6 +26,7 @@ from ragtui.tui.widgets.sources import SourcesPanel
 from ragtui.tui.widgets.status import StatusLine
 from ragtui.tui.widgets.synthesis import SynthesisView
 from tests.fake_ollama import FakeOllama, Reply
+from tests.tui.conftest import handled, main_screen
 
 CORPUS = {
     "pumps.md": "# Pumps\n\n## Starting\n\nCentrifugal pumps start at 3 bar. They need priming first.\n",
@@ -90,6 +94,7 @@ async def settle(app: RagtuiApp, pilot) -> None:
         for worker in list(app.workers):
             if worker.group not in DIALOGS and not worker.is_cancelled:
                 await asyncio.wait_for(worker.wait(), 120)  # a guard against hanging, not a timing check
+        await handled(main_screen(app))  # what the workers posted is on screen
         await pilot.pause()
 
 
@@ -105,12 +110,13 @@ async def test_a_whole_session_by_keys(settings: Settings, script: Script, fake_
                        Reply.text("and need priming first [1].")]
     app = RagtuiApp(settings, cursor_blink=False)
     async with app.run_test(size=(100, 30)) as pilot:
+        main = main_screen(app)
         await settle(app, pilot)
-        assert app.active == {"docs"}
+        assert main.active == {"docs"}
         await ask(app, pilot)
         panel = app.query_one(SourcesPanel)
         synthesis = app.query_one(SynthesisView)
-        session = app.session
+        session = main.session
         assert session is not None and session.id
         assert panel.counts()["all"] == len(session.sources) >= 3
         cafeteria = next(s for s in panel.sources.values() if "cafeteria" in s.chunk.text)
@@ -148,15 +154,46 @@ async def test_a_whole_session_by_keys(settings: Settings, script: Script, fake_
         assert synthesis.text == f"Coffee pumps start at noon [{cafeteria.number}]."
 
 
+async def test_a_query_reaches_the_view_as_messages_in_order(settings: Settings, script: Script) -> None:
+    """Each engine event is one message to the research view, handled in the engine's order."""
+    handled_messages: list[EngineEvent[Any] | Message] = []
+
+    def hook(message: Message) -> None:
+        if isinstance(message, EngineEvent | Research.Started | Research.Cancelled | Research.Failed):
+            handled_messages.append(message)
+
+    app = RagtuiApp(settings, cursor_blink=False)
+    async with app.run_test(size=(100, 30), message_hook=hook) as pilot:
+        await settle(app, pilot)
+        await ask(app, pilot)
+        session = main_screen(app).session
+        assert session is not None
+        answer = app.query_one(SynthesisView).text
+    assert len({id(m) for m in handled_messages}) == len(handled_messages)  # once each: they do not bubble
+    kinds = [type(m).__name__ for m in handled_messages]
+    n = len(session.sources)
+    assert n >= 3
+    assert kinds[:3] == ["Started", "RetrievalStarted", "SourcesReady"]
+    assert sorted(kinds[3:3 + 2 * n]) == ["AnnotationFinished"] * n + ["AnnotationStarted"] * n
+    tokens = kinds[3 + 2 * n:-2]
+    assert tokens[0] == "SynthesisStarted" and set(tokens[1:]) == {"SynthesisToken"}
+    assert kinds[-2:] == ["SynthesisFinished", "SessionSaved"]
+    events = [m.event for m in handled_messages if isinstance(m, EngineEvent)]
+    streamed = "".join(e.text for e in events if isinstance(e, SynthesisToken))
+    finished = next(e for e in events if isinstance(e, SynthesisFinished))
+    assert streamed == finished.text == answer == session.answer == "Pumps start at 3 bar [1]."
+
+
 async def test_history_reopens_an_earlier_session(settings: Settings, script: Script) -> None:
     app = RagtuiApp(settings, cursor_blink=False)
     async with app.run_test(size=(100, 30)) as pilot:
+        main = main_screen(app)
         await settle(app, pilot)
         await ask(app, pilot, QUERY)
-        first_id, first_answer = app.session.id, app.session.answer
+        first_id, first_answer = main.session.id, main.session.answer
         script.answers.append(Reply.text("Seals last 5,000 hours [1]."))
         await ask(app, pilot, "when do seals wear out")
-        assert app.session.id != first_id
+        assert main.session.id != first_id
         await pilot.press("h")
         await settle(app, pilot)
         assert isinstance(app.screen, HistoryScreen)
@@ -166,10 +203,10 @@ async def test_history_reopens_an_earlier_session(settings: Settings, script: Sc
         await pilot.press("enter")  # newest first: the second row is the first session
         await settle(app, pilot)
         assert not isinstance(app.screen, HistoryScreen)
-        assert app.session.id == first_id
+        assert main.session.id == first_id
         assert app.query_one("#query").value == QUERY
         assert app.query_one(SynthesisView).text == first_answer
-        assert len(app.query_one(SourcesPanel).sources) == len(app.session.sources)
+        assert len(app.query_one(SourcesPanel).sources) == len(main.session.sources)
 
 
 async def test_escape_cancels_a_slow_stream_and_keys_still_work(settings: Settings, script: Script,
@@ -177,6 +214,7 @@ async def test_escape_cancels_a_slow_stream_and_keys_still_work(settings: Settin
     script.answers.append(Reply(pieces=[f"word{i} " for i in range(200)], delay=0.05))
     app = RagtuiApp(settings, cursor_blink=False)
     async with app.run_test(size=(100, 30)) as pilot:
+        main = main_screen(app)
         await settle(app, pilot)
         await pilot.press("escape", "slash", *QUERY, "enter")
         synthesis = app.query_one(SynthesisView)
@@ -184,16 +222,16 @@ async def test_escape_cancels_a_slow_stream_and_keys_still_work(settings: Settin
             if synthesis.text:
                 break
             await pilot.pause(0.01)
-        assert synthesis.text and app.busy
+        assert synthesis.text and main.busy
         await pilot.press("question_mark")  # handled while the answer is still streaming
-        assert isinstance(app.screen, HelpScreen) and app.busy
+        assert isinstance(app.screen, HelpScreen) and main.busy
         await pilot.press("escape")  # closes help
         assert not isinstance(app.screen, HelpScreen)
         await pilot.press("escape")  # cancels the stream
         await settle(app, pilot)
-        assert not app.busy
+        assert not main.busy
         assert len(synthesis.text.split()) < 200
-        assert app.session.stop_reason == "cancelled"
+        assert main.session.stop_reason == "cancelled"
         assert "Cancelled" in str(app.query_one("#synthesis-banner").render())
         await pilot.press("b")  # still responsive
         assert app.query_one("#collections-pane").display is False
@@ -220,13 +258,14 @@ async def test_no_hits_and_an_empty_collection_are_said(settings: Settings, scri
     CollectionRegistry(settings).create("blank", "nothing yet")
     app = RagtuiApp(settings, cursor_blink=False)
     async with app.run_test(size=(120, 30)) as pilot:
+        main = main_screen(app)
         await settle(app, pilot)
-        assert app.active == {"docs"}  # an empty collection is listed, not active
-        views = {v.name: v for v in app.collection_views}
+        assert main.active == {"docs"}  # an empty collection is listed, not active
+        views = {v.name: v for v in main.collection_views}
         assert views["blank"].state == "empty" and views["blank"].chunks == 0
         app.query_one("#collections").focus()
         await pilot.press("space", "down", "space")  # blank on, docs off
-        assert app.active == {"blank"}
+        assert main.active == {"blank"}
         await ask(app, pilot)
         assert app.query_one(SourcesPanel).sources == {}
         assert "No hits" in str(app.query_one("#source-detail").render())
@@ -237,6 +276,7 @@ async def test_ollama_down_gives_keyword_only_sources_and_says_why(settings: Set
     down = settings.replace(ollama__host="http://127.0.0.1:9")
     app = RagtuiApp(down, cursor_blink=False)
     async with app.run_test(size=(120, 30)) as pilot:
+        main = main_screen(app)
         await settle(app, pilot)
         status = str(app.query_one(StatusLine).render())
         assert "down" in status and "KEYWORD-ONLY" in status
@@ -244,7 +284,7 @@ async def test_ollama_down_gives_keyword_only_sources_and_says_why(settings: Set
         panel = app.query_one(SourcesPanel)
         assert panel.sources and all(s.state is AnnotationState.OFF for s in panel.sources.values())
         assert all(s.legs == ("keyword",) for s in panel.sources.values())
-        assert app.session is not None and app.session.id is not None   # saved: reopen it when Ollama is back
+        assert main.session is not None and main.session.id is not None   # saved: reopen it when Ollama is back
         assert any("127.0.0.1:9" in n.message and "Sources only" in n.message for n in app._notifications)
         assert "127.0.0.1:9" in str(app.query_one("#synthesis-banner").render())
 
@@ -262,8 +302,9 @@ async def test_ingest_screen_runs_the_real_ingest(make_settings: Callable[..., S
                                                   script: Script) -> None:
     app = RagtuiApp(make_settings(), cursor_blink=False)
     async with app.run_test(size=(100, 30)) as pilot:
+        main = main_screen(app)
         await settle(app, pilot)
-        assert app.collection_views == []
+        assert main.collection_views == []
         await pilot.press("escape", "i")
         await pilot.pause()
         assert isinstance(app.screen, IngestScreen)
@@ -275,5 +316,5 @@ async def test_ingest_screen_runs_the_real_ingest(make_settings: Callable[..., S
         assert "Finished" in str(screen.query_one("#ingest-hint").render())
         await pilot.press("escape")
         await settle(app, pilot)
-        views = {v.name: v for v in app.collection_views}
+        views = {v.name: v for v in main.collection_views}
         assert views["notes"].chunks >= len(CORPUS)

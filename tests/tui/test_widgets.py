@@ -5,10 +5,14 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
+from textual.binding import Binding
+from textual.content import Content
+from textual.style import Style
 from textual.widgets import DataTable, TabbedContent
+from textual.widgets.markdown import MarkdownBlock
 
-from ragtui.events import AnnotationFailed, AnnotationStarted, SourcesReady
-from ragtui.model import AnnotationState
+from ragtui.events import AnnotationFailed, AnnotationStarted, SourcesReady, SynthesisFinished
+from ragtui.model import AnnotationState, StopReason
 from ragtui.retrieve.result import RetrievalMeta
 from ragtui.tui.clipboard import osc52, save_copy
 from ragtui.tui.commands import RagtuiCommands
@@ -19,7 +23,7 @@ from ragtui.tui.widgets.query import QueryInput
 from ragtui.tui.widgets.sources import SourcesPanel
 from ragtui.tui.widgets.status import StatusLine
 from ragtui.tui.widgets.synthesis import SynthesisView, linkify_citations
-from tests.tui.conftest import feed, quiet_app
+from tests.tui.conftest import feed, main_screen, post_events, quiet_app
 from tests.tui.scripted import ANSWER, finished_session, make_sources
 
 
@@ -29,6 +33,23 @@ def test_citations_become_links_only_for_known_sources() -> None:
     assert "[\\[1\\]](cite:1)" in out
     assert "[\\[2\\]](cite:2)[\\[3\\]](cite:3)" in out
     assert "C [9]" in out
+
+
+async def test_a_range_and_a_markdown_link_render_as_the_engine_parses_them(snapshot_settings) -> None:
+    text = "[2-4]; see [1](http://x)"
+    linked = "[\\[2\\]](cite:2)[\\[3\\]](cite:3)[\\[4\\]](cite:4); see [1](http://x)"
+    assert linkify_citations(text, {1, 2, 3, 4}) == linked
+    app = quiet_app(snapshot_settings())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await feed(app, [SourcesReady(tuple(make_sources()), RetrievalMeta()),
+                         SynthesisFinished(text, StopReason.STOP, citations=(2, 3, 4))])
+        await pilot.pause()
+        content = app.query_one("#answer").query_one(MarkdownBlock).render()
+        assert isinstance(content, Content) and content.plain == "[2][3][4]; see 1"
+        links = [(content.plain[s.start:s.end], s.style.meta.get("@click")) for s in content.spans
+                 if isinstance(s.style, Style)]
+        assert links == [("[2]", "link('cite:2')"), ("[3]", "link('cite:3')"), ("[4]", "link('cite:4')"),
+                         ("1", "link('http://x')")]
 
 
 def test_osc52_plain_and_wrapped_for_tmux() -> None:
@@ -87,9 +108,9 @@ async def test_annotations_move_sources_between_tabs(snapshot_settings) -> None:
         assert panel.counts() == {"relevant": 3, "filtered": 2, "all": 5}
         assert app.query_one("#filtered-table", DataTable).row_count == 2
         assert str(app.query_one(TabbedContent).get_tab("filtered").label) == "Filtered 2"
-        await app.render_event(AnnotationStarted(4))
+        await post_events(app, [AnnotationStarted(4)])
         assert panel.sources[4].state is AnnotationState.RUNNING and panel.running
-        await app.render_event(AnnotationFailed(4, "HTTP 500"))
+        await post_events(app, [AnnotationFailed(4, "HTTP 500")])
         assert panel.sources[4].state is AnnotationState.FAILED and panel.sources[4].error == "HTTP 500"
 
 
@@ -135,7 +156,7 @@ async def test_status_line_says_when_ollama_is_down(snapshot_settings) -> None:
 
     app = quiet_app(snapshot_settings())
     async with app.run_test(size=(120, 24)) as pilot:
-        app.post_message(OllamaProbed("http://127.0.0.1:11434", error="Ollama is not reachable at X"))
+        main_screen(app).post_message(OllamaProbed(error="Ollama is not reachable at X"))
         await pilot.pause()
         line = str(app.query_one(StatusLine).render())
         assert "down" in line and "KEYWORD-ONLY" in line
@@ -147,7 +168,7 @@ async def test_missing_models_are_named_with_the_pull_hint(snapshot_settings) ->
 
     app = quiet_app(snapshot_settings())
     async with app.run_test(size=(120, 24)) as pilot:
-        app.post_message(OllamaProbed("http://127.0.0.1:11434", "0.12", ("nomic-embed-text:latest",)))
+        main_screen(app).post_message(OllamaProbed(("nomic-embed-text:latest",)))
         await pilot.pause()
         assert "ollama pull chat" in str(app.query_one("#synthesis-banner").render())
 
@@ -156,10 +177,11 @@ async def test_collections_toggle_with_space(snapshot_settings) -> None:
     app = quiet_app(snapshot_settings())
     async with app.run_test(size=(120, 30)) as pilot:
         await feed(app, [])
-        assert app.active == {"demo", "papers"}
+        screen = main_screen(app)
+        assert screen.active == {"demo", "papers"}
         app.query_one("#collections").focus()
         await pilot.press("space")
-        assert app.active == {"papers"}
+        assert screen.active == {"papers"}
         assert "papers" in app.query_one(QueryInput).border_title
 
 
@@ -168,7 +190,7 @@ async def test_no_active_collection_is_said_not_ignored(snapshot_settings) -> No
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press(*"why", "enter")
         assert any("No active collection" in n.message for n in app._notifications)
-        assert app.session is None
+        assert main_screen(app).session is None
 
 
 def test_collection_name_rule() -> None:
@@ -180,10 +202,11 @@ def test_collection_name_rule() -> None:
 async def test_every_action_is_bound_and_in_the_palette(snapshot_settings) -> None:
     app = quiet_app(snapshot_settings())
     async with app.run_test(size=(80, 24)):
-        bound = {b.action for b in app.BINDINGS}
-        assert {a.action for a in ACTIONS} <= bound
+        homes = {"app": app, "main": main_screen(app)}
         for action in ACTIONS:
-            assert hasattr(app, f"action_{action.action}")
+            home = homes[action.scope]
+            assert action.action in {b.action for b in home.BINDINGS if isinstance(b, Binding)}
+            assert hasattr(home, f"action_{action.action}")
         provider = RagtuiCommands(app.screen)
         titles = [str(hit.text) async for hit in provider.discover()]
         assert len(titles) == len(ACTIONS)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.table import Table
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
@@ -28,7 +29,7 @@ def keys_table() -> Table:
 class HelpScreen(ModalScreen[None]):
     BINDINGS: ClassVar = [Binding("escape,q,question_mark", "dismiss", "Close")]
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box", classes="dialog"):
             yield Static("ragtui keys", classes="dialog-title")
             yield Static(keys_table())

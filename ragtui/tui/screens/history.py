@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import ClassVar
 
 from textual import on
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
+from textual.widgets.data_table import RowKey
 
 from ragtui.history import SessionSummary
+from ragtui.tui.engine import Engine
 
 
 class HistoryScreen(ModalScreen[int | None]):
@@ -20,11 +23,12 @@ class HistoryScreen(ModalScreen[int | None]):
         Binding("d", "delete", "Delete"),
     ]
 
-    def __init__(self, sessions: list[SessionSummary]) -> None:
+    def __init__(self, engine: Engine, sessions: list[SessionSummary]) -> None:
         super().__init__()
+        self.engine = engine
         self.sessions = {s.id: s for s in sessions}
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         with Vertical(id="history-box", classes="dialog"):
             yield Static("History: enter reopens a session, e exports it, d deletes it, esc closes",
                          classes="dialog-title")
@@ -45,7 +49,7 @@ class HistoryScreen(ModalScreen[int | None]):
     def _open(self, event: DataTable.RowSelected) -> None:
         self.dismiss(int(event.row_key.value or 0))
 
-    def _current(self):
+    def _current(self) -> RowKey | None:
         table = self.query_one(DataTable)
         if not table.row_count:
             return None
@@ -55,7 +59,7 @@ class HistoryScreen(ModalScreen[int | None]):
         key = self._current()
         if key is None:
             return
-        path = await self.app.engine.export_session(int(key.value or 0))
+        path = await self.engine.export_session(int(key.value or 0))
         self.query_one("#history-note", Static).update(f"Exported to {path}")
 
     async def action_delete(self) -> None:
@@ -64,7 +68,7 @@ class HistoryScreen(ModalScreen[int | None]):
             return
         table = self.query_one(DataTable)
         session_id = int(key.value or 0)
-        await self.app.engine.delete_session(session_id)
+        await self.engine.delete_session(session_id)
         table.remove_row(key)
         self.sessions.pop(session_id, None)
         self.query_one("#history-note", Static).update(f"Deleted session {session_id}.")

@@ -7,16 +7,18 @@ an interrupted ingest next time), a second esc closes the screen.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, ProgressBar, RichLog, Static
 
 from ragtui.events import Event, FileSkipped, IngestFinished, IngestProgress, Notice
+from ragtui.tui.engine import Engine
 
 
 def format_eta(seconds: float | None) -> str:
@@ -26,32 +28,24 @@ def format_eta(seconds: float | None) -> str:
     return f"ETA {minutes}m{secs:02d}s" if minutes else f"ETA {secs}s"
 
 
-def report_lines(report: Any) -> list[str]:
-    """The engine's ingest report in lines; it knows best how to describe itself."""
-    for name in ("lines", "summary_lines"):
-        method = getattr(report, name, None)
-        if callable(method):
-            return [str(line) for line in method()]
-    return str(report).splitlines()
-
-
 class IngestScreen(ModalScreen[bool]):
     """Dismisses with True when something was ingested, so the caller refreshes the collections."""
 
     BINDINGS: ClassVar = [Binding("escape", "cancel_or_close", "Cancel / close")]
 
-    def __init__(self, collections: list[str], default_collection: str = "", default_path: str = "",
-                 start: bool = False) -> None:
+    def __init__(self, engine: Engine, default_collection: str = "", default_path: str = "", start: bool = False,
+                 cursor_blink: bool = True) -> None:
         super().__init__()
+        self.engine = engine
+        self.cursor_blink = cursor_blink
         self.start = start
-        self.collections = collections
         self.default_collection = default_collection
         self.default_path = default_path
         self.running = False
         self.changed = False
         self.skipped = 0
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         with Vertical(id="ingest-box", classes="dialog"):
             yield Static("Ingest", classes="dialog-title")
             with Horizontal(id="ingest-form"):
@@ -66,7 +60,7 @@ class IngestScreen(ModalScreen[bool]):
     def on_mount(self) -> None:
         self.query_one("#ingest-path", Input).focus()
         for field in self.query(Input):
-            field.cursor_blink = getattr(self.app, "cursor_blink", True)
+            field.cursor_blink = self.cursor_blink
         if self.start:
             self._start()
 
@@ -92,7 +86,7 @@ class IngestScreen(ModalScreen[bool]):
         self.query_one("#ingest-log", RichLog).clear()
         self.query_one("#ingest-hint", Static).update(f"Ingesting into {collection} … esc cancels")
         try:
-            async for event in self.app.engine.ingest(path, collection):
+            async for event in self.engine.ingest(path, collection):
                 self.apply(event)
         except Exception as exc:  # the engine's own failure: show it, keep the screen usable
             self.query_one("#ingest-hint", Static).update(Text(f"Ingest failed: {exc}", style="bold red"))
@@ -121,7 +115,7 @@ class IngestScreen(ModalScreen[bool]):
             self.changed = True
             bar = self.query_one("#ingest-bar", ProgressBar)
             bar.update(total=bar.total or 1, progress=bar.total or 1)
-            for line in report_lines(event.report):
+            for line in event.report.lines():
                 log.write(line)
             self.query_one("#ingest-hint", Static).update(
                 Text(f"Finished ingesting into {event.collection}. esc closes.", style="bold green"))

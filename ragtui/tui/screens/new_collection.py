@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from textual import on
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
@@ -32,7 +33,7 @@ class NewCollectionScreen(ModalScreen[tuple[str, str] | None]):
         super().__init__()
         self.existing = existing
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         with Vertical(id="new-collection-box", classes="dialog"):
             yield Static("New collection", classes="dialog-title")
             yield Input(placeholder="name, e.g. papers", id="new-name",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
@@ -12,6 +13,7 @@ from textual.widgets import Footer, Static, TextArea
 from textual.widgets.text_area import Selection
 
 from ragtui.model import SessionSource
+from ragtui.tui.messages import CopyRequested
 from ragtui.workspace import DocumentView
 
 
@@ -53,7 +55,7 @@ class SourceViewer(ModalScreen[None]):
         self.document = document
         self.cursor_blink = cursor_blink
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         with Vertical(id="viewer-box"):
             yield Static(describe(self.source), id="viewer-head")
             if self.document.note:
@@ -73,4 +75,4 @@ class SourceViewer(ModalScreen[None]):
         self.call_after_refresh(area.scroll_cursor_visible, center=True, animate=False)
 
     def action_copy(self) -> None:
-        self.app.copy_text(self.source.chunk.text, what=f"source [{self.source.number}]")
+        self.post_message(CopyRequested(self.source.chunk.text, f"source [{self.source.number}]"))

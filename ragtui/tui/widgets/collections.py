@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Label, ListItem, ListView, Static
@@ -38,21 +39,32 @@ class CollectionItem(ListItem):
 
 
 class CollectionsPane(Vertical):
-    BINDINGS: ClassVar = [Binding("space", "toggle", "Toggle collection")]
+    """Shows the collections and which are active; the screen owns the active set, space asks it to flip one."""
 
-    def compose(self):
+    BINDINGS: ClassVar = [Binding("space", "toggle_collection", "Toggle collection")]
+
+    def compose(self) -> ComposeResult:
         yield Static("Collections", classes="pane-title")
         yield ListView(id="collections")
         yield Static("", id="collections-note")
 
-    def set_collections(self, views: list[CollectionInfo], active: set[str]) -> None:
+    def set_collections(self, views: list[CollectionInfo], active: frozenset[str]) -> None:
         """Show these collections; `active` names the ones queries search."""
         listing = self.query_one(ListView)
         listing.clear()
         listing.extend(CollectionItem(v, v.name in active) for v in views)
         listing.index = 0 if views else None
+        self._note(bool(views), active)
+
+    def show_active(self, active: frozenset[str]) -> None:
+        items = list(self.query(CollectionItem))
+        for item in items:
+            item.set_active(item.view.name in active)
+        self._note(bool(items), active)
+
+    def _note(self, any_collection: bool, active: frozenset[str]) -> None:
         note = self.query_one("#collections-note", Static)
-        if not views:
+        if not any_collection:
             note.update("No collections yet.\nn: new · i: ingest")
         elif not active:
             note.update("None active: space toggles")
@@ -62,12 +74,7 @@ class CollectionsPane(Vertical):
     def set_note(self, text: str) -> None:
         self.query_one("#collections-note", Static).update(text)
 
-    @property
-    def active(self) -> list[str]:
-        return [item.view.name for item in self.query(CollectionItem) if item.active]
-
-    def action_toggle(self) -> None:
+    def action_toggle_collection(self) -> None:
         item = self.query_one(ListView).highlighted_child
         if isinstance(item, CollectionItem):
-            item.set_active(not item.active)
-            self.post_message(CollectionToggled(item.view.name, item.active))
+            self.post_message(CollectionToggled(item.view.name))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual.binding import Binding
 from textual.widgets import Input
@@ -14,7 +14,7 @@ class QueryInput(Input):
         Binding("down", "recall(1)", "Newer query", show=False),
     ]
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(placeholder="Ask a question and press enter  ( / to come back here )", **kwargs)
         self.past: list[str] = []
         self._recall_at = 0

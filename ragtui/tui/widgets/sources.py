@@ -1,24 +1,28 @@
 """The sources pane: tabs Relevant / Filtered / All over the session's sources, plus the highlighted one in full.
 
 It keeps its own view of the (frozen) sources and replaces them only from engine
-events (or the session's sources after a rescue/drop).
+events (or the session's sources after a rescue/drop). The spinner of the sources
+being annotated runs on a timer that runs only while one is.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on
+from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.timer import Timer
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from ragtui.model import AnnotationState, Override, SessionSource
 from ragtui.tui.messages import SourceChosen
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+SPIN_EVERY = 0.1         # seconds per spinner frame
 TABS = (("relevant", "Relevant"), ("filtered", "Filtered"), ("all", "All"))
 # Column widths; "annotation" takes what is left of the pane's width.
 WIDE_COLUMNS = {"#": 3, "rel": 4, "collection": 12, "file": 28, "page": 5, "legs": 3, "state": 8, "annotation": 0}
@@ -54,23 +58,24 @@ def in_tab(source: SessionSource, tab: str) -> bool:
 class SourceTable(DataTable):
     BINDINGS: ClassVar = []
 
-    def __init__(self, tab: str, **kwargs) -> None:
+    def __init__(self, tab: str, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self.tab = tab
 
 
 class SourcesPanel(Vertical):
-    """Renders SessionSource objects; `apply_*` methods take what the engine's events carry."""
+    """Renders SessionSource objects: set_sources and set_state take what the engine's events carry."""
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.sources: dict[int, SessionSource] = {}
         self.wide = False
         self.note_width = 20
         self.frame = 0
         self.empty_note = "No query yet. Press / to type one."
+        self._spinner: Timer | None = None
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         with TabbedContent(initial="relevant", id="source-tabs"):
             for tab, title in TABS:
                 with TabPane(title, id=tab):
@@ -78,6 +83,7 @@ class SourcesPanel(Vertical):
         yield Static("", id="source-detail")
 
     def on_mount(self) -> None:
+        self._spinner = self.set_interval(SPIN_EVERY, self._tick, pause=True)
         self._columns()
         self._render_all()
 
@@ -95,8 +101,8 @@ class SourcesPanel(Vertical):
         source = self.sources.get(number)
         if source is None:
             return
-        self.sources[number] = dataclasses.replace(
-            source, state=state, error=error, annotation=source.annotation if annotation is None else annotation)
+        annotation = source.annotation if annotation is None else annotation
+        self.sources[number] = dataclasses.replace(source, state=state, annotation=annotation, error=error)
         self._render_all()
 
     def on_resize(self) -> None:
@@ -113,7 +119,11 @@ class SourcesPanel(Vertical):
     def running(self) -> bool:
         return any(s.state is AnnotationState.RUNNING for s in self.sources.values())
 
-    def tick(self) -> None:
+    def _spin_while_running(self) -> None:
+        if self._spinner is not None:
+            (self._spinner.resume if self.running else self._spinner.pause)()
+
+    def _tick(self) -> None:
         """Advance the spinner of the sources being annotated (cells only, no re-layout)."""
         self.frame += 1
         for table in self.query(SourceTable):
@@ -171,6 +181,7 @@ class SourcesPanel(Vertical):
         return [cells[name] for name in (WIDE_COLUMNS if self.wide else NARROW_COLUMNS)]
 
     def _render_all(self) -> None:
+        self._spin_while_running()
         ordered = sorted(self.sources.values(), key=lambda s: s.number)
         for table in self.query(SourceTable):
             keep = None

@@ -1,6 +1,7 @@
 """The status line: where Ollama is and whether it answers, models, retrieval tier and timings, WordNet.
 
 Degraded modes are spelled out here in words (and in colour), never only implied.
+Its state is a set of reactives: setting one redraws the line.
 """
 
 from __future__ import annotations
@@ -8,34 +9,26 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual.widgets import Static
+from textual.reactive import reactive
+from textual.widget import Widget
 
 
-class StatusLine(Static):
+class StatusLine(Widget):
+    reachable: reactive[bool | None] = reactive(None)       # None while the start-up probe runs
+    missing_models: reactive[tuple[str, ...]] = reactive(())
+    keyword_only = reactive(False)
+    wordnet: reactive[bool | None] = reactive(None)
+    wordnet_reason = reactive("")
+    retrieval = reactive("")                                  # "tier AND · 42 ms"
+    activity = reactive("")                                   # "retrieving", "annotating", "saved as session 4"
+
     def __init__(self, host: str, chat_model: str, annotation_model: str, **kwargs: Any) -> None:
-        super().__init__("", **kwargs)
+        super().__init__(**kwargs)
         self.host = host.removeprefix("http://").removeprefix("https://")
         self.chat_model = chat_model
         self.annotation_model = annotation_model
-        self.reachable: bool | None = None      # None while the start-up probe runs
-        self.missing_models: tuple[str, ...] = ()
-        self.keyword_only = False
-        self.wordnet: bool | None = None
-        self.wordnet_reason = ""
-        self.retrieval = ""                      # "tier AND · 42 ms"
-        self.activity = ""                       # "retrieving", "annotating 3/8", "saved #4"
 
-    def on_mount(self) -> None:
-        self.redraw()
-
-    def update_state(self, **fields: Any) -> None:
-        for name, value in fields.items():
-            if not hasattr(self, name):
-                raise AttributeError(name)
-            setattr(self, name, value)
-        self.redraw()
-
-    def redraw(self) -> None:
+    def render(self) -> Text:
         line = Text(no_wrap=True, overflow="ellipsis")
         if self.reachable is None:
             line.append(f"ollama {self.host} …", style="dim")
@@ -59,4 +52,4 @@ class StatusLine(Static):
             line.append(f" · {self.retrieval}")
         if self.activity:
             line.append(f" · {self.activity}", style="italic")
-        self.update(line)
+        return line

@@ -1,0 +1,502 @@
+"""The research view: collections, query, sources and synthesis panes, a status line and a footer.
+
+Everything slow (the Ollama probe, retrieval, annotation, synthesis, loading the
+engine's heavy modules) runs in workers. A research worker never draws: it posts
+each engine event to this screen as a message (ragtui.tui.messages.Research), and
+the @on handlers below render them one after another, in the order they came.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Container, Horizontal, Vertical
+from textual.notifications import SeverityLevel
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Input
+
+from ragtui.collections import CollectionInfo
+from ragtui.config import Settings
+from ragtui.events import Event, NoticeLevel
+from ragtui.model import AnnotationState, SessionSource
+from ragtui.tui import keymap
+from ragtui.tui.engine import Engine
+from ragtui.tui.messages import (
+    CitationClicked,
+    CollectionToggled,
+    CopyRequested,
+    OllamaProbed,
+    Research,
+    SourceChosen,
+    research_message,
+)
+from ragtui.tui.widgets.collections import CollectionsPane
+from ragtui.tui.widgets.query import QueryInput
+from ragtui.tui.widgets.sources import SourcesPanel
+from ragtui.tui.widgets.status import StatusLine
+from ragtui.tui.widgets.synthesis import SynthesisView
+
+if TYPE_CHECKING:
+    from ragtui.research import ResearchSession
+    from ragtui.retrieve.result import RetrievalMeta
+
+RESEARCH = "research"    # worker group of everything that talks to the LLM or the stores for a session
+# The screen's class by terminal width (app.tcss): below 100 columns the collections pane hides (b shows it),
+# from 150 sources and answer sit side by side.
+WIDTH_CLASSES = [(0, "-narrow"), (100, "-medium"), (150, "-wide")]
+SEVERITY: dict[NoticeLevel, SeverityLevel] = {"info": "information", "warning": "warning", "error": "error"}
+
+
+def describe_retrieval(meta: RetrievalMeta | None) -> str:
+    """`tier AND/OR · 42 ms` from retrieval_meta: the keyword tiers that fired and the retrieval time."""
+    if meta is None:
+        return ""
+    tiers = list(dict.fromkeys(str(c.keyword.tier) for c in meta.collections.values()))
+    ms = (meta.legs_and_merge_ms or 0) + (meta.postprocess_ms or 0)
+    embed_ms = sum(meta.embed_ms.values())
+    parts = [f"tier {'/'.join(tiers)}"] if tiers else []
+    if ms or embed_ms:
+        parts.append(f"{ms + embed_ms:.0f} ms" + (f" (embed {embed_ms:.0f})" if embed_ms else ""))
+    return " · ".join(parts)
+
+
+class MainScreen(Screen[None]):
+    BINDINGS: ClassVar = keymap.bindings("main")
+    HORIZONTAL_BREAKPOINTS = WIDTH_CLASSES
+
+    active: reactive[frozenset[str]] = reactive(frozenset())   # the collections a query searches
+    collections_shown: reactive[bool | None] = reactive(None)  # b's choice; None: the width decides
+
+    def __init__(self, settings: Settings, engine: Engine, *, cursor_blink: bool = True, start_workers: bool = True,
+                 ingest_on_start: tuple[Path, str] | None = None) -> None:
+        """`start_workers=False` skips the start-up probes (tests set the state); `ingest_on_start`
+        (path, collection) opens the ingest screen and starts it."""
+        super().__init__()
+        self.settings = settings
+        self.engine = engine
+        self.cursor_blink = cursor_blink
+        self.start_workers = start_workers
+        self.ingest_on_start = ingest_on_start
+        self.session: ResearchSession | None = None
+        self.collection_views: list[CollectionInfo] = []
+
+    # --- layout ---------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="main"):
+            yield CollectionsPane(id="collections-pane")
+            with Vertical(id="work"):
+                yield QueryInput(id="query")
+                with Container(id="results"):
+                    yield SourcesPanel(id="sources")
+                    yield SynthesisView(id="synthesis")
+        llm = self.settings.llm
+        yield StatusLine(self.settings.ollama.host, llm.model, llm.annotator, id="status")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        query = self.query_one(QueryInput)
+        query.cursor_blink = self.cursor_blink
+        query.focus()
+        if self.start_workers:
+            self.call_after_refresh(self._start_background)
+
+    def _start_background(self) -> None:
+        self.probe_ollama()
+        self.load_collections()
+        self.check_wordnet()
+        if self.ingest_on_start is not None:
+            self.action_ingest(*self.ingest_on_start)
+
+    def watch_collections_shown(self, shown: bool | None) -> None:
+        self.set_class(shown is True, "-collections-shown")
+        self.set_class(shown is False, "-collections-hidden")
+
+    def action_toggle_collections(self) -> None:
+        self.collections_shown = not self.query_one(CollectionsPane).display
+        if self.collections_shown:
+            self.query_one("#collections").focus()
+
+    # --- start-up probes ------------------------------------------------------------------
+
+    @work(group="probe")
+    async def probe_ollama(self) -> None:
+        await self.reprobe()
+        await self.engine.warm_up()   # keyword-only sessions need the engine too
+
+    async def reprobe(self) -> None:
+        """Ask Ollama again (start-up, and before a query while it was down)."""
+        from ragtui.ollama_api import OllamaUnreachable
+
+        try:
+            status = await self.engine.probe()
+        except OllamaUnreachable as exc:
+            self.post_message(OllamaProbed(error=str(exc)))
+            return
+        self.post_message(OllamaProbed(status.models))
+
+    @on(OllamaProbed)
+    def _probed(self, message: OllamaProbed) -> None:
+        from ragtui.ollama_api import has_model
+
+        status = self.query_one(StatusLine)
+        synthesis = self.query_one(SynthesisView)
+        status.reachable = not message.error
+        if message.error:
+            synthesis.note(f"{message.error}\nUntil it is: keyword-only retrieval, no annotation and no answer.",
+                           "error")
+            return
+        llm = self.settings.llm
+        wanted = [m for m in dict.fromkeys([llm.model, llm.annotator, self.settings.embed.model]) if m]
+        status.missing_models = missing = tuple(m for m in wanted if not has_model(message.models, m))
+        if missing:
+            synthesis.note("Not pulled on this Ollama: " + ", ".join(missing) + ". Run "
+                           + "; ".join(f"`ollama pull {m}`" for m in missing), "warning")
+        elif not llm.model:
+            synthesis.note("No synthesis model set: set llm.model in ~/.config/ragtui/config.toml.", "warning")
+
+    @work(group="probe")
+    async def check_wordnet(self) -> None:
+        try:
+            on_, reason = await self.engine.wordnet_state()
+        except Exception as exc:  # a broken wn database must not stop the app; say so instead
+            on_, reason = False, str(exc)
+        status = self.query_one(StatusLine)
+        status.wordnet, status.wordnet_reason = on_, reason
+
+    # --- collections ----------------------------------------------------------------------
+
+    @work(group="collections", exclusive=True)
+    async def load_collections(self) -> None:
+        pane = self.query_one(CollectionsPane)
+        try:
+            views = await self.engine.collections()
+        except Exception as exc:  # shown in the pane: the rest of the app still works
+            pane.set_note(f"Collections unavailable:\n{exc}")
+            return
+        self.show_collections(views)
+
+    def show_collections(self, views: list[CollectionInfo]) -> None:
+        """Render the collections; the first time, every non-empty one is active."""
+        if not self.collection_views:
+            self.active = frozenset(v.name for v in views if v.chunks)
+        else:
+            self.active &= {v.name for v in views}
+        self.collection_views = views
+        self.query_one(CollectionsPane).set_collections(views, self.active)
+        sources = self.query_one(SourcesPanel)
+        if not views and not sources.sources:
+            sources.clear("No collections yet: press i to ingest a folder, or n to create a collection.")
+
+    def watch_active(self, active: frozenset[str]) -> None:
+        names = ", ".join(sorted(active)) or "no collection active"
+        self.query_one(QueryInput).border_title = f"Query · {names}"
+        self.query_one(CollectionsPane).show_active(active)
+
+    @on(CollectionToggled)
+    def _toggled(self, message: CollectionToggled) -> None:
+        self.active ^= {message.name}
+
+    # --- research ----------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        return any(w.group == RESEARCH and w.is_running for w in self.workers)
+
+    def action_focus_query(self) -> None:
+        """Focus the query bar with its text selected, so typing starts a new query and arrows edit the old."""
+        query = self.query_one(QueryInput)
+        query.focus()
+        query.select_all()
+
+    @on(Input.Submitted, "#query")
+    def _submitted(self, event: Input.Submitted) -> None:
+        query = event.value.strip()
+        if not query:
+            return
+        if not self.active:
+            self.notify("No active collection: show the collections pane (b) and toggle one with space.",
+                        severity="warning")
+            return
+        self.query_one(QueryInput).remember(query)
+        self.run_research(query, sorted(self.active))
+        self.query_one(SourcesPanel).active_table.focus()
+
+    @work(group=RESEARCH, exclusive=True)
+    async def run_research(self, query: str, collections: list[str]) -> None:
+        """A new session; while Ollama is down the engine answers keyword-only (no annotation, no answer)."""
+        self.post_message(Research.Started())
+        previous, self.session = self.session, None
+        if previous is not None:
+            await previous.aclose()
+        if not self.query_one(StatusLine).reachable:
+            await self.reprobe()
+        self.session = await self.engine.new_session(query, collections)
+        await self.consume(self.session.run())
+
+    async def consume(self, events: AsyncIterator[Event]) -> None:
+        """Post a stream of engine events to this screen; a cancel or a failure is posted after them."""
+        try:
+            async for event in events:
+                self.post_message(research_message(event))
+        except asyncio.CancelledError:
+            self.post_message(Research.Cancelled())
+            raise
+        except Exception as exc:  # an engine bug or an unexpected store error: show it, keep the app alive
+            self.post_message(Research.Failed(exc))
+
+    @on(Research.Started)
+    async def _started(self) -> None:
+        await self.query_one(SynthesisView).reset("")
+        self.query_one(SourcesPanel).clear("Retrieving …")
+
+    @on(Research.Cancelled)
+    async def _cancelled(self) -> None:
+        if not self.query(SynthesisView):  # the app is shutting down: nothing left to update
+            return
+        synthesis = self.query_one(SynthesisView)
+        await synthesis.stop_stream()
+        sources = self.query_one(SourcesPanel)
+        if self.session is not None:
+            sources.set_sources(self.session.sources, sources.empty_note)  # the session marked what it cut
+        for number, source in list(sources.sources.items()):
+            if source.state is AnnotationState.RUNNING:
+                sources.set_state(number, AnnotationState.PENDING)
+        synthesis.note("Cancelled. s writes the answer again, R re-annotates.", "warning")
+        self.query_one(StatusLine).activity = "cancelled"
+
+    @on(Research.Failed)
+    async def _failed(self, message: Research.Failed) -> None:
+        error = f"{type(message.error).__name__}: {message.error}"
+        synthesis = self.query_one(SynthesisView)
+        await synthesis.stop_stream()
+        synthesis.note(f"Failed: {error}", "error")
+        self.notify(error, severity="error", timeout=10)
+
+    @on(Research.Notice)
+    def _notice(self, message: Research.Notice) -> None:
+        self.notify(message.event.message, severity=SEVERITY[message.event.level], timeout=8)
+
+    @on(Research.RetrievalStarted)
+    def _retrieving(self, message: Research.RetrievalStarted) -> None:
+        self.query_one(StatusLine).activity = f"retrieving from {', '.join(message.event.collections)}"
+
+    @on(Research.SourcesReady)
+    def _sources_ready(self, message: Research.SourcesReady) -> None:
+        found = message.event.sources
+        note = "" if found else "No hits: nothing in the active collections matches this query."
+        self.query_one(SourcesPanel).set_sources(found, note)
+        status = self.query_one(StatusLine)
+        status.keyword_only = message.event.keyword_only
+        status.retrieval = describe_retrieval(message.event.meta)
+        status.activity = f"{len(found)} sources"
+        if not found:
+            self.query_one(SynthesisView).note(note, "warning")
+
+    @on(Research.AnnotationStarted)
+    def _annotating(self, message: Research.AnnotationStarted) -> None:
+        self.query_one(SourcesPanel).set_state(message.event.number, AnnotationState.RUNNING)
+        self.query_one(StatusLine).activity = "annotating"
+
+    @on(Research.AnnotationFinished)
+    def _annotated(self, message: Research.AnnotationFinished) -> None:
+        event = message.event
+        state = AnnotationState.RELEVANT if event.relevant else AnnotationState.IRRELEVANT
+        self.query_one(SourcesPanel).set_state(event.number, state, event.text)
+
+    @on(Research.AnnotationFailed)
+    def _annotation_failed(self, message: Research.AnnotationFailed) -> None:
+        self.query_one(SourcesPanel).set_state(message.event.number, AnnotationState.FAILED, error=message.event.error)
+
+    @on(Research.SynthesisStarted)
+    async def _writing(self, message: Research.SynthesisStarted) -> None:
+        await self.query_one(SynthesisView).begin(message.event.model, message.event.continuation)
+        self.query_one(StatusLine).activity = "writing the answer"
+
+    @on(Research.SynthesisToken)
+    async def _token(self, message: Research.SynthesisToken) -> None:
+        await self.query_one(SynthesisView).write(message.event.text)
+
+    @on(Research.SynthesisFinished)
+    async def _written(self, message: Research.SynthesisFinished) -> None:
+        event = message.event
+        known = set(self.query_one(SourcesPanel).sources)
+        await self.query_one(SynthesisView).finish(event.text, event.stop_reason, known, event.unknown_citations)
+        self.query_one(StatusLine).activity = f"answer: {event.stop_reason}"
+
+    @on(Research.StageFailed)
+    def _stage_failed(self, message: Research.StageFailed) -> None:
+        stage, text = message.event.stage, message.event.message
+        self.notify(f"{stage} failed: {text}", severity="error", timeout=10)
+        if stage == "synthesize":
+            self.query_one(SynthesisView).note(f"Synthesis failed: {text}", "error")
+        elif stage == "retrieve":
+            self.query_one(SourcesPanel).clear(f"Retrieval failed: {text}")
+
+    @on(Research.SessionSaved)
+    def _saved(self, message: Research.SessionSaved) -> None:
+        self.query_one(StatusLine).activity = f"saved as session {message.event.session_id}"
+
+    def _session_or_say(self) -> ResearchSession | None:
+        if self.session is None:
+            self.notify("No session yet: run a query first (/).", severity="warning")
+            return None
+        if self.busy:
+            self.notify("Still working: wait, or press esc to cancel.", severity="warning")
+            return None
+        return self.session
+
+    @work(group=RESEARCH, exclusive=True)
+    async def _follow(self, events: AsyncIterator[Event]) -> None:
+        await self.consume(events)
+
+    def action_continue_answer(self) -> None:
+        session = self._session_or_say()
+        if session is None:
+            return
+        if not session.truncated:
+            self.notify("The answer is complete: nothing to continue.")
+            return
+        self._follow(session.continue_answer())
+
+    def action_synthesize(self) -> None:
+        session = self._session_or_say()
+        if session is not None:
+            self._follow(session.synthesize())
+
+    def action_reannotate_selected(self) -> None:
+        session = self._session_or_say()
+        source = self.query_one(SourcesPanel).selected()
+        if session is None or source is None:
+            return
+        self._follow(session.reannotate([source.number]))
+
+    def action_reannotate_all(self) -> None:
+        session = self._session_or_say()
+        if session is not None:
+            self._follow(session.reannotate())
+
+    def action_toggle_source(self) -> None:
+        session = self._session_or_say()
+        panel = self.query_one(SourcesPanel)
+        source = panel.selected()
+        if session is None or source is None:
+            return
+        if source.filtered:
+            session.rescue(source.number)
+            verb = "Rescued"
+        else:
+            session.drop(source.number)
+            verb = "Dropped"
+        panel.set_sources(session.sources)
+        self.notify(f"{verb} [{source.number}]. Press s to write the answer again with it.", timeout=4)
+
+    def action_cancel(self) -> None:
+        """Cancel running work; with nothing running, esc leaves the query bar for the sources."""
+        if self.busy:
+            self.workers.cancel_group(self, RESEARCH)
+        elif self.focused is self.query_one(QueryInput):
+            self.query_one(SourcesPanel).active_table.focus()
+
+    # --- sources, citations, copying ------------------------------------------------------------
+
+    @on(SourceChosen)
+    def _chosen(self, message: SourceChosen) -> None:
+        self.open_source(message.source)
+
+    @on(CitationClicked)
+    def _cited(self, message: CitationClicked) -> None:
+        source = self.query_one(SourcesPanel).sources.get(message.number)
+        if source is not None:
+            self.open_source(source)
+
+    @work(group="viewer", exclusive=True)
+    async def open_source(self, source: SessionSource) -> None:
+        from ragtui.tui.screens.source_viewer import SourceViewer
+
+        document = await self.engine.document(source)
+        await self.app.push_screen(SourceViewer(source, document, cursor_blink=self.cursor_blink))
+
+    def action_copy_answer(self) -> None:
+        text = self.query_one(SynthesisView).text
+        if not text:
+            self.notify("No answer to copy yet.", severity="warning")
+            return
+        self.post_message(CopyRequested(text, "the answer"))
+
+    def action_copy_source(self) -> None:
+        source = self.query_one(SourcesPanel).selected()
+        if source is None:
+            self.notify("No source selected.", severity="warning")
+            return
+        self.post_message(CopyRequested(source.chunk.text, f"source [{source.number}]"))
+
+    # --- dialogs -----------------------------------------------------------------------------
+
+    @work(group="history", exclusive=True)
+    async def action_history(self) -> None:
+        from ragtui.tui.screens.history import HistoryScreen
+
+        try:
+            sessions = await self.engine.history()
+        except Exception as exc:  # shown, not raised: history is optional to the rest of the app
+            self.notify(f"History unavailable: {exc}", severity="error")
+            return
+        chosen = await self.app.push_screen_wait(HistoryScreen(self.engine, sessions))
+        if chosen is not None:
+            await self.reopen(chosen)
+
+    async def reopen(self, session_id: int) -> None:
+        """Show a stored session as it was left, ready for re-annotation or continuation."""
+        if self.busy:
+            self.workers.cancel_group(self, RESEARCH)
+        self.session = await self.engine.reopen(session_id)
+        self.post_message(Research.Reopened(self.session))
+
+    @on(Research.Reopened)
+    async def _reopened(self, message: Research.Reopened) -> None:
+        session = message.session
+        self.query_one(QueryInput).value = session.query
+        self.query_one(SourcesPanel).set_sources(session.sources, "This session had no sources.")
+        synthesis = self.query_one(SynthesisView)
+        await synthesis.reset()
+        known = {s.number for s in session.sources}
+        await synthesis.finish(session.answer, session.stop_reason, known)
+        status = self.query_one(StatusLine)
+        status.activity = f"reopened session {session.id}"
+        status.retrieval = describe_retrieval(session.meta)
+
+    @work(group="ingest-dialog", exclusive=True)
+    async def action_ingest(self, path: Path | None = None, collection: str = "") -> None:
+        """The ingest screen; given a path and collection it starts at once."""
+        from ragtui.tui.screens.ingest import IngestScreen
+
+        names = [v.name for v in self.collection_views]
+        default = collection or (sorted(self.active)[0] if self.active else (names[0] if names else ""))
+        screen = IngestScreen(self.engine, default, str(path or ""), start=path is not None,
+                              cursor_blink=self.cursor_blink)
+        if await self.app.push_screen_wait(screen):
+            self.load_collections()
+
+    @work(group="new-collection", exclusive=True)
+    async def action_new_collection(self) -> None:
+        from ragtui.tui.screens.new_collection import NewCollectionScreen
+
+        result = await self.app.push_screen_wait(NewCollectionScreen({v.name for v in self.collection_views}))
+        if result is None:
+            return
+        name, topic = result
+        try:
+            await self.engine.create_collection(name, topic)
+        except Exception as exc:  # e.g. the registry refused the name: tell the user, keep going
+            self.notify(f"Could not create {name}: {exc}", severity="error")
+            return
+        self.notify(f"Created collection {name}. Press i to ingest into it.")
+        self.active |= {name}
+        self.load_collections()
