@@ -94,6 +94,26 @@ async def test_wide_terminal_puts_answer_beside_sources(snapshot_settings) -> No
         assert app.query_one(SourcesPanel).wide
 
 
+async def test_b_works_at_every_width_and_its_choice_holds_across_resizes(snapshot_settings) -> None:
+    app = quiet_app(snapshot_settings())
+    async with app.run_test(size=(200, 60)) as pilot:
+        pane = app.query_one(CollectionsPane)
+        app.query_one(SourcesPanel).active_table.focus()
+        await pilot.press("b")
+        assert not pane.display
+        await pilot.resize_terminal(120, 30)
+        await pilot.pause()
+        assert not pane.display  # hidden by b, though this width shows it by default
+        await pilot.press("b")
+        assert pane.display
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert pane.display  # shown by b, though this width hides it by default
+        await pilot.resize_terminal(160, 40)
+        await pilot.pause()
+        assert pane.display and "-wide" in main_screen(app).classes
+
+
 async def test_new_collection_dialog_creates_it_in_the_registry(snapshot_settings) -> None:
     settings = snapshot_settings()
     app = quiet_app(settings)

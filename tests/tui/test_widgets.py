@@ -11,7 +11,7 @@ from textual.style import Style
 from textual.widgets import DataTable, TabbedContent
 from textual.widgets.markdown import MarkdownBlock
 
-from ragtui.events import AnnotationFailed, AnnotationStarted, SourcesReady, SynthesisFinished
+from ragtui.events import AnnotationFailed, AnnotationFinished, AnnotationStarted, SourcesReady, SynthesisFinished
 from ragtui.model import AnnotationState, StopReason
 from ragtui.retrieve.result import RetrievalMeta
 from ragtui.tui.clipboard import osc52, save_copy
@@ -112,6 +112,22 @@ async def test_annotations_move_sources_between_tabs(snapshot_settings) -> None:
         assert panel.sources[4].state is AnnotationState.RUNNING and panel.running
         await post_events(app, [AnnotationFailed(4, "HTTP 500")])
         assert panel.sources[4].state is AnnotationState.FAILED and panel.sources[4].error == "HTTP 500"
+
+
+async def test_spinner_turns_only_while_a_source_is_annotated(snapshot_settings) -> None:
+    app = quiet_app(snapshot_settings())
+    async with app.run_test(size=(100, 30)) as pilot:
+        panel = app.query_one(SourcesPanel)
+        await feed(app, [SourcesReady(tuple(make_sources()), RetrievalMeta())])
+        await pilot.pause(0.3)
+        assert panel.frame == 0
+        await post_events(app, [AnnotationStarted(1)])
+        await pilot.pause(0.35)
+        assert panel.frame >= 2
+        await post_events(app, [AnnotationFinished(1, "On point.", True)])
+        stopped = panel.frame
+        await pilot.pause(0.3)
+        assert panel.frame == stopped
 
 
 async def test_answer_streams_then_links_citations(snapshot_settings) -> None:
