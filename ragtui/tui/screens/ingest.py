@@ -17,6 +17,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, ProgressBar, RichLog, Static
 
+from ragtui.errors import describe
 from ragtui.events import Event, FileSkipped, IngestFinished, IngestProgress, Notice
 from ragtui.tui.engine import Engine
 
@@ -89,7 +90,7 @@ class IngestScreen(ModalScreen[bool]):
             async for event in self.engine.ingest(path, collection):
                 self.apply(event)
         except Exception as exc:  # the engine's own failure: show it, keep the screen usable
-            self.query_one("#ingest-hint", Static).update(Text(f"Ingest failed: {exc}", style="bold red"))
+            self.query_one("#ingest-hint", Static).update(Text(f"Ingest failed: {describe(exc)}", style="bold red"))
         finally:
             self.running = False
 

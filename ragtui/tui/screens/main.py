@@ -23,6 +23,7 @@ from textual.widgets import Footer, Input
 
 from ragtui.collections import CollectionInfo
 from ragtui.config import Settings
+from ragtui.errors import RagtuiError, describe
 from ragtui.events import Event, NoticeLevel
 from ragtui.model import AnnotationState, SessionSource
 from ragtui.tui import keymap
@@ -166,7 +167,7 @@ class MainScreen(Screen[None]):
         try:
             on_, reason = await self.engine.wordnet_state()
         except Exception as exc:  # a broken wn database must not stop the app; say so instead
-            on_, reason = False, str(exc)
+            on_, reason = False, describe(exc)
         status = self.query_one(StatusLine)
         status.wordnet, status.wordnet_reason = on_, reason
 
@@ -178,7 +179,7 @@ class MainScreen(Screen[None]):
         try:
             views = await self.engine.collections()
         except Exception as exc:  # shown in the pane: the rest of the app still works
-            pane.set_note(f"Collections unavailable:\n{exc}")
+            pane.set_note(f"Collections unavailable:\n{describe(exc)}")
             return
         self.show_collections(views)
 
@@ -273,7 +274,7 @@ class MainScreen(Screen[None]):
 
     @on(Research.Failed)
     async def _failed(self, message: Research.Failed) -> None:
-        error = f"{type(message.error).__name__}: {message.error}"
+        error = describe(message.error)
         synthesis = self.query_one(SynthesisView)
         await synthesis.stop_stream()
         synthesis.note(f"Failed: {error}", "error")
@@ -446,11 +447,15 @@ class MainScreen(Screen[None]):
         try:
             sessions = await self.engine.history()
         except Exception as exc:  # shown, not raised: history is optional to the rest of the app
-            self.notify(f"History unavailable: {exc}", severity="error")
+            self.notify(f"History unavailable: {describe(exc)}", severity="error")
             return
         chosen = await self.app.push_screen_wait(HistoryScreen(self.engine, sessions))
-        if chosen is not None:
+        if chosen is None:
+            return
+        try:
             await self.reopen(chosen)
+        except RagtuiError as exc:  # e.g. the session was deleted meanwhile
+            self.notify(describe(exc), severity="error")
 
     async def reopen(self, session_id: int) -> None:
         """Show a stored session as it was left, ready for re-annotation or continuation."""
@@ -495,7 +500,7 @@ class MainScreen(Screen[None]):
         try:
             await self.engine.create_collection(name, topic)
         except Exception as exc:  # e.g. the registry refused the name: tell the user, keep going
-            self.notify(f"Could not create {name}: {exc}", severity="error")
+            self.notify(f"Could not create {name}: {describe(exc)}", severity="error")
             return
         self.notify(f"Created collection {name}. Press i to ingest into it.")
         self.active |= {name}
