@@ -106,7 +106,7 @@ class MainScreen(Screen[None]):
         query.cursor_blink = self.cursor_blink
         query.focus()
         if self.start_workers:
-            self.call_after_refresh(self._start_background)
+            self.app.call_after_refresh(self._start_background)
 
     def _start_background(self) -> None:
         self.probe_ollama()
