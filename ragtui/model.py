@@ -36,7 +36,7 @@ class ChunkMeta:
     page: str = ""              # page label as printed ([p.PAGE]); "" when the format has no pages
     page_index: int = -1        # 0-based page number for opening the document there
     heading: str = ""           # heading path "Intro > Install"; "" when none
-    text_entropy: float = 0.0   # bits per character (RAGWeed 2c)
+    text_entropy: float = 0.0   # bits per byte of the text in its file's encoding (RAGWeed 2c)
     word_count: int = 0
 
     def to_dict(self) -> dict[str, Any]:

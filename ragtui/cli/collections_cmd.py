@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     create.add_argument("--topic", default="")
     listing = actions.add_parser("list", help="collections with file and chunk counts, models and state")
     listing.add_argument("--json", action="store_true")
-    info = actions.add_parser("info", help="formats, skipped files, entropy histogram and clusters")
+    info = actions.add_parser("info", help="formats, skipped files, chunk quality, entropy histogram and clusters")
     info.add_argument("name")
     info.add_argument("--json", action="store_true")
     delete = actions.add_parser("delete", help="delete a collection and its indexes")
@@ -64,6 +64,7 @@ def _list(workspace: Workspace, as_json: bool) -> int:
 
 def _info(workspace: Workspace, name: str, as_json: bool) -> int:
     from ragtui.ingest.clusters import H_RANGE, entropy_clusters, entropy_histogram
+    from ragtui.ingest.quality import quality
 
     settings = workspace.settings
     coll = workspace.collection(name)
@@ -76,10 +77,11 @@ def _info(workspace: Workspace, name: str, as_json: bool) -> int:
     clusters = entropy_clusters(stats, settings.ingest.entropy_min, settings.ingest.entropy_max)
     formats = records.format_counts()
     pending = {m: records.pending_count(m) for m in settings.embed.all_models}
+    report = quality(records.chunk_edges(), records.filter_counts())
     if as_json:
         print(json.dumps({"info": asdict(info), "formats": formats, "skipped": skipped, "duplicates": duplicates,
                           "histogram": hist, "clusters": [asdict(c) for c in clusters],
-                          "pending_embeddings": pending}, indent=2))
+                          "pending_embeddings": pending, "quality": report.to_json()}, indent=2))
         return 0
     print(f"{info.name}  ({info.state})  topic: {info.topic or '-'}  created {info.created}")
     print(f"files {info.files}, chunks {info.chunks}, models {', '.join(info.models) or '-'}")
@@ -93,10 +95,12 @@ def _info(workspace: Workspace, name: str, as_json: bool) -> int:
             print(f"  {source}: {reason}")
     for source, reason in duplicates:
         print(f"duplicate: {source} ({reason})")
+    for line in report.lines():
+        print(line)
     if stats:
         width = (H_RANGE[1] - H_RANGE[0]) / len(hist)
         top = max(hist)
-        print("entropy histogram (bits/char):")
+        print("entropy histogram (bits/byte):")
         for i, n in enumerate(hist):
             if n:
                 lo = H_RANGE[0] + i * width

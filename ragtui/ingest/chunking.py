@@ -11,10 +11,15 @@ import bisect
 import re
 from dataclasses import dataclass
 
+from ragtui.text import is_cjk
+
 CHARS_PER_TOKEN = 4
 SENTENCE_LOOKBACK = 200
 SPACE_LOOKBACK = 50
-SENTENCE_ENDS = ".!?\n"
+SENTENCE_ENDS = ".!?\n。！？"
+# Where a sentence starts: after . ! ? (and closing quotes/brackets) plus whitespace, after a CJK
+# full stop, or after a blank line; the match ends at the sentence's first character.
+_SENTENCE_START = re.compile(r"""(?:[.!?]["'”’)\]]*\s+|[。！？]\s*|\n[ \t]*\n\s*)(?=\S)""")
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -68,8 +73,47 @@ def window_spans(text: str, chars: int, overlap: int, start: int = 0, stop: int 
         spans.append((pos, boundary))
         if boundary >= stop:
             break
-        pos = boundary if at_fence else max(pos + 1, boundary - overlap)
+        pos = boundary if at_fence else next_start(text, max(pos + 1, boundary - overlap), boundary, pos + 1, overlap)
     return spans
+
+
+def next_start(text: str, lo: int, hi: int, floor: int = 0, overlap: int = 0) -> int:
+    """Where the next window starts, given RAGWeed's start `lo` (boundary - OVL) and the boundary `hi`.
+
+    The sentence start nearest to `lo` in the overlap region (from a quarter of OVL
+    before `lo` to half of OVL after it, so the overlap stays between 1/2 and 5/4 of
+    RAGWeed's), else the nearest word start (forward in the region first, then up to 50
+    characters back), else `lo` itself (a word longer than all of that). Never before
+    `floor` (the current window's start + 1), so every window advances.
+    """
+    lo_s, hi_s = max(floor, lo - overlap // 4), min(hi, lo + max(1, overlap // 2))
+    best = -1
+    for m in _SENTENCE_START.finditer(text, max(0, lo_s - 4), hi_s):
+        s = m.end()
+        if lo_s <= s < hi_s and (best < 0 or abs(s - lo) < abs(best - lo)):
+            best = s
+    if best >= 0:
+        return best
+    for i in range(lo, hi):
+        if word_start(text, i):
+            return i
+    for i in range(lo - 1, max(floor, lo - SPACE_LOOKBACK) - 1, -1):
+        if word_start(text, i):
+            return i
+    return lo
+
+
+def word_start(text: str, i: int) -> bool:
+    """A word begins at `i`: a visible character after whitespace, or any CJK character."""
+    return i == 0 or (not text[i].isspace() and (text[i - 1].isspace() or is_cjk(text[i])))
+
+
+def mid_word(text: str, i: int) -> bool:
+    """A cut at `i` splits a word: letters or digits on both sides (between CJK characters is fine)."""
+    if i <= 0 or i >= len(text):
+        return False
+    a, b = text[i - 1], text[i]
+    return a.isalnum() and b.isalnum() and not (is_cjk(a) or is_cjk(b))
 
 
 def _outside_fence(cut: int, pos: int, fences: list[tuple[int, int]], stop: int) -> tuple[int, bool]:

@@ -2,19 +2,29 @@
 
 A folder's files are named relative to it ("notes/a.md"); a file given directly
 by its own name. Symlinked folders are followed once (a loop is reported, never
-walked); hidden entries, sockets, FIFOs and devices are reported, never opened.
+walked); sockets, FIFOs and devices are reported, never opened. Hidden entries and
+paths matched by the ignore rules (`ingest.ignore` plus the folder's own
+`.ragtuiignore`, both in gitignore syntax via pathspec) are only counted: a build
+tree has thousands of them, and a list would bury the skips that matter.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ragtui.ingest.extract import Skip
+
+IGNORE_FILE = ".ragtuiignore"
+HIDDEN = "hidden"
+IGNORED = "ignore rules"
 
 
 @dataclass(frozen=True)
@@ -39,11 +49,24 @@ def _stat_problem(path: Path) -> str | None:
     return None
 
 
-def discover(paths: Sequence[Path]) -> tuple[list[Entry], list[Skip], list[str]]:
-    """(files to ingest, entries skipped with a reason, folder roots that `--sync` may prune)."""
+def ignore_spec(root: Path, patterns: Sequence[str]) -> Any:
+    """The gitignore-style rules for a folder: `patterns` (ingest.ignore), then its .ragtuiignore lines."""
+    import pathspec
+
+    lines = list(patterns)
+    with contextlib.suppress(OSError):       # no .ragtuiignore (or unreadable): the configured rules alone
+        lines += (root / IGNORE_FILE).read_text(encoding="utf-8", errors="replace").splitlines()
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def discover(paths: Sequence[Path], ignore: Sequence[str] = ()
+             ) -> tuple[list[Entry], list[Skip], list[str], Counter[str]]:
+    """(files to ingest, entries skipped with a reason, folder roots that `--sync` may prune, paths
+    left out uncounted-by-name: hidden ones and those the ignore rules match)."""
     entries: list[Entry] = []
     skips: list[Skip] = []
     roots: list[str] = []
+    ignored: Counter[str] = Counter()
     seen: dict[str, str] = {}
     for given in paths:
         path = Path(given).expanduser()
@@ -56,7 +79,7 @@ def discover(paths: Sequence[Path]) -> tuple[list[Entry], list[Skip], list[str]]
             found = [Entry(path.name, str(root), root)]
         else:
             roots.append(str(root))
-            found = _walk(root, skips)
+            found = _walk(root, skips, ignored, ignore_spec(root, ignore))
         for entry in found:
             if seen.get(entry.source, entry.root) != entry.root:
                 skips.append(Skip(f"{entry.root}/{entry.source}",
@@ -65,10 +88,10 @@ def discover(paths: Sequence[Path]) -> tuple[list[Entry], list[Skip], list[str]]
             if entry.source not in seen:
                 seen[entry.source] = entry.root
                 entries.append(entry)
-    return entries, skips, roots
+    return entries, skips, roots, ignored
 
 
-def _walk(root: Path, skips: list[Skip]) -> list[Entry]:
+def _walk(root: Path, skips: list[Skip], ignored: Counter[str], spec: Any) -> list[Entry]:
     out: list[Entry] = []
     visited = {os.stat(root).st_ino}
     stack = [root]
@@ -84,11 +107,13 @@ def _walk(root: Path, skips: list[Skip]) -> list[Entry]:
             path = folder / name
             rel = _rel(path, root)
             if name.startswith("."):
-                skips.append(Skip(rel, "hidden file or folder (not ingested)"))
+                ignored[HIDDEN] += 1
                 continue
             problem = _stat_problem(path)
             if problem:
                 skips.append(Skip(rel, problem))
+            elif spec.match_file(rel + "/" if path.is_dir() else rel):
+                ignored[IGNORED] += 1
             elif path.is_dir():
                 inode = os.stat(path).st_ino
                 if inode in visited:

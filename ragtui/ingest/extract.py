@@ -7,11 +7,20 @@ control characters mark it. Office formats are zip + XML, read with the standard
 library (python-docx/odfpy/openpyxl would add three dependencies to read the same
 XML). External converters (detex, unrtf, whisper, tesseract) run only when their
 binary is configured and present.
+
+Text is folded (`ragtui.text.normalize`: ligatures, full-width forms) where it is
+made, before any offset is taken, so chunk offsets, the stored text and the keyword
+index all see the same characters. A `.gz` file is read as the file it wraps (under
+the zip guards' limits); a file with no or an unknown extension is sniffed and read
+as plain text when it decodes as text. HTML keeps its main content and its h1-h6
+heading paths; a PDF takes heading paths from its outline.
 """
 
 from __future__ import annotations
 
+import bisect
 import csv
+import gzip
 import io
 import json
 import posixpath
@@ -20,6 +29,7 @@ import shutil
 import subprocess
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -30,6 +40,7 @@ from xml.etree import ElementTree as ET
 
 from ragtui.config import IngestSettings
 from ragtui.errors import RagtuiError
+from ragtui.text import normalize
 
 CONVERTER_TIMEOUT_S = 600
 ZIP_MAX_DEPTH = 3
@@ -47,6 +58,14 @@ FORMATS = {
 }
 # format -> (converter name, the IngestSettings key holding its binary)
 CONVERTERS = {"tex": ("detex", "detex_bin"), "rtf": ("unrtf", "unrtf_bin"), "av": ("whisper", "whisper_bin")}
+# Extensions that are never text, so never sniffed (images, fonts, archives, compiled code, databases).
+BINARY_EXTS = frozenset((
+    "png", "jpg", "jpeg", "gif", "bmp", "ico", "webp", "tif", "tiff", "woff", "woff2", "ttf", "otf", "eot",
+    "tar", "tgz", "bz2", "xz", "zst", "7z", "rar", "deb", "rpm", "jar", "whl", "so", "o", "a", "dll", "exe",
+    "bin", "pyc", "class", "mo", "db", "sqlite", "sqlite3", "pickle", "pkl", "npy", "ps", "dvi", "epub",
+    "avi", "mkv", "mov", "flac", "xls", "doc", "ppt", "pptx", "odp", "ods",
+))
+MINIFIED_LINE = 500       # mean line length (chars) above which js/css/json is minified, not prose
 
 
 class ExtractError(RagtuiError):
@@ -67,6 +86,14 @@ class Extracted:
     format: str
     kind: str = "text"    # "text" | "pdf" | "av": picks the chunk size (RAGWeed 2b)
     pages: list[Page] = field(default_factory=list)
+    headings: list[tuple[int, str]] = field(default_factory=list)   # (offset, heading path), ascending
+    encoding: str = "utf-8"   # what the file's bytes were decoded from; entropy is taken over those bytes
+
+
+def heading_path_at(headings: list[tuple[int, str]], offset: int) -> str:
+    """The heading path in force at `offset` ("" before the first heading)."""
+    i = bisect.bisect_right([h[0] for h in headings], offset) - 1
+    return headings[i][1] if i >= 0 else ""
 
 
 @dataclass(frozen=True)
@@ -92,24 +119,64 @@ def unsupported_reason(name: str) -> str:
     return f"unsupported format: .{ext}" if ext else "unsupported format: no file extension"
 
 
+def sniffable(name: str) -> bool:
+    """No known format, but possibly plain text: no extension, or one that names no binary format."""
+    return not format_of(name) and _ext(name) not in BINARY_EXTS
+
+
 def extract(source: str, data: bytes, cfg: IngestSettings, workdir: Path, path: Path | None = None,
             depth: int = 0) -> list[Extracted | Skip]:
-    """The documents in one file: usually one, several for a zip; failures come back as Skip."""
-    fmt = format_of(source)
+    """The documents in one file: usually one, several for a zip; failures come back as Skip.
+
+    `name` decides the format: the source itself, or for "x.md.gz" the wrapped "x.md".
+    """
+    name = source
+    if _ext(source) == "gz":
+        name = source[:-3]
+        if not (format_of(name) or sniffable(name)):
+            return [Skip(source, unsupported_reason(name) + " (inside .gz)")]
+        path = None
+    fmt = format_of(name) or ("sniff" if sniffable(name) else "")
     if not fmt:
         return [Skip(source, unsupported_reason(source))]
     if not data:
         return [Skip(source, "empty file")]
     try:
+        if name != source:
+            data = _gunzip(data, cfg)
         if fmt == "zip":
             return _zip(source, data, cfg, workdir, depth)
         if fmt in CONVERTERS:
             return [_converted(source, data, fmt, cfg, workdir, path)]
-        return [_HANDLERS[fmt](source, data, cfg)]
+        doc = _HANDLERS[fmt](source, data, cfg)
     except ExtractError as exc:
         return [Skip(source, str(exc))]
     except Exception as exc:  # a parser's own error on malformed input (csv.Error, BadZipFile, ...): skip the file
         return [Skip(source, f"unreadable {fmt}: {type(exc).__name__}: {exc}")]
+    if fmt in ("code", "json") and _ext(name) in ("js", "css", "json", "map") and _minified(doc.text):
+        return [Skip(source, "minified js/css/json (generated, not prose)")]
+    if not doc.pages and not doc.headings:      # formats whose handler took no offsets fold here
+        doc.text = normalize(doc.text)
+    return [doc]
+
+
+def _gunzip(data: bytes, cfg: IngestSettings) -> bytes:
+    """The wrapped file's bytes, refused past the zip guards (total size, compression ratio)."""
+    limit = min(cfg.zip_max_total_mb * 1024 * 1024, max(len(data), 1) * cfg.zip_max_ratio)
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
+            out = f.read(limit + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise ExtractError(f"corrupt gzip: {exc}") from None
+    if len(out) > limit:
+        raise ExtractError(f"zip bomb guard: gzip expands past ingest.zip_max_ratio ({cfg.zip_max_ratio}) "
+                           f"or ingest.zip_max_total_mb ({cfg.zip_max_total_mb})")
+    return out
+
+
+def _minified(text: str) -> bool:
+    lines = text.count("\n") + 1
+    return len(text) > 2 * MINIFIED_LINE and len(text) / lines > MINIFIED_LINE
 
 
 # --- text-like ----------------------------------------------------------------------
@@ -117,28 +184,45 @@ def extract(source: str, data: bytes, cfg: IngestSettings, workdir: Path, path: 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f\x7f]")
 
 
-def decode_text(data: bytes) -> str:
-    """UTF-8 (BOM allowed), else cp1252/Latin-1; binary content (NULs, control chars) is refused."""
+def decode(data: bytes) -> tuple[str, str]:
+    """(text, encoding): UTF-8 (BOM allowed), else cp1252/Latin-1; binary content (NULs, control chars)
+    is refused. The text is folded (`normalize`) and has \\n line ends."""
     head = data[:65536]
     if b"\x00" in head:
         raise ExtractError("binary content (NUL bytes) in a text file")
+    encoding = "utf-8"
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         try:
-            text = data.decode("cp1252")
+            text, encoding = data.decode("cp1252"), "cp1252"
         except UnicodeDecodeError:
-            text = data.decode("latin-1")
+            text, encoding = data.decode("latin-1"), "latin-1"
         if sum(0x80 <= ord(c) <= 0x9f for c in text[:65536]) > len(text[:65536]) * 0.01:
             raise ExtractError("binary content (not decodable as text)") from None
     sample = text[:65536]
     if len(_CONTROL.findall(sample)) > max(2, len(sample) // 100):
         raise ExtractError("binary content (control characters) in a text file")
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return normalize(text.replace("\r\n", "\n").replace("\r", "\n")), encoding
+
+
+def decode_text(data: bytes) -> str:
+    """The text of `decode`, without its encoding."""
+    return decode(data)[0]
 
 
 def _text(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
-    return Extracted(source, decode_text(data), format_of(source))
+    text, encoding = decode(data)
+    return Extracted(source, text, format_of(source.removesuffix(".gz")), encoding=encoding)
+
+
+def _sniffed(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
+    """A file of no known format, read as plain text when it decodes as text."""
+    try:
+        text, encoding = decode(data)
+    except ExtractError as exc:
+        raise ExtractError(f"{unsupported_reason(source.removesuffix('.gz'))}, and not text: {exc}") from None
+    return Extracted(source, text, "txt", encoding=encoding)
 
 
 def _json(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
@@ -163,30 +247,105 @@ def _csv(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
 
 
 class _HtmlText(HTMLParser):
-    SKIP = frozenset(("script", "style", "noscript", "template", "svg"))
+    """Text of a page in segments, each marked as inside the main content or inside boilerplate.
+
+    Main content is `<main>`, `role="main"` or `<article>` (Sphinx marks its body
+    role=main); boilerplate is navigation, sidebars, headers and footers, by tag,
+    ARIA role or a class/id such as Sphinx's "sphinxsidebar" and "footer". Headings
+    h1-h6 are collected with their level for the heading paths.
+    """
+
+    SKIP = frozenset(("script", "style", "noscript", "template", "svg", "head"))
     BLOCK = frozenset(("p", "div", "br", "li", "tr", "table", "section", "article", "header", "footer", "h1",
-                       "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "title", "ul", "ol", "dt", "dd", "hr"))
+                       "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "title", "ul", "ol", "dt", "dd", "hr",
+                       "main", "nav", "aside", "dl", "figure", "figcaption", "caption"))
+    VOID = frozenset(("br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed", "param",
+                      "source", "track", "wbr"))
+    BOILER_TAGS = frozenset(("nav", "aside", "footer", "header", "form", "button"))
+    BOILER_ROLES = frozenset(("navigation", "banner", "contentinfo", "complementary", "search"))
+    BOILER_NAME = re.compile(r"(?:^|[\s_-])(?:sphinxsidebar\w*|sidebar|related|footer|navbar|nav|navigation|"
+                             r"menu|breadcrumbs?|headerlink|skip-?link|cookie\w*|banner)(?:$|[\s_-])", re.I)
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.skipping = 0
+        self.stack: list[tuple[str, bool, bool, bool]] = []   # (tag, skip, main, boiler)
+        self.segments: list[tuple[str, bool, bool]] = []      # (text, in main, in boilerplate)
+        self.headings: list[tuple[int, str, bool, bool]] = []  # (level, title, in main, in boilerplate)
+        self.heading: list[str] | None = None
+        self.has_main = False
+
+    def _state(self) -> tuple[bool, bool, bool]:
+        skip = any(s[1] for s in self.stack)
+        return skip, any(s[2] for s in self.stack), any(s[3] for s in self.stack)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in self.SKIP:
-            self.skipping += 1
-        elif tag in self.BLOCK:
-            self.parts.append("\n")
+        if tag in self.BLOCK:
+            self.segments.append(("\n", True, False))
+        if tag in self.VOID:
+            return
+        a = {k: v or "" for k, v in attrs}
+        main = tag in ("main", "article") or a.get("role") == "main"
+        self.has_main = self.has_main or main
+        boiler = (tag in self.BOILER_TAGS or a.get("role", "") in self.BOILER_ROLES
+                  or bool(self.BOILER_NAME.search(f"{a.get('class', '')} {a.get('id', '')}")))
+        if tag == "header" and any(st[2] for st in self.stack):
+            boiler = False        # an article's own header holds its title
+        self.stack.append((tag, tag in self.SKIP, main, boiler and not main))
+        if len(tag) == 2 and tag[0] == "h" and tag[1] in "123456":
+            self.heading = []
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in self.SKIP:
-            self.skipping = max(0, self.skipping - 1)
-        elif tag in self.BLOCK:
-            self.parts.append("\n")
+        if tag in self.BLOCK:
+            self.segments.append(("\n", True, False))
+        if not any(s[0] == tag for s in self.stack):
+            return
+        while self.stack:
+            top = self.stack.pop()[0]
+            if top == tag:
+                break
+        if self.heading is not None and len(tag) == 2 and tag[0] == "h" and tag[1] in "123456":
+            _, main, boiler = self._state()
+            title = " ".join("".join(self.heading).split())
+            if title:
+                self.headings.append((int(tag[1]), title, main, boiler))
+            self.heading = None
 
     def handle_data(self, data: str) -> None:
-        if not self.skipping:
-            self.parts.append(data)
+        skip, main, boiler = self._state()
+        if skip:
+            return
+        self.segments.append((data, main, boiler))
+        if self.heading is not None and not boiler:
+            self.heading.append(data)
+
+    def main_text(self) -> tuple[str, list[tuple[int, str]]]:
+        """The main content (or, without a main element, everything but boilerplate) and its headings
+        as (offset, heading path) into that text."""
+        keep = [t for t, main, boiler in self.segments if not boiler and (main or not self.has_main)]
+        text = _tidy("".join(keep))
+        offsets: list[tuple[int, str]] = []
+        path: list[tuple[int, str]] = []
+        cursor = 0
+        for level, title, main, boiler in self.headings:
+            if boiler or (self.has_main and not main):
+                continue
+            at = _line_start_find(text, title, cursor)
+            if at < 0:
+                continue
+            path = [(lv, t) for lv, t in path if lv < level] + [(level, title)]
+            offsets.append((at, " > ".join(t for _, t in path)))
+            cursor = at + len(title)
+        return text, offsets
+
+
+def _line_start_find(text: str, line: str, start: int) -> int:
+    """Offset of the first line at or after `start` that begins with `line`, or -1."""
+    at = start
+    while (at := text.find(line, at)) >= 0:
+        if at == 0 or text[at - 1] == "\n":
+            return at
+        at += 1
+    return -1
 
 
 def _tidy(text: str) -> str:
@@ -195,10 +354,12 @@ def _tidy(text: str) -> str:
 
 
 def _html(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
+    text, encoding = decode(data)
     parser = _HtmlText()
-    parser.feed(decode_text(data))
+    parser.feed(text)
     parser.close()
-    return Extracted(source, _tidy("".join(parser.parts)), "html")
+    body, headings = parser.main_text()
+    return Extracted(source, body, "html", headings=headings, encoding=encoding)
 
 
 def _xml(data: bytes, what: str) -> ET.Element:
@@ -321,7 +482,8 @@ def _xlsx_cell(cell: ET.Element, shared: list[str]) -> str:
 # --- PDF -------------------------------------------------------------------------------------
 
 def _pdf(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
-    """Text per page with its printed label; pages joined, each page's start offset kept."""
+    """Text per page with its printed label; pages joined, each page's start offset kept; heading
+    paths from the outline (bookmarks)."""
     import pymupdf
 
     try:
@@ -339,19 +501,45 @@ def _pdf(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
                 text = page.get_text("text")
                 if not text.strip() and cfg.tesseract_bin:
                     text = _ocr(page, cfg.tesseract_bin)
-                text = text.replace("\r\n", "\n")
+                text = normalize(text.replace("\r\n", "\n"))
                 if text and not text.endswith("\n"):
                     text += "\n"
                 pages.append(Page(offset, page.get_label() or str(page.number + 1), page.number))
                 parts.append(text)
                 offset += len(text)
+            toc = doc.get_toc(simple=True)
         except (RuntimeError, ValueError) as exc:
             raise ExtractError(f"corrupt PDF: {exc}") from None
     text = "".join(parts)
     if not text.strip():
         hint = "" if cfg.tesseract_bin else "; set ingest.tesseract_bin for OCR"
         raise ExtractError(f"no text layer in PDF (scanned?){hint}")
-    return Extracted(source, text, "pdf", kind="pdf", pages=pages)
+    return Extracted(source, text, "pdf", kind="pdf", pages=pages, headings=outline_headings(toc, text, pages))
+
+
+def outline_headings(toc: list[list[Any]], text: str, pages: list[Page]) -> list[tuple[int, str]]:
+    """(offset, heading path) for each outline entry [level, title, page (1-based)].
+
+    The offset is where the title appears on its target page (matched with any run of
+    whitespace between its words, ignoring case), else that page's start; entries
+    pointing nowhere are skipped. Offsets never go backwards, so a path is always in force.
+    """
+    out: list[tuple[int, str]] = []
+    path: list[tuple[int, str]] = []
+    floor = 0
+    for entry in toc:
+        level, title, number = int(entry[0]), normalize(" ".join(str(entry[1]).split())), int(entry[2])
+        if not title or not 1 <= number <= len(pages):
+            continue
+        start = pages[number - 1].start
+        end = pages[number].start if number < len(pages) else len(text)
+        words = [re.escape(w) for w in title.split()]
+        m = re.compile(r"\s+".join(words), re.I).search(text, max(start, floor), end) if words else None
+        at = m.start() if m else max(start, floor)
+        path = [(lv, t) for lv, t in path if lv < level] + [(level, title)]
+        out.append((at, " > ".join(t for _, t in path)))
+        floor = at
+    return out
 
 
 def _ocr(page: Any, tesseract: str) -> str:
@@ -459,6 +647,6 @@ def _zip(source: str, data: bytes, cfg: IngestSettings, workdir: Path, depth: in
 
 
 _HANDLERS: dict[str, Callable[[str, bytes, IngestSettings], Extracted]] = {
-    "txt": _text, "md": _text, "rst": _text, "code": _text, "json": _json, "csv": _csv, "html": _html,
-    "svg": _svg, "docx": _docx, "odt": _odt, "xlsx": _xlsx, "pdf": _pdf,
+    "sniff": _sniffed, "txt": _text, "md": _text, "rst": _text, "code": _text, "json": _json, "csv": _csv,
+    "html": _html, "svg": _svg, "docx": _docx, "odt": _odt, "xlsx": _xlsx, "pdf": _pdf,
 }

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +46,9 @@ BATCH_CHUNKS = 2000          # chunks per keyword-index commit
 BATCH_FILES = 500            # files per keyword-index commit
 EMBED_PAGES = 8              # embed batches per Chroma write + journal commit (bounds work lost to a kill)
 PROGRESS_EVERY_S = 0.25
+# 2: folded text, HTML main content and heading paths, PDF outline headings, .gz and sniffed files,
+#    chunks starting at sentence/word starts, byte entropy, dotted-leader TOC and index filter.
+EXTRACTION_VERSION = 2
 
 
 @dataclass
@@ -79,9 +83,13 @@ async def ingest_documents(settings: Settings, collection: Collection,
 
 
 def signature(settings: Settings) -> str:
-    """Everything that changes the chunks of unchanged bytes; a file indexed under another one is redone."""
+    """Everything that changes the chunks of unchanged bytes; a file indexed under another one is redone.
+
+    EXTRACTION_VERSION stands for the code's own rules (extraction, chunk edges, filters);
+    it goes up whenever they change what a file yields.
+    """
     c, i = settings.chunk, settings.ingest
-    return (f"{c.strategy}:{c.size_tokens}:{c.pdf_tokens}:{c.av_tokens}:{c.overlap_pct}:"
+    return (f"x{EXTRACTION_VERSION}:{c.strategy}:{c.size_tokens}:{c.pdf_tokens}:{c.av_tokens}:{c.overlap_pct}:"
             f"{i.entropy_min}:{i.entropy_max}:{i.toc_ratio}")
 
 
@@ -112,12 +120,16 @@ class _IngestRun:
             clean = False
             try:
                 unclean = self.coll.manifest.get("state") == "ingesting"
+                if self.coll.keyword.outdated:  # built with an older analyzer: start over, refill from the records
+                    self.coll.keyword.rebuild()
+                    unclean = True
                 self.coll.update_manifest(state="ingesting")
                 self.report.reconciled = await _in_thread(self._reconcile, unclean)
                 if documents is not None:
                     entries, skips, roots = [Entry(s, "", None, t) for s, t in documents], [], []
                 else:
-                    entries, skips, roots = await _in_thread(discover, paths)
+                    entries, skips, roots, self.report.ignored = await _in_thread(
+                        discover, paths, self.settings.ingest.ignore)
                 self.files_total = len(entries)
                 for skip in skips:
                     self.report.skipped.append((skip.source, skip.reason))
@@ -290,11 +302,15 @@ class _IngestRun:
 
         member = doc.source != prep.entry.source
         file_hash = hashlib.sha256(doc.text.encode("utf-8")).hexdigest() if member else digest
-        pipeline, _ = self._transformations()
+        pipeline, entropy_filter = self._transformations()
         chunks = [_node_chunk(n) for n in pipeline.run(documents=[to_document(self.coll.name, doc, file_hash)])]
+        dropped = entropy_filter.dropped_from(doc.source)
+        if dropped and sum(dropped.values()) >= len(chunks):       # all or most of the file: say which and why
+            self.report.mostly_filtered.append((doc.source, len(chunks), dropped.copy()))
         prep.docs.append((FileRecord(doc.source, prep.entry.root, container=prep.entry.source if member else "",
                                      hash=file_hash, size=len(doc.text) if member else size, format=doc.format,
-                                     signature=self.signature, status=INDEXING, chunks=len(chunks)), chunks))
+                                     signature=self.signature, status=INDEXING, chunks=len(chunks),
+                                     filtered=json.dumps(dict(dropped)) if dropped else ""), chunks))
         prep.texts[doc.source] = (doc.text, [(p.start, p.label, p.index) for p in doc.pages])
 
     async def _process(self, entries: list[Entry]) -> AsyncIterator[Event]:

@@ -23,6 +23,8 @@ class IngestReport:
     needs_embedding: bool = False    # some chunks still have no vector (Ollama down, model missing)
     interrupted: bool = False
     warnings: list[str] = field(default_factory=list)
+    ignored: Counter[str] = field(default_factory=Counter)            # paths left out uncounted-by-name, per why
+    mostly_filtered: list[tuple[str, int, Counter[str]]] = field(default_factory=list)  # (source, kept, dropped)
 
     @property
     def skipped_by_reason(self) -> dict[str, list[str]]:
@@ -41,8 +43,15 @@ class IngestReport:
                f"{self.unchanged} unchanged, {len(self.removed)} removed, {len(self.duplicates)} duplicate, "
                f"{len(self.skipped)} skipped ({self.elapsed_s:.1f} s)",
                f"chunks: {self.chunks_indexed} indexed, {self.chunks_embedded} embedded"]
+        if self.ignored:
+            out.append("not ingested: " + ", ".join(f"{n} {why}" for why, n in sorted(self.ignored.items()))
+                       + " (hidden paths and ingest.ignore/.ragtuiignore matches)")
         if self.filtered:
             out.append("chunks filtered: " + ", ".join(f"{n} {r}" for r, n in sorted(self.filtered.items())))
+        for source, kept, dropped in self.mostly_filtered:
+            what = "all" if not kept else f"{sum(dropped.values())} of {kept + sum(dropped.values())}"
+            out.append(f"  {source}: {what} chunks filtered ("
+                       + ", ".join(f"{n} {r}" for r, n in sorted(dropped.items())) + ")")
         for kind, sources in sorted(self.skipped_by_reason.items()):
             out.append(f"skipped, {kind}: {len(sources)}")
             out.extend(f"  {s}: {self.reason_of(s)}" for s in sources)

@@ -27,11 +27,12 @@ from llama_index.core.schema import (
 
 from ragtui.config import Settings
 from ragtui.ingest.chunking import heading_at, markdown_sections, markdown_spans, trim_span, window_chars, window_spans
-from ragtui.ingest.entropy import junk_reason, shannon_entropy, word_count
-from ragtui.ingest.extract import Extracted
+from ragtui.ingest.entropy import junk_reason, text_entropy, word_count
+from ragtui.ingest.extract import Extracted, heading_path_at
 from ragtui.model import ChunkMeta, chunk_id
 
 PAGES_KEY = "pages_json"
+HEADINGS_KEY = "headings_json"
 
 
 def to_document(collection: str, doc: Extracted, file_hash: str) -> Document:
@@ -39,7 +40,8 @@ def to_document(collection: str, doc: Extracted, file_hash: str) -> Document:
     pages = [[p.start, p.label, p.index] for p in doc.pages]
     return Document(id_=doc.source, text=doc.text,
                     metadata={"collection": collection, "source": doc.source, "file_hash": file_hash,
-                              "format": doc.format, "kind": doc.kind, PAGES_KEY: json.dumps(pages)})
+                              "format": doc.format, "kind": doc.kind, "encoding": doc.encoding,
+                              PAGES_KEY: json.dumps(pages), HEADINGS_KEY: json.dumps(doc.headings)})
 
 
 class ChunkParser(NodeParser):
@@ -75,7 +77,9 @@ class ChunkParser(NodeParser):
             sections = markdown_sections(text)
             spans = [(a, b, heading_at(sections, a)) for a, b in window_spans(text, chars, overlap)]
         else:
-            spans = [(a, b, "") for a, b in window_spans(text, chars, overlap)]
+            headings = [(int(at), str(path)) for at, path in json.loads(meta.get(HEADINGS_KEY) or "[]")]
+            spans = [(a, b, heading_path_at(headings, trim_span(text, a, b)[0]))
+                     for a, b in window_spans(text, chars, overlap)]
         pages = json.loads(meta.get(PAGES_KEY) or "[]")
         starts = [p[0] for p in pages]
         out = []
@@ -89,7 +93,8 @@ class ChunkParser(NodeParser):
             cmeta = ChunkMeta(collection=meta["collection"], source=meta["source"], file_hash=meta["file_hash"],
                               format=meta["format"], chunk_index=index, char_start=start, char_end=end,
                               page=str(page), page_index=int(page_index), heading=heading)
-            node = TextNode(id_=chunk_id(meta["source"], index), text=text[start:end], metadata=cmeta.to_dict())
+            node = TextNode(id_=chunk_id(meta["source"], index), text=text[start:end],
+                            metadata={**cmeta.to_dict(), "encoding": meta.get("encoding") or "utf-8"})
             node.relationships[NodeRelationship.SOURCE] = RelatedNodeInfo(node_id=meta["source"])
             out.append(node)
         return out
@@ -102,6 +107,7 @@ class EntropyFilter(TransformComponent):
     entropy_max: float = 7.0
     toc_threshold: float = 0.6
     _dropped: Counter[str] = PrivateAttr(default_factory=Counter)
+    _by_source: dict[str, Counter[str]] = PrivateAttr(default_factory=dict)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> EntropyFilter:
@@ -113,14 +119,19 @@ class EntropyFilter(TransformComponent):
         """Chunks dropped so far, per reason."""
         return self._dropped
 
+    def dropped_from(self, source: str) -> Counter[str]:
+        """Chunks of one source dropped so far, per reason (the report names files that lost most)."""
+        return self._by_source.get(source, Counter())
+
     def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[BaseNode]:
         kept = []
         for node in nodes:
             text = node.get_content(MetadataMode.NONE)
-            h, words = shannon_entropy(text), word_count(text)
+            h, words = text_entropy(text, node.metadata.get("encoding") or "utf-8"), word_count(text)
             reason = junk_reason(h, words, text, self.entropy_min, self.entropy_max, self.toc_threshold)
             if reason:
                 self._dropped[reason] += 1
+                self._by_source.setdefault(node.metadata["source"], Counter())[reason] += 1
                 continue
             node.metadata["text_entropy"] = round(h, 4)
             node.metadata["word_count"] = words

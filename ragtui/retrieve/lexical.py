@@ -9,20 +9,20 @@ third). The Whoosh side lives in `keyword_leg.py`; nothing here touches an index
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-WORD_RE = re.compile(r"[A-Za-z0-9]+")
+from ragtui.text import search_words
 
 
 def query_words(query: str) -> list[str]:
-    """Alphanumeric runs, lowercased, first occurrence kept (RAGWeed 3c sanitising).
+    """Word runs in any script, folded and lowercased, CJK runs as bigrams, first occurrence kept
+    (RAGWeed 3c sanitising; the index's analyzer cuts chunk text the same way).
 
     Punctuation and query-language operators disappear, so the text can never
     inject Whoosh syntax.
     """
-    return list(dict.fromkeys(w.lower() for w in WORD_RE.findall(query)))
+    return search_words(query)
 
 
 def idf(n_docs: int, df: int) -> float:

@@ -1,4 +1,4 @@
-"""The keyword index of a collection: Whoosh with a stemming analyzer, BM25F scoring.
+"""The keyword index of a collection: Whoosh with a stemming analyzer (`analysis`), BM25F scoring.
 
 The chunk text and metadata are stored in the index, so keyword hits need no
 second lookup and keyword-only retrieval works while embeddings are missing.
@@ -26,13 +26,14 @@ _OPEN_LOCK = threading.Lock()
 
 
 def _schema() -> Any:
-    from whoosh.analysis import StemmingAnalyzer
     from whoosh.fields import ID, STORED, TEXT, Schema
+
+    from ragtui.stores.analysis import analyzer
 
     return Schema(
         chunk_id=ID(stored=True, unique=True),
         source=ID(stored=True),
-        text=TEXT(analyzer=StemmingAnalyzer(), stored=True),
+        text=TEXT(analyzer=analyzer(), stored=True),
         meta=STORED,
     )
 
@@ -73,8 +74,26 @@ class KeywordIndex:
         """Changes on every commit: the key for caches derived from the index (IDF)."""
         return int(self._ix.latest_generation())
 
+    @property
+    def outdated(self) -> bool:
+        """The index was built with an older analyzer (its schema keeps the one it was built with)."""
+        from ragtui.stores.analysis import analyzer
+
+        return bool(self._analyzer != analyzer())
+
+    def rebuild(self) -> None:
+        """Start over empty with the current analyzer; the caller refills it from the records."""
+        from whoosh import index
+
+        with self._lock, _OPEN_LOCK:
+            if self._searcher is not None:
+                self._searcher.close()
+                self._searcher = None
+            self._ix = index.create_in(str(self.path), _schema())
+            self._analyzer = self._ix.schema[self.FIELD].analyzer
+
     def analyze(self, text: str) -> list[str]:
-        """The index terms for `text` (lowercased, stop words dropped, stemmed)."""
+        """The index terms for `text` (folded, CJK as bigrams, lowercased, stop words dropped, stemmed)."""
         return [t.text for t in self._analyzer(text)]
 
     def doc_count(self) -> int:

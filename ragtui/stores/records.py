@@ -1,6 +1,7 @@
 """The ingest records of a collection: one SQLite file (WAL) that is also the ingest's journal.
 
-    files   one row per file or zip member: hash, size, format, status, reason, chunk count
+    files   one row per file or zip member: hash, size, format, status, reason, chunk count, and the
+            chunks the filters dropped per reason (for the collection-quality report)
     chunks  the chunks of indexed files (text and flat metadata), so an interrupted or
             embedding-less ingest can be completed without re-extracting anything
     embeds  one row per (chunk, model) whose vector is in Chroma: the per-model embed status
@@ -43,7 +44,8 @@ CREATE TABLE IF NOT EXISTS files (
     status    TEXT NOT NULL,
     reason    TEXT NOT NULL DEFAULT '',
     chunks    INTEGER NOT NULL DEFAULT 0,
-    updated   TEXT NOT NULL
+    updated   TEXT NOT NULL,
+    filtered  TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS files_hash ON files(hash);
 CREATE INDEX IF NOT EXISTS files_container ON files(container);
@@ -81,6 +83,8 @@ class FileRecord:
     status: str = INDEXING
     reason: str = ""
     chunks: int = 0
+    filtered: str = ""        # JSON {reason: chunks dropped by the filters}; "" when none were
+
 
 
 def _now() -> str:
@@ -99,6 +103,9 @@ class IngestRecords:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
+            columns = {r[1] for r in self._db.execute("PRAGMA table_info(files)")}
+            if "filtered" not in columns:           # records written before the filter counts were kept
+                self._db.execute("ALTER TABLE files ADD COLUMN filtered TEXT NOT NULL DEFAULT ''")
 
     def close(self) -> None:
         with self._lock:
@@ -190,9 +197,9 @@ class IngestRecords:
             db.executemany("DELETE FROM files WHERE source = ?", [(s,) for s in sources])
 
     def _upsert_file(self, db: sqlite3.Connection, rec: FileRecord) -> None:
-        db.execute(f"INSERT OR REPLACE INTO files ({_FILE_COLS}, updated) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        db.execute(f"INSERT OR REPLACE INTO files ({_FILE_COLS}, updated) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                    (rec.source, rec.root, rec.container, rec.hash, rec.size, rec.format, rec.signature,
-                    rec.status, rec.reason, rec.chunks, _now()))
+                    rec.status, rec.reason, rec.chunks, rec.filtered, _now()))
 
     @staticmethod
     def _drop_chunks(db: sqlite3.Connection, sources: Sequence[str]) -> None:
@@ -262,6 +269,24 @@ class IngestRecords:
         return dict(self._rows("SELECT format, count(*) FROM files WHERE status = ? AND format != 'zip' "
                                "GROUP BY format ORDER BY format", (DONE,)))
 
+    def filter_counts(self) -> list[tuple[str, int, dict[str, int]]]:
+        """(source, chunks kept, chunks dropped per reason) of each indexed file the filters took chunks from."""
+        return [(s, int(n), json.loads(f)) for s, n, f in self._rows(
+            "SELECT source, chunks, filtered FROM files WHERE status = ? AND filtered != '' ORDER BY source",
+            (DONE,))]
+
+    def chunk_edges(self) -> Iterator[tuple[str, str, str, str]]:
+        """(format, heading path, character before the start, first character) of every indexed chunk,
+        read file by file with each file's extracted text."""
+        for (source,) in self._rows("SELECT source FROM files WHERE status = ? ORDER BY source", (DONE,)):
+            doc = self.document(source)
+            for (meta,) in self._rows("SELECT meta FROM chunks WHERE source = ?", (source,)):
+                m = json.loads(meta)
+                start = int(m.get("char_start", 0))
+                text = doc[0] if doc else ""
+                yield (str(m.get("format", "")), str(m.get("heading", "")),
+                       text[start - 1:start] if start > 0 else "", text[start:start + 1])
+
     def chunk_stats(self) -> list[tuple[float, int]]:
         """(text_entropy, word_count) of every indexed chunk."""
         return [(float(e), int(w)) for e, w in self._rows(
@@ -269,7 +294,7 @@ class IngestRecords:
             (DONE,))]
 
 
-_FILE_COLS = "source, root, container, hash, size, format, signature, status, reason, chunks"
+_FILE_COLS = "source, root, container, hash, size, format, signature, status, reason, chunks, filtered"
 
 
 def _meta_json(meta: ChunkMeta) -> str:

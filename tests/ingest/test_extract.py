@@ -50,8 +50,11 @@ def test_binary_content_is_refused(cfg: IngestSettings, tmp_path: Path) -> None:
 
 
 def test_unknown_empty_and_legacy(cfg: IngestSettings, tmp_path: Path) -> None:
-    assert skipped("a.xyz", b"data", cfg, tmp_path) == "unsupported format: .xyz"
-    assert skipped("Makefile", b"all:", cfg, tmp_path) == "unsupported format: no file extension"
+    assert one("a.xyz", b"data", cfg, tmp_path).format == "txt"          # unknown extension: sniffed as text
+    assert one("Makefile", b"all:", cfg, tmp_path).text == "all:"
+    assert skipped("blob", b"\x7fELF\x00\x00", cfg, tmp_path).startswith(
+        "unsupported format: no file extension, and not text: binary content")
+    assert skipped("pic.png", b"\x89PNG\r\n", cfg, tmp_path) == "unsupported format: .png"   # never sniffed
     assert "legacy Office" in skipped("old.xls", b"\xd0\xcf", cfg, tmp_path)
     assert skipped("empty.txt", b"", cfg, tmp_path) == "empty file"
     assert format_of("a/b.HTM") == "html" and format_of("x.tsv") == "csv" and format_of("song.mp3") == "av"
@@ -62,7 +65,7 @@ def test_html_drops_script_and_style(cfg: IngestSettings, tmp_path: Path) -> Non
            b"<body><h1>Head</h1><p>First &amp; para.</p><div>Second</div><noscript>no</noscript></body></html>"
     text = one("p.html", html, cfg, tmp_path).text
     assert "secret" not in text and "color" not in text and "no\n" not in text
-    assert text.split("\n") == ["T", "", "Head", "", "First & para.", "", "Second"]
+    assert text.split("\n") == ["Head", "", "First & para.", "", "Second"]
 
 
 def test_svg_json_csv(cfg: IngestSettings, tmp_path: Path) -> None:

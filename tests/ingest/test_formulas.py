@@ -13,12 +13,23 @@ from ragtui.ingest.chunking import (
     find_boundary,
     markdown_sections,
     markdown_spans,
+    mid_word,
+    next_start,
     trim_span,
     window_chars,
     window_spans,
 )
 from ragtui.ingest.embedding import l2_normalize, mean_normalized, split_long
-from ragtui.ingest.entropy import GARBAGE, SPARSE, TOC, junk_reason, shannon_entropy, toc_ratio, word_count
+from ragtui.ingest.entropy import (
+    GARBAGE,
+    SPARSE,
+    TOC,
+    junk_reason,
+    shannon_entropy,
+    text_entropy,
+    toc_ratio,
+    word_count,
+)
 
 
 def test_window_chars_is_tokens_times_four_and_floor_overlap() -> None:
@@ -26,11 +37,25 @@ def test_window_chars_is_tokens_times_four_and_floor_overlap() -> None:
     assert window_chars(1024, 33) == (4096, 1351)
 
 
-def test_window_cuts_after_sentence_end_and_overlaps() -> None:
+def test_window_cuts_after_sentence_end_and_starts_at_a_sentence_or_word() -> None:
     text = "One two. Three four. Five six."
-    # pos 0: '.' at 7 -> cut 8, next max(1, 8-4)=4; pos 4: no '.' in [9,16) -> space at 14 -> 15, next 11;
-    # pos 11: '.' at 19 -> 20, next 16; pos 16: space at 25 -> 26, next 22; pos 22: the rest.
-    assert window_spans(text, 12, 4) == [(0, 8), (4, 15), (11, 20), (16, 26), (22, 30)]
+    # pos 0: '.' at 7 -> cut 8; overlap region [4, 8) has no sentence start -> word start 4 ("two.");
+    # pos 4: space at 14 -> cut 15; region [11, 15) is mid-word "ee f" -> sentence start 9 is before it, the
+    # nearest word start back from 11 is 9 ("Three"); pos 9: '.' at 19 -> 20; region [16, 20) "our." ->
+    # back to 15 ("four."); pos 15: space at 25 -> 26; region [22, 26) -> back to 21 ("Five"); then the rest.
+    assert window_spans(text, 12, 4) == [(0, 8), (4, 15), (9, 20), (15, 26), (21, 30)]
+
+
+def test_next_start_prefers_a_sentence_start_in_the_overlap_then_a_word_start() -> None:
+    text = "alpha beta. Gamma delta epsilon"
+    assert next_start(text, 8, 20, 0, 16) == 12          # "Gamma": a sentence start in [8 - 4, 8 + 8)
+    assert next_start(text, 14, 24, 0, 4) == 18          # none in [13, 16): the next word start, "delta"
+    assert next_start(text, 2, 30, 0, 4) == 6            # the sentence start 12 is beyond 2 + 4/2: word start
+    assert next_start("xxxxxxxxxxxx", 3, 8, 3) == 3      # no word start anywhere: RAGWeed's own start
+    cjk = "机器学习很有趣。深度学习也是。"
+    assert next_start(cjk, 6, 12, 0, 8) == 8             # after the CJK full stop
+    assert next_start("机器学习很有趣", 2, 6) == 2       # between CJK characters is a word start
+    assert mid_word("buffer", 1) and not mid_word("a buffer", 2) and not mid_word("机器", 1)
 
 
 def test_window_without_any_boundary_cuts_hard() -> None:
@@ -53,8 +78,8 @@ def test_real_sizes_overlap_by_ovl() -> None:
     chars, ovl = window_chars(256, 50)
     spans = window_spans(text, chars, ovl)
     for (a1, b1), (a2, _) in itertools.pairwise(spans):
-        assert text[b1 - 1] == "." and a2 == b1 - ovl
-        assert b1 - a1 <= chars
+        assert text[b1 - 1] == "." and b1 - ovl <= a2 < b1 - ovl + len(sentence)   # overlap within a sentence
+        assert text[a2 - 2:a2] == ". " and b1 - a1 <= chars                       # of OVL, starting one
     assert spans[-1][1] == len(text)
 
 
@@ -92,15 +117,15 @@ def test_trim_span() -> None:
 
 
 def test_entropy_of_random_bytes_prose_and_whitespace() -> None:
-    assert shannon_entropy("") == 0.0
-    assert shannon_entropy("aaaa") == 0.0
-    assert shannon_entropy("abab") == pytest.approx(1.0)
-    assert shannon_entropy("abcd") == pytest.approx(2.0)
+    assert shannon_entropy(b"") == 0.0
+    assert shannon_entropy(b"aaaa") == 0.0
+    assert shannon_entropy(b"abab") == pytest.approx(1.0)
+    assert shannon_entropy(b"abcd") == pytest.approx(2.0)
     garbage = os.urandom(20_000).decode("latin-1")
-    assert shannon_entropy(garbage) > 7.9
+    assert text_entropy(garbage, "latin-1") > 7.9          # over the file's own bytes
     prose = "It was the best of times, it was the worst of times, it was the age of wisdom. " * 20
-    assert 3.5 < shannon_entropy(prose) < 6
-    assert shannon_entropy(" \n \n   \n") < 1.0
+    assert 3.5 < text_entropy(prose) < 6
+    assert text_entropy(" \n \n   \n") < 1.0
 
 
 def test_junk_reasons() -> None:
@@ -109,6 +134,12 @@ def test_junk_reasons() -> None:
     assert junk_reason(0.2, 9, "a a a a a a a a a", 0.5, 7.0, 0.6) is None   # low entropy but 5+ words
     toc = "Contents\nIntroduction ........ 1\nMethods ........ 12\nResults\t31\n"
     assert toc_ratio(toc) == pytest.approx(0.75)
+    spaced = "Contents\n1 Overview . . . . . . . . . 1\n1.1 Getting started . . . . . . 3\nIndex . . . . . 211\n"
+    assert toc_ratio(spaced) == pytest.approx(0.75)                         # texinfo/LaTeX spaced leaders
+    index = "Index\nbuffer, 12, 45-47\nbuffer overflow, 48\ncache, 3, 19–21, 100\n"
+    assert toc_ratio(index) == pytest.approx(0.75)                          # back-of-book index entries
+    prose = "We wrote 12 pages.\nThe buffer holds data, and more.\nIt ends here.\n"
+    assert toc_ratio(prose) == 0.0
     assert junk_reason(4.0, 8, toc, 0.5, 7.0, 0.6) == TOC
     assert junk_reason(4.0, 8, toc, 0.5, 7.0, 0.0) is None                  # 0 turns the TOC filter off
     assert word_count("Hello, world: 3 words") == 4

@@ -198,8 +198,10 @@ def test_entropy_filter_counts_dropped_chunks(settings: Settings, tmp_path: Path
                                                                    for i in range(1, 9)))
     (tmp_path / "d" / "ok.txt").write_text(PROSE)
     report = ingest(settings, [tmp_path / "d"])
-    assert report.filtered["table of contents"] >= 1
+    assert report.filtered["table of contents or index"] >= 1
     assert sorted(report.added) == ["ok.txt", "toc.txt"]
+    assert [(s, kept) for s, kept, _ in report.mostly_filtered] == [("toc.txt", 0)]      # named, not silent
+    assert "  toc.txt: all chunks filtered (1 table of contents or index)" in report.lines()
 
 
 def test_progress_events(settings: Settings, folder: Path) -> None:
