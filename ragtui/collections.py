@@ -108,7 +108,10 @@ class Collection:
     def keyword(self) -> KeywordIndex:
         with self._open_lock:
             if self._keyword is None:
-                self._keyword = KeywordIndex(self.path / "whoosh")
+                from ragtui.stores.postings import Bm25Params  # numpy: not before the TUI's first frame
+
+                fts = self.settings.fts
+                self._keyword = KeywordIndex(self.path / "whoosh", Bm25Params(fts.bm25_k1, fts.bm25_b))
             return self._keyword
 
     def vectors(self, model: str) -> VectorIndex:

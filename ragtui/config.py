@@ -98,6 +98,8 @@ class FtsSettings:
     weight: float = _rule(0, 10)
     min_query_ic: float = _rule(0, 100)
     long_query_threshold: int = _rule(1, 1000)
+    bm25_k1: float = _rule(0, 10)
+    bm25_b: float = _rule(0, 1)
 
 
 @dataclass(frozen=True)

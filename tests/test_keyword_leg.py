@@ -9,7 +9,8 @@ from ragtui.retrieve.keyword_leg import keyword_search, plan_for
 from ragtui.stores.keyword import KeywordIndex
 from tests.collection_builder import make_chunks
 
-FTS = FtsSettings(enabled=True, weight=0.15, min_query_ic=0.5, long_query_threshold=5)
+FTS = FtsSettings(enabled=True, weight=0.15, min_query_ic=0.5, long_query_threshold=5, bm25_k1=1.2,
+                  bm25_b=0.75)
 
 
 @pytest.fixture
@@ -37,8 +38,8 @@ def test_idf_cache_is_dropped_when_the_index_changes(index: KeywordIndex) -> Non
 
 def test_full_matches_stay_ahead_in_the_or_tier(index: KeywordIndex) -> None:
     # mean IDF = (ln(4/3) + ln(4/2)) / 2 = 0.49: under the default gate, so lower it here
-    result = keyword_search(index, "toilet valves", fts=FtsSettings(True, 0.15, 0.1, 5), top_k=10, synonyms=None,
-                            max_synonyms=0)
+    result = keyword_search(index, "toilet valves", fts=FtsSettings(True, 0.15, 0.1, 5, 1.2, 0.75), top_k=10,
+                            synonyms=None, max_synonyms=0)
     assert result.meta.tier == 2 and result.meta.and_hits == 1
     texts = [c.text for c, _ in result.hits]
     assert texts[0] == "Control valves and the toilet." and len(texts) == 2

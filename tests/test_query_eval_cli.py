@@ -45,6 +45,41 @@ def test_query_table_and_errors(collection: Settings, fake_ollama: FakeOllama, t
     assert "no collection named 'nope'" in capsys.readouterr().err
 
 
+def untimed(value: object) -> object:
+    """The JSON without its timings (they differ from run to run)."""
+    if isinstance(value, dict):
+        return {k: untimed(v) for k, v in value.items() if "ms" not in k and "timings" not in k}
+    if isinstance(value, list):
+        return [untimed(v) for v in value]
+    return value
+
+
+def test_batch_queries_print_one_query_json_per_line(collection: Settings, fake_ollama: FakeOllama,
+                                                     tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    queries = tmp_path / "queries.txt"
+    queries.write_text("valve seats\n\n  priming pumps  \n", encoding="utf-8")
+    assert main([*flags(tmp_path, fake_ollama), "query", "--queries", str(queries), "-c", "docs", "--json"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2
+    for line, query in zip(lines, ("valve seats", "priming pumps"), strict=True):
+        assert main([*flags(tmp_path, fake_ollama), "query", query, "-c", "docs", "--json"]) == 0
+        single = json.loads(capsys.readouterr().out)
+        batch = json.loads(line)
+        assert batch["query"] == query and batch["retrieval_meta"]["collections"]["docs"]["timings_ms"]
+        assert untimed(batch) == untimed(single)
+    assert main([*flags(tmp_path, fake_ollama), "query", "--queries", str(queries), "--mode", "keyword"]) == 0
+    out = capsys.readouterr().out
+    assert "== valve seats" in out and "== priming pumps" in out and "Centrifugal pumps need priming." in out
+
+
+@pytest.mark.parametrize("command", [["query"], ["query", "x", "--queries", "q.txt"],
+                                     ["query", "--queries", "missing.txt"]])
+def test_batch_query_usage_errors_exit_2(command: list[str], collection: Settings, fake_ollama: FakeOllama,
+                                         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*flags(tmp_path, fake_ollama), *command]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
 @pytest.mark.parametrize("command", [["query", "x", "-c", "nope"], ["ask", "x", "-c", "nope"],
                                      ["collections", "info", "nope"], ["collections", "delete", "nope", "--yes"]])
 def test_an_unknown_collection_exits_1_in_every_command(command: list[str], collection: Settings,

@@ -1,10 +1,17 @@
-"""`ragtui query "..."`: the ranked sources hybrid retrieval returns, as a table or JSON (spec §10)."""
+"""`ragtui query "..."`: the ranked sources hybrid retrieval returns, as a table or JSON (spec §10).
+
+`--queries FILE` runs one query per line in one process, collections opened
+once: for scripts, and to measure warm latency from outside (retrieval_meta
+carries the timings).
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+import sys
+from pathlib import Path
 from typing import Any
 
 from ragtui.config import Settings
@@ -13,7 +20,10 @@ from ragtui.retrieve.result import MODES, Retrieval
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("query", help="retrieve ranked sources for a question (no LLM)")
-    parser.add_argument("text", help="the question or keywords")
+    parser.add_argument("text", nargs="?", help="the question or keywords")
+    parser.add_argument("--queries", type=Path, metavar="FILE",
+                        help="run every non-blank line of FILE as a query ('-': standard input); "
+                             "with --json, one JSON object per line")
     parser.add_argument("-c", "--collection", action="append", default=[], metavar="NAME",
                         help="collection to search (repeatable; default: all)")
     parser.add_argument("--mode", choices=MODES, default="hybrid", help="which legs run (default: hybrid)")
@@ -26,17 +36,39 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from ragtui.errors import RagtuiError
     from ragtui.workspace import Workspace
 
+    if (args.text is None) == (args.queries is None):
+        raise RagtuiError("give a query or --queries FILE (not both)", exit_code=2)
+    queries = [args.text] if args.queries is None else read_queries(args.queries)
+    synonyms = False if args.no_synonyms else None
     with Workspace(settings) as workspace:
         names = args.collection or workspace.collection_names()
         if not names:
             raise RagtuiError("no collections yet; create one with `ragtui ingest PATH -c NAME`")
-        result = asyncio.run(workspace.retrieve(args.text, names, mode=args.mode,
-                                                synonyms=False if args.no_synonyms else None))
-    if args.json:
-        print(json.dumps(as_json(result), indent=2, default=str))
-    else:
-        print_table(result)
+
+        async def run_all() -> None:
+            for query in queries:
+                result = await workspace.retrieve(query, names, mode=args.mode, synonyms=synonyms)
+                if args.json:
+                    indent = 2 if args.queries is None else None
+                    print(json.dumps(as_json(result), indent=indent, default=str), flush=True)
+                else:
+                    if args.queries is not None:
+                        print(f"== {query}")
+                    print_table(result)
+
+        asyncio.run(run_all())
     return 0
+
+
+def read_queries(path: Path) -> list[str]:
+    """The non-blank lines of the file (or standard input for '-'), stripped."""
+    from ragtui.errors import RagtuiError
+
+    try:
+        text = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RagtuiError(f"cannot read queries from {path}: {exc}", exit_code=2) from None
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 def as_json(result: Retrieval) -> dict[str, Any]:

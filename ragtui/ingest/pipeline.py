@@ -138,6 +138,9 @@ class _IngestRun:
                     await _in_thread(self._sync, roots, {e.source for e in entries})
                 async for event in self._process(entries):
                     yield event
+                began = time.monotonic()
+                await _in_thread(self.coll.keyword.merge)
+                self.report.add_time("merge", time.monotonic() - began)
                 async for event in self._embed_pending():
                     yield event
                 yield self._progress_now()
@@ -319,7 +322,9 @@ class _IngestRun:
         pending_chunks = 0
         for entry in entries:
             self.current = entry.source
+            began = time.monotonic()
             prep = await _in_thread(self._prepare, entry, batch_hashes)
+            self.report.add_time("extract", time.monotonic() - began)
             for skip in prep.skips:
                 self.report.skipped.append((skip.source, skip.reason))
                 yield FileSkipped(skip.source, skip.reason)
@@ -341,6 +346,11 @@ class _IngestRun:
 
     def _commit(self, batch: list[_Prepared]) -> None:
         """Journal, index and mark done one batch of files (steps 1-3 of the write order)."""
+        began = time.monotonic()
+        self._write_batch(batch)
+        self.report.add_time("index", time.monotonic() - began)
+
+    def _write_batch(self, batch: list[_Prepared]) -> None:
         docs = [d for p in batch for d in p.docs]
         stale = sorted({s for p in batch for s in p.stale} | {r.source for r, _ in docs})
         old_ids = [c.id for c in self.records.chunks_of(stale)]
@@ -382,27 +392,42 @@ class _IngestRun:
             embedder: Embedder | None = None
             page = self.settings.embed.batch_size * EMBED_PAGES
             self.embed_left[model] = await _in_thread(self.records.pending_count, model)
-            while chunks := await _in_thread(self.records.pending, model, page):
-                embedder = embedder or Embedder(self.settings, model)
-                began = time.monotonic()
-                try:
-                    vectors = await embedder.embed_chunks(chunks)
-                except (ModelMissing, EmbedUnavailable) as exc:
-                    self.down[model] = str(exc)
-                    self.embed_left[model] = 0
-                    self.report.warnings.append(f"{exc}; the {model} pass is skipped, ingest continues")
-                    yield Notice("warning", f"{exc}; the {model} pass is skipped, ingest continues")
-                    break
-                self.embed_time += time.monotonic() - began
-                await _in_thread(self._store_vectors, model, chunks, vectors)
-                if (progress := self._progress()) is not None:
-                    yield progress
+            writing: asyncio.Future[Any] | None = None      # the previous page's Chroma write, still running
+            in_flight: set[str] = set()
+            try:
+                while chunks := [c for c in await _in_thread(self.records.pending, model, page + len(in_flight))
+                                 if c.id not in in_flight]:
+                    embedder = embedder or Embedder(self.settings, model)
+                    began = time.monotonic()
+                    try:
+                        vectors = await embedder.embed_chunks(chunks)
+                    except (ModelMissing, EmbedUnavailable) as exc:
+                        self.down[model] = str(exc)
+                        self.embed_left[model] = 0
+                        self.report.warnings.append(f"{exc}; the {model} pass is skipped, ingest continues")
+                        yield Notice("warning", f"{exc}; the {model} pass is skipped, ingest continues")
+                        break
+                    spent = time.monotonic() - began
+                    self.embed_time += spent
+                    self.report.add_time("embed", spent)
+                    if writing is not None:
+                        await writing
+                    in_flight = {c.id for c in chunks}
+                    writing = asyncio.ensure_future(_in_thread(self._store_vectors, model, chunks, vectors))
+                    if (progress := self._progress()) is not None:
+                        yield progress
+            finally:
+                if writing is not None:
+                    await writing
 
     def _store_vectors(self, model: str, chunks: list[Chunk], vectors: list[list[float]]) -> None:
+        """Runs while the next page is embedded; marks the chunks embedded only once Chroma holds them."""
+        began = time.monotonic()
         self.coll.vectors(model).add(chunks, vectors)
         self.records.mark_embedded([c.id for c in chunks], model)
         self.report.chunks_embedded += len(chunks)
         self.embed_left[model] -= len(chunks)
+        self.report.add_time("vectors", time.monotonic() - began)
 
     # --- progress ----------------------------------------------------------------------------
 

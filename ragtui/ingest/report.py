@@ -5,6 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+# Ingest stages timed in IngestReport.stage_s, with the chunk count each one's rate is per.
+STAGES = (("extract", "extract + chunk", "indexed"), ("index", "journal + keyword index", "indexed"),
+          ("merge", "keyword merge", ""), ("embed", "embedding", "embedded"), ("vectors", "vector writes", "embedded"))
+
 
 @dataclass
 class IngestReport:
@@ -25,6 +29,7 @@ class IngestReport:
     warnings: list[str] = field(default_factory=list)
     ignored: Counter[str] = field(default_factory=Counter)            # paths left out uncounted-by-name, per why
     mostly_filtered: list[tuple[str, int, Counter[str]]] = field(default_factory=list)  # (source, kept, dropped)
+    stage_s: dict[str, float] = field(default_factory=dict)   # seconds per stage (STAGES), summed over the run
 
     @property
     def skipped_by_reason(self) -> dict[str, list[str]]:
@@ -37,6 +42,20 @@ class IngestReport:
     def reason_of(self, source: str) -> str | None:
         return next((r for s, r in self.skipped if s == source), None)
 
+    def add_time(self, stage: str, seconds: float) -> None:
+        self.stage_s[stage] = self.stage_s.get(stage, 0.0) + seconds
+
+    def stage_lines(self) -> list[str]:
+        """'<stage> <s> s (<chunks/s> chunks/s)' for each stage that ran."""
+        out = []
+        for key, label, per in STAGES:
+            if (seconds := self.stage_s.get(key)) is None:
+                continue
+            chunks = {"indexed": self.chunks_indexed, "embedded": self.chunks_embedded}.get(per, 0)
+            rate = f" ({chunks / seconds:,.0f} chunks/s)" if chunks and seconds > 0 else ""
+            out.append(f"{label} {seconds:.1f} s{rate}")
+        return out
+
     def lines(self) -> list[str]:
         """The closing report as plain text lines."""
         out = [f"collection {self.collection}: {len(self.added)} added, {len(self.updated)} updated, "
@@ -46,6 +65,8 @@ class IngestReport:
         if self.ignored:
             out.append("not ingested: " + ", ".join(f"{n} {why}" for why, n in sorted(self.ignored.items()))
                        + " (hidden paths and ingest.ignore/.ragtuiignore matches)")
+        if stages := self.stage_lines():
+            out.append("stages: " + "; ".join(stages))
         if self.filtered:
             out.append("chunks filtered: " + ", ".join(f"{n} {r}" for r, n in sorted(self.filtered.items())))
         for source, kept, dropped in self.mostly_filtered:

@@ -1,5 +1,8 @@
 """The keyword leg on one collection's Whoosh index (RAGWeed 3c, with Whoosh in place of FTS5).
 
+Both tiers are scored by BM25 from the index's cached posting arrays
+(`stores/postings.py`), on one generation of the index.
+
 Words are analysed exactly as the index analysed the chunks (lowercase, stop
 words, stemming), so document frequencies and matches refer to the same terms.
 A word the analyser drops entirely (a stop word) counts as present in every
@@ -10,7 +13,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ragtui.model import Chunk
 from ragtui.retrieve.lexical import KeywordPlan, needs_or_tier, plan_keyword_query, query_words
@@ -20,26 +23,24 @@ if TYPE_CHECKING:
     from ragtui.config import FtsSettings
     from ragtui.retrieve.wordnet import SynonymLookup
     from ragtui.stores.keyword import KeywordIndex
+    from ragtui.stores.postings import Clause
 
 SYNONYM_BOOST = 0.25  # a synonym weighs a quarter of a query word in the OR tier (README: eval evidence)
 
 
 @dataclass(frozen=True)
 class KeywordResult:
-    hits: list[tuple[Chunk, float]]   # BM25F score, best first
+    hits: list[tuple[Chunk, float]]   # BM25 score (stores.postings), best first
     meta: KeywordMeta
 
 
-def _term_query(index: KeywordIndex, text: str, boost: float = 1.0) -> Any:
-    """A Term for a one-term text, a Phrase for a multi-word synonym, None when nothing survives analysis."""
-    from whoosh.query import Phrase, Term
+def _clause(index: KeywordIndex, text: str, boost: float = 1.0) -> Clause | None:
+    """A term clause for a one-term text, a phrase clause for a multi-word synonym, None when nothing survives
+    analysis."""
+    from ragtui.stores.postings import Clause
 
-    terms = index.analyze(text)
-    if not terms:
-        return None
-    if len(terms) == 1:
-        return Term(index.FIELD, terms[0], boost=boost)
-    return Phrase(index.FIELD, terms, boost=boost)
+    terms = tuple(index.analyze(text))
+    return Clause(terms, boost) if terms else None
 
 
 def plan_for(index: KeywordIndex, words: list[str], fts: FtsSettings,
@@ -60,8 +61,6 @@ def keyword_search(index: KeywordIndex, query: str, *, fts: FtsSettings, top_k: 
     Hits are (chunk, score) best first; in the OR tier the AND tier's full
     matches stay on top (`_and_first`).
     """
-    from whoosh.query import And, Or
-
     started = time.perf_counter()
     words = query_words(query)
     plan, term_of = plan_for(index, words, fts, max_synonyms if synonyms else 0)
@@ -72,26 +71,27 @@ def keyword_search(index: KeywordIndex, query: str, *, fts: FtsSettings, top_k: 
             else "no searchable words"
         return KeywordResult([], _meta(plan, "skipped", timings, reason=reason))
 
-    t = time.perf_counter()
-    hits = index.search(And([_term_query(index, w) for w in searchable]), top_k)
-    timings["and"] = _ms(t)
-    and_hits = len(hits)
-    if not needs_or_tier(and_hits):
-        return KeywordResult(hits, _meta(plan, 1, timings, hits=len(hits), and_hits=and_hits))
-    t = time.perf_counter()
-    clauses = [_term_query(index, w) for w in searchable]
-    added: dict[str, tuple[str, ...]] = {}
-    if synonyms is not None:
-        for w in searchable:
-            budget = plan.budgets.get(w, 0)
-            chosen = [s for s in synonyms.synonyms(w) if index.analyze(s)][:budget]
-            if chosen:
-                added[w] = tuple(chosen)
-                clauses.extend(_term_query(index, s, SYNONYM_BOOST) for s in chosen)
-        timings["synonyms"] = _ms(t)
+    words_only = [c for w in searchable if (c := _clause(index, w)) is not None]
+    with index.scoring() as view:     # both tiers on one generation of the index
         t = time.perf_counter()
-    hits = _and_first(hits, index.search(Or(clauses), top_k), top_k)
-    timings["or"] = _ms(t)
+        hits = view.search(words_only, top_k, require_all=True)
+        timings["and"] = _ms(t)
+        and_hits = len(hits)
+        if not needs_or_tier(and_hits):
+            return KeywordResult(hits, _meta(plan, 1, timings, hits=len(hits), and_hits=and_hits))
+        t = time.perf_counter()
+        clauses = list(words_only)
+        added: dict[str, tuple[str, ...]] = {}
+        if synonyms is not None:
+            for w in searchable:
+                chosen = [s for s in synonyms.synonyms(w) if index.analyze(s)][:plan.budgets.get(w, 0)]
+                if chosen:
+                    added[w] = tuple(chosen)
+                    clauses.extend(c for s in chosen if (c := _clause(index, s, SYNONYM_BOOST)) is not None)
+            timings["synonyms"] = _ms(t)
+            t = time.perf_counter()
+        hits = _and_first(hits, view.search(clauses, top_k, require_all=False), top_k)
+        timings["or"] = _ms(t)
     return KeywordResult(hits, _meta(plan, 2, timings, hits=len(hits), and_hits=and_hits, synonyms=added))
 
 

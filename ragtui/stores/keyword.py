@@ -1,25 +1,37 @@
-"""The keyword index of a collection: Whoosh with a stemming analyzer (`analysis`), BM25F scoring.
+"""The keyword index of a collection: Whoosh with ragtui's analyzer (`analysis`), scored by BM25 from postings.
 
-The chunk text and metadata are stored in the index, so keyword hits need no
-second lookup and keyword-only retrieval works while embeddings are missing.
-One searcher is kept open and refreshed only when a writer has committed
-(perf-baselines.md: opening one per query is costly).
+Whoosh is the index of record: analysis, stored text and metadata, adds,
+replacements and deletes. Queries are scored by `postings.Bm25Snapshot` from
+per-segment posting arrays rather than Whoosh's matcher tree (issue 14). Each
+chunk is analysed once, here, and handed to Whoosh as its token list (Whoosh
+then skips its analyser), so the exact token count is known and stored in the
+`length` column for BM25's length normalisation.
+
+Writes commit new segments without merging, so a batch costs the same however
+large the index is; `merge()` (end of an ingest) folds the small segments
+together. One searcher is kept open and refreshed only when a writer has
+committed (perf-baselines.md: opening one per query is costly).
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Sequence
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragtui.model import Chunk, ChunkMeta
 
 if TYPE_CHECKING:
-    from whoosh.query import Query
+    from ragtui.stores.postings import Bm25Params, Bm25Snapshot, Clause, PostingCache
 
 WRITE_LOCK_TIMEOUT = 30.0
+MERGE_RATIO = 2.0    # a segment is left unmerged while it holds over this times all smaller ones together
+LENGTH = "length"   # column of exact analysed-token counts per chunk (BM25 length normalisation)
+CHUNKS_CACHED = 8192  # decoded hits kept per index (~25 MB): stored fields cost ~50 us each and never change
 # Process-wide, like the folders it guards: whoosh's create_in is not safe against a second thread
 # (of any workspace) creating the same index.
 _OPEN_LOCK = threading.Lock()
@@ -35,13 +47,50 @@ def _schema() -> Any:
         source=ID(stored=True),
         text=TEXT(analyzer=analyzer(), stored=True),
         meta=STORED,
+        **{LENGTH: _length_field()},
     )
+
+
+def _length_field() -> Any:
+    from whoosh.columns import NumericColumn
+    from whoosh.fields import COLUMN
+
+    return COLUMN(NumericColumn("I"))
+
+
+def _merge_small(writer: Any, segments: list[Any]) -> list[Any]:
+    """Whoosh merge policy: keep each large segment that outweighs all smaller ones together, merge the rest.
+
+    Largest first, a segment is left alone while it holds more than
+    MERGE_RATIO times the documents of every smaller segment together; the
+    rest are merged into one. One ingest's batch segments (similar sizes)
+    become one segment, a later small ingest never rewrites the big one under
+    it, and the number of segments stays logarithmic.
+    """
+    from whoosh.reading import SegmentReader
+
+    ordered = sorted(segments, key=lambda s: s.doc_count_all(), reverse=True)
+    below = sum(s.doc_count_all() for s in ordered)
+    kept = 0
+    for seg in ordered:
+        below -= seg.doc_count_all()
+        if seg.doc_count_all() <= MERGE_RATIO * below:
+            break
+        kept += 1
+    take = ordered[kept:]
+    if len(take) < 2:
+        return segments
+    for seg in take:
+        reader = SegmentReader(writer.storage, writer.schema, seg)
+        writer.add_reader(reader)
+        reader.close()
+    return ordered[:kept]
 
 
 class KeywordIndex:
     FIELD = "text"
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, bm25: Bm25Params | None = None) -> None:
         from whoosh import index
 
         self.path = path
@@ -54,6 +103,9 @@ class KeywordIndex:
         self._analyzer = self._ix.schema[self.FIELD].analyzer
         self._lock = threading.RLock()
         self._searcher: Any = None
+        self._bm25 = bm25
+        self._postings: PostingCache | None = None
+        self._chunks: OrderedDict[tuple[str, int], Chunk] = OrderedDict()
         self._df_generation = -1      # the generation _df and _df_docs were read at
         self._df_docs = 0
         self._df: dict[str, int] = {}
@@ -120,11 +172,25 @@ class KeywordIndex:
                     self._df[term] = self.doc_frequency(term)
             return self._df_docs, {t: self._df[t] for t in terms}
 
-    def search(self, query: Query, limit: int) -> list[tuple[Chunk, float]]:
-        """BM25F hits, best first, as chunks with their raw scores."""
+    @contextmanager
+    def scoring(self) -> Iterator[KeywordView]:
+        """BM25 over one generation of the index, held for the block (a commit meanwhile is not seen)."""
+        from ragtui.stores.postings import Bm25Params, PostingCache
+
         with self._lock:
-            results = self.searcher().search(query, limit=limit)
-            return [(_to_chunk(hit.fields()), float(hit.score)) for hit in results]
+            if self._postings is None:
+                self._postings = PostingCache(self.path, self.FIELD, LENGTH, self._bm25 or Bm25Params())
+            searcher = self.searcher()
+            yield KeywordView(searcher, self._postings.snapshot(searcher.reader()), self._chunks)
+
+    def cached_segments(self) -> set[str]:
+        """Ids of the segments whose posting arrays are cached (they follow the index's segments)."""
+        with self._lock:
+            return self._postings.segment_ids() if self._postings is not None else set()
+
+    def segment_count(self) -> int:
+        with self._lock:
+            return len(self.searcher().reader().leaf_readers())
 
     def get(self, ids: Sequence[str]) -> list[Chunk]:
         with self._lock:
@@ -150,13 +216,31 @@ class KeywordIndex:
 
     # --- writing ---------------------------------------------------------------
 
+    @contextmanager
+    def _writing(self) -> Iterator[Any]:
+        """One writer, committed as a new segment without merging (so a batch's cost does not grow with
+        the index), or cancelled on an error; an index made before the length column gains it here."""
+        writer = self._ix.writer(timeout=WRITE_LOCK_TIMEOUT)
+        try:
+            if LENGTH not in writer.schema:
+                writer.add_field(LENGTH, _length_field())
+            yield writer
+        except BaseException:
+            writer.cancel()
+            raise
+        writer.commit(merge=False)
+
+    def _fields(self, chunk: Chunk) -> dict[str, Any]:
+        tokens = self.analyze(chunk.text)
+        return {"chunk_id": chunk.id, "source": chunk.meta.source, "text": tokens, "_stored_text": chunk.text,
+                LENGTH: len(tokens), "meta": json.dumps(chunk.meta.to_dict())}
+
     def upsert(self, chunks: Iterable[Chunk]) -> int:
         """Add or replace chunks by id in one commit; returns how many were written."""
         n = 0
-        with self._ix.writer(timeout=WRITE_LOCK_TIMEOUT) as w:
+        with self._writing() as w:
             for c in chunks:
-                w.update_document(chunk_id=c.id, source=c.meta.source, text=c.text,
-                                  meta=json.dumps(c.meta.to_dict()))
+                w.update_document(**self._fields(c))
                 n += 1
         return n
 
@@ -167,27 +251,71 @@ class KeywordIndex:
         must belong to `sources` (ids derive from the source, so none can survive).
         """
         n = 0
-        with self._ix.writer(timeout=WRITE_LOCK_TIMEOUT) as w:
+        with self._writing() as w:
             for s in sources:
                 w.delete_by_term("source", s)
             for c in chunks:
-                w.add_document(chunk_id=c.id, source=c.meta.source, text=c.text, meta=json.dumps(c.meta.to_dict()))
+                w.add_document(**self._fields(c))
                 n += 1
         return n
 
     def delete_sources(self, sources: Iterable[str]) -> int:
-        with self._ix.writer(timeout=WRITE_LOCK_TIMEOUT) as w:
+        with self._writing() as w:
             return sum(w.delete_by_term("source", s) for s in sources)
 
     def delete_ids(self, ids: Iterable[str]) -> int:
-        with self._ix.writer(timeout=WRITE_LOCK_TIMEOUT) as w:
+        with self._writing() as w:
             return sum(w.delete_by_term("chunk_id", i) for i in ids)
+
+    def merge(self) -> int:
+        """Fold the small segments together (`_merge_small`) and save the postings file of every segment
+        without one (`postings.PostingsFile`); returns the segments left. Run at the end of an ingest."""
+        from whoosh.writing import SegmentWriter
+
+        from ragtui.stores.postings import PostingsFile
+
+        writer = self._ix.writer(timeout=WRITE_LOCK_TIMEOUT)
+        assert isinstance(writer, SegmentWriter)
+        if len(writer.segments) < 2:
+            writer.cancel()
+        else:
+            writer.commit(mergetype=_merge_small)
+        with self._ix.reader() as reader:
+            leaves = [leaf for leaf, _ in reader.leaf_readers() if leaf.segment() is not None]
+            for leaf in leaves:
+                if PostingsFile.open(self.path, leaf) is None:
+                    PostingsFile.write(self.path, leaf, self.FIELD)
+            return len(leaves)
 
     def close(self) -> None:
         with self._lock:
             if self._searcher is not None:
                 self._searcher.close()
                 self._searcher = None
+
+
+class KeywordView:
+    """One generation of the index, for the duration of `KeywordIndex.scoring()`: BM25 scores, stored fields."""
+
+    def __init__(self, searcher: Any, snapshot: Bm25Snapshot, chunks: OrderedDict[tuple[str, int], Chunk]) -> None:
+        self._searcher = searcher
+        self.bm25 = snapshot
+        self._chunks = chunks     # the index's LRU of decoded hits, used under the index's lock
+
+    def search(self, clauses: Sequence[Clause], top_k: int, *, require_all: bool) -> list[tuple[Chunk, float]]:
+        """The best chunks, with their BM25 scores; stored fields are read for these few only."""
+        return [(self._chunk(doc), score) for doc, score in self.bm25.search(clauses, top_k, require_all=require_all)]
+
+    def _chunk(self, doc: int) -> Chunk:
+        key = self.bm25.locate(doc)
+        chunk = self._chunks.get(key)
+        if chunk is None:
+            chunk = self._chunks[key] = _to_chunk(self._searcher.stored_fields(doc))
+            if len(self._chunks) > CHUNKS_CACHED:
+                self._chunks.popitem(last=False)
+        else:
+            self._chunks.move_to_end(key)
+        return chunk
 
 
 def _to_chunk(fields: dict[str, Any]) -> Chunk:

@@ -41,11 +41,14 @@ def assert_consistent(settings: Settings, name: str) -> set[str]:
 
 
 def start_slow_ingest(settings: Settings, fake: FakeOllama, folder: Path, tmp_path: Path) -> subprocess.Popen[str]:
-    """`ragtui ingest` in a subprocess, returned once its progress shows the first vectors stored."""
+    """`ragtui ingest` in a subprocess, returned once its progress shows the first vectors stored.
+
+    Pages of 16 chunks (batch size 2), so several are still to embed then: a page's vectors are stored while
+    the next one is embedded."""
     fake.embed_delay = 0.15
     cmd = [sys.executable, "-m", "ragtui", "--config", str(tmp_path / "none.toml"),
            "--data-dir", str(settings.data_dir), "--ollama-host", fake.url,
-           "--set", "chunk.size_tokens=64", "--set", "embed.batch_size=4", "ingest", str(folder), "-c", "c"]
+           "--set", "chunk.size_tokens=64", "--set", "embed.batch_size=2", "ingest", str(folder), "-c", "c"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     seen = []
@@ -61,7 +64,7 @@ def start_slow_ingest(settings: Settings, fake: FakeOllama, folder: Path, tmp_pa
 def test_kill_9_mid_ingest_then_rerun_repairs(make_settings: Callable[..., Settings], fake_ollama: FakeOllama,
                                              tmp_path: Path) -> None:
     folder = make_folder(tmp_path / "docs")
-    settings = make_settings(*SMALL, "embed.batch_size=4")
+    settings = make_settings(*SMALL, "embed.batch_size=2")
     proc = start_slow_ingest(settings, fake_ollama, folder, tmp_path)
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=30)
@@ -86,8 +89,8 @@ def test_kill_9_mid_ingest_then_rerun_repairs(make_settings: Callable[..., Setti
 
 def test_ctrl_c_stops_the_cli_cleanly(make_settings: Callable[..., Settings], fake_ollama: FakeOllama,
                                       tmp_path: Path) -> None:
-    folder = make_folder(tmp_path / "docs", files=8)
-    settings = make_settings(*SMALL, "embed.batch_size=4")
+    folder = make_folder(tmp_path / "docs", files=16)       # pages still to embed after the first is stored
+    settings = make_settings(*SMALL, "embed.batch_size=2")
     proc = start_slow_ingest(settings, fake_ollama, folder, tmp_path)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
@@ -103,7 +106,7 @@ def test_cancelled_task_leaves_stores_consistent(make_settings: Callable[..., Se
     from ragtui.workspace import Workspace
 
     folder = make_folder(tmp_path / "docs", files=8)
-    settings = make_settings(*SMALL, "embed.batch_size=4")
+    settings = make_settings(*SMALL, "embed.batch_size=2")   # 4 pages: one embedding while the last is written
     fake_ollama.embed_delay = 0.1
 
     async def run_until_embedding() -> None:

@@ -51,7 +51,7 @@ def test_workspace_creates_lists_and_deletes_collections(make_settings: Callable
 
 
 def test_keyword_and_vector_stores_round_trip(make_settings: Callable[..., Settings]) -> None:
-    from whoosh.query import And, Term
+    from ragtui.stores.postings import Clause
 
     coll = CollectionRegistry(make_settings()).create("c")
     chunks = [make_chunk("a.md", 0, "Installing packages with pip"), make_chunk("a.md", 1, "Flushing the toilet"),
@@ -60,7 +60,8 @@ def test_keyword_and_vector_stores_round_trip(make_settings: Callable[..., Setti
     assert kw.upsert(chunks) == 3
     assert kw.analyze("Installing packages") == ["instal", "packag"]
     assert kw.doc_frequency("instal") == 2 and kw.doc_frequency("install") == 0
-    hits = kw.search(And([Term("text", "instal"), Term("text", "packag")]), limit=10)
+    with kw.scoring() as view:
+        hits = view.search([Clause(("instal",)), Clause(("packag",))], 10, require_all=True)
     assert {c for c, _ in hits} == {chunks[0], chunks[2]}  # "installation" stems to "instal" too
 
     vec = coll.vectors("nomic-embed-text")

@@ -1,0 +1,420 @@
+"""BM25 scored from Whoosh posting lists read once into numpy arrays, cached per segment.
+
+Why: Whoosh's matcher tree spends ~80% of an OR query walking and decoding
+postings in Python (issue 14: 435 ms p50 at 100k chunks). Segments are
+immutable, so a term's postings in a segment (doc numbers and term
+frequencies), and the segment's document lengths, can be decoded once into
+compact arrays and scored vectorised for every later query. A commit adds
+segments and a merge retires them: only new segments are read, retired ones are
+dropped, and deletions (which Whoosh records per segment without rewriting it)
+are applied as a mask taken from the reader of the query's generation.
+
+Scoring is Lucene's BM25 (the bm25s "lucene" variant), one formula for terms
+and phrases:
+
+    idf   = ln(1 + (N - df + 0.5) / (df + 0.5))
+    score = boost * idf * tf / (tf + k1 * (1 - b + b * dl / avgdl))
+
+N, df and avgdl count live documents only, so scores equal a from-scratch
+computation over the collection as it is. A phrase (a multi-word synonym) is
+scored as one pseudo-term: tf = its exact occurrences, found by checking term
+positions in the few documents holding all of its words.
+
+Imported only by the keyword store, inside the function that first scores, so
+numpy stays out of the TUI's first frame.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, overload
+
+import numpy as np
+import numpy.typing as npt
+
+Docs = npt.NDArray[np.int32]
+Freqs = npt.NDArray[np.float32]
+Scores = npt.NDArray[np.float32]
+_EMPTY: tuple[Docs, Freqs] = (np.zeros(0, np.int32), np.zeros(0, np.float32))
+
+
+@dataclass(frozen=True)
+class Bm25Params:
+    """k1 (term-frequency saturation) and b (length normalisation); config [fts] bm25_k1 / bm25_b."""
+
+    k1: float = 1.2
+    b: float = 0.75
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One scored part of a query: a term, or a phrase of consecutive terms (already analysed)."""
+
+    terms: tuple[str, ...]
+    boost: float = 1.0
+
+
+def lucene_idf(n_docs: int, df: int) -> float:
+    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+class _Segment:
+    """The immutable arrays of one Whoosh segment: document lengths and the postings read so far."""
+
+    def __init__(self, reader: Any, field: str, length_column: str, folder: Path) -> None:
+        self.size = int(reader.doc_count_all())
+        self.lengths = _lengths(reader, field, length_column, self.size)
+        self._field = field
+        self._file = PostingsFile.open(folder, reader)
+        self._postings: dict[tuple[str, ...], tuple[Docs, Freqs]] = {}
+        self._live: tuple[int, npt.NDArray[np.bool_] | None] = (0, None)
+        self._norm: tuple[tuple[float, Bm25Params] | None, Freqs] = (None, _EMPTY[1])
+        self._lock = threading.Lock()
+
+    def norm(self, avgdl: float, params: Bm25Params) -> Freqs:
+        """k1 (1 - b + b dl / avgdl) per document, kept for the last avgdl (it changes only with a commit)."""
+        key = (avgdl, params)
+        with self._lock:
+            if self._norm[0] != key:
+                self._norm = (key, (params.k1 * (1.0 - params.b + params.b * self.lengths / avgdl)).astype(np.float32))
+            return self._norm[1]
+
+    def live(self, reader: Any) -> npt.NDArray[np.bool_] | None:
+        """The live-document mask for this reader's deletions (None: nothing deleted); deletions only grow."""
+        deleted = reader.segment().deleted_count() if reader.has_deletions() else 0
+        with self._lock:
+            if deleted != self._live[0]:
+                mask = np.ones(self.size, np.bool_)
+                mask[np.fromiter(reader.segment().deleted_docs(), np.int64)] = False
+                self._live = (deleted, mask)
+            return self._live[1] if deleted else None
+
+    def postings(self, reader: Any, terms: tuple[str, ...]) -> tuple[Docs, Freqs]:
+        """(doc numbers ascending, term frequencies) of a term or a phrase, deleted documents included."""
+        with self._lock:
+            found = self._postings.get(terms)
+        if found is None:
+            if len(terms) > 1:
+                found = self._phrase(reader, terms)
+            elif self._file is not None:
+                found = self._file.postings(terms[0])
+            else:
+                found = _read_term(reader, self._field, terms[0])
+            with self._lock:
+                self._postings[terms] = found
+        return found
+
+    def _phrase(self, reader: Any, terms: tuple[str, ...]) -> tuple[Docs, Freqs]:
+        """Documents holding every word, then the exact occurrences from the words' positions there."""
+        candidates = self.postings(reader, terms[:1])[0]
+        for term in terms[1:]:
+            candidates = np.intersect1d(candidates, self.postings(reader, (term,))[0], assume_unique=True)
+        if not len(candidates):
+            return _EMPTY
+        starts: list[set[int]] | None = None
+        for offset, term in enumerate(terms):
+            positions = _positions(reader, self._field, term, candidates)
+            shifted = [{p - offset for p in pos} for pos in positions]
+            starts = shifted if starts is None else [a & b for a, b in zip(starts, shifted, strict=True)]
+        assert starts is not None
+        freqs = np.array([len(s) for s in starts], np.float32)
+        return candidates[freqs > 0], freqs[freqs > 0]
+
+
+class PostingsFile:
+    """All of one segment's postings of the text field in CSR arrays, memory-mapped from `.npy` files.
+
+    Why: decoding a term's postings from Whoosh costs ~0.1 ms per 1,000
+    postings, so the first query using common words on 100k chunks would
+    spend hundreds of ms there. `write()` decodes a whole segment once (at
+    the end of an ingest) into sorted terms, offsets, doc numbers and
+    frequencies; later a term is a binary search and a slice. Terms are one
+    UTF-8 blob with offsets (in Whoosh's byte order), so one very long token
+    cannot widen every entry. The files are
+    named after the segment (MAIN_<id>.bm25_*.npy), so Whoosh deletes them
+    with the segment's own files when a merge retires it. The terms file is
+    renamed into place last: a segment without it is read from Whoosh.
+    """
+
+    PARTS = ("offsets", "docs", "freqs", "term_offsets", "terms")   # "terms" last: it marks a complete set
+
+    def __init__(self, arrays: dict[str, Any]) -> None:
+        self._terms = _Terms(arrays["terms"], arrays["term_offsets"])
+        self._offsets = arrays["offsets"]
+        self._docs = arrays["docs"]
+        self._freqs = arrays["freqs"]
+
+    @classmethod
+    def paths(cls, folder: Path, reader: Any) -> dict[str, Path]:
+        return {part: folder / f"{reader.segment().segment_id()}.bm25_{part}.npy" for part in cls.PARTS}
+
+    @classmethod
+    def open(cls, folder: Path, reader: Any) -> PostingsFile | None:
+        paths = cls.paths(folder, reader)
+        if not paths["terms"].exists():
+            return None
+        try:
+            return cls({part: np.load(path, mmap_mode="r") for part, path in paths.items()})
+        except (OSError, ValueError):     # a retired segment's files deleted under us: read from Whoosh
+            return None
+
+    @classmethod
+    def write(cls, folder: Path, reader: Any, field: str) -> None:
+        """Decode every term of the segment's field and save the arrays (tmp files renamed into place)."""
+        terms: list[bytes] = []
+        docs: list[Docs] = []
+        freqs: list[Freqs] = []
+        for raw in reader.lexicon(field):
+            term = raw if isinstance(raw, bytes) else raw.encode("utf-8")
+            d, f = _read_term(reader, field, term.decode("utf-8"))
+            terms.append(term)
+            docs.append(d)
+            freqs.append(f)
+        arrays: dict[str, npt.NDArray[Any]] = {
+            "offsets": _offsets([len(d) for d in docs]), "term_offsets": _offsets([len(t) for t in terms]),
+            "terms": np.frombuffer(b"".join(terms), np.uint8),
+            "docs": np.concatenate(docs) if docs else _EMPTY[0],
+            "freqs": np.concatenate(freqs) if freqs else _EMPTY[1]}
+        for part, path in cls.paths(folder, reader).items():
+            tmp = path.with_name(f".{path.name}.tmp")     # a dot name: Whoosh's file cleaner skips it
+            with open(tmp, "wb") as out:
+                np.save(out, arrays[part])
+            os.replace(tmp, path)
+
+    def postings(self, term: str) -> tuple[Docs, Freqs]:
+        key = term.encode("utf-8")
+        i = bisect.bisect_left(self._terms, key)
+        if i >= len(self._terms) or self._terms[i] != key:
+            return _EMPTY
+        start, end = int(self._offsets[i]), int(self._offsets[i + 1])
+        return np.asarray(self._docs[start:end]), np.asarray(self._freqs[start:end])
+
+
+class _Terms(Sequence[bytes]):
+    """The sorted terms of a postings file as a sequence of bytes, read from the blob on demand (for bisect)."""
+
+    def __init__(self, blob: npt.NDArray[np.uint8], offsets: npt.NDArray[np.int64]) -> None:
+        self._blob = blob
+        self._offsets = offsets
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    @overload
+    def __getitem__(self, i: int) -> bytes: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[bytes]: ...
+    def __getitem__(self, i: int | slice) -> bytes | Sequence[bytes]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return self._blob[int(self._offsets[i]):int(self._offsets[i + 1])].tobytes()
+
+
+def _offsets(sizes: list[int]) -> npt.NDArray[np.int64]:
+    out = np.zeros(len(sizes) + 1, np.int64)
+    out[1:] = np.cumsum(sizes)
+    return out
+
+
+class PostingCache:
+    """The segment arrays of one Whoosh index, shared by every generation that still holds the segment."""
+
+    def __init__(self, folder: Path, field: str, length_column: str, params: Bm25Params) -> None:
+        self.folder = folder
+        self.field = field
+        self.length_column = length_column
+        self.params = params
+        self._segments: dict[str, _Segment] = {}
+        self._lock = threading.Lock()
+
+    def snapshot(self, reader: Any) -> Bm25Snapshot:
+        """A scorer over exactly this reader's generation; segments a merge retired leave the cache."""
+        leaves = [(leaf, int(offset)) for leaf, offset in reader.leaf_readers() if leaf.segment() is not None]
+        ids = [leaf.segment().segment_id() for leaf, _ in leaves]
+        with self._lock:
+            for gone in set(self._segments) - set(ids):
+                del self._segments[gone]
+            missing = [(sid, leaf) for sid, (leaf, _) in zip(ids, leaves, strict=True) if sid not in self._segments]
+        for sid, leaf in missing:
+            segment = _Segment(leaf, self.field, self.length_column, self.folder)
+            with self._lock:
+                self._segments.setdefault(sid, segment)
+        with self._lock:
+            parts = [_Part(sid, self._segments[sid], leaf, offset)
+                     for sid, (leaf, offset) in zip(ids, leaves, strict=True)]
+        return Bm25Snapshot(parts, self.params)
+
+    def segment_ids(self) -> set[str]:
+        with self._lock:
+            return set(self._segments)
+
+
+@dataclass
+class _Part:
+    segment_id: str
+    segment: _Segment
+    reader: Any
+    offset: int
+
+
+class Bm25Snapshot:
+    """BM25 over one generation of the index: live documents only, global doc numbers of the reader."""
+
+    def __init__(self, parts: list[_Part], params: Bm25Params) -> None:
+        self._parts = parts
+        self._params = params
+        self._live = [p.segment.live(p.reader) for p in parts]
+        self.n_docs = sum(int(live.sum()) if live is not None else p.segment.size
+                          for p, live in zip(parts, self._live, strict=True))
+        total = sum(float(p.segment.lengths[live].sum()) if live is not None else float(p.segment.lengths.sum())
+                    for p, live in zip(parts, self._live, strict=True))
+        self.avgdl = total / self.n_docs if self.n_docs else 0.0
+
+    def locate(self, doc: int) -> tuple[str, int]:
+        """(segment id, doc number in the segment) of a global doc number: a key that outlives the generation."""
+        part = self._parts[bisect.bisect_right([p.offset for p in self._parts], doc) - 1]
+        return part.segment_id, doc - part.offset
+
+    def df(self, terms: tuple[str, ...]) -> int:
+        """Live documents holding the term (or the phrase)."""
+        return sum(self._live_count(i, p.segment.postings(p.reader, terms)[0]) for i, p in enumerate(self._parts))
+
+    def idf(self, terms: tuple[str, ...]) -> float:
+        return lucene_idf(self.n_docs, self.df(terms))
+
+    def search(self, clauses: Sequence[Clause], top_k: int, *, require_all: bool) -> list[tuple[int, float]]:
+        """(global doc number, score) best first, ties by doc number; AND of the clauses or their weighted OR."""
+        clauses = [c for c in clauses if c.terms]
+        if not clauses or not self.n_docs or top_k <= 0:
+            return []
+        weights = [c.boost * self.idf(c.terms) for c in clauses]
+        docs_parts: list[npt.NDArray[np.int64]] = []
+        score_parts: list[Scores] = []
+        for part, live in zip(self._parts, self._live, strict=True):
+            scored = self._segment_scores(part, live, clauses, weights, require_all)
+            if scored is None:
+                continue
+            docs, scores = _top(*scored, top_k)
+            docs_parts.append(docs + part.offset)
+            score_parts.append(scores)
+        if not docs_parts:
+            return []
+        docs, scores = _top(np.concatenate(docs_parts), np.concatenate(score_parts), top_k)
+        return list(zip(docs.tolist(), scores.tolist(), strict=True))
+
+    def _segment_scores(self, part: _Part, live: npt.NDArray[np.bool_] | None, clauses: Sequence[Clause],
+                        weights: list[float], require_all: bool) -> tuple[npt.NDArray[np.int64], Scores] | None:
+        """(doc numbers, scores) of the segment's matching live documents, in float32 (ample for ranking,
+        and half the memory traffic of float64)."""
+        postings = [part.segment.postings(part.reader, c.terms) for c in clauses]
+        norm = part.segment.norm(self.avgdl, self._params)
+        if require_all:
+            docs = min((d for d, _ in postings), key=len)
+            for d, _ in postings:
+                docs = np.intersect1d(docs, d, assume_unique=True)
+            if live is not None:
+                docs = docs[live[docs]]
+            if not len(docs):
+                return None
+            scores = np.zeros(len(docs), np.float32)
+            for (d, f), w in zip(postings, weights, strict=True):
+                tf = f[np.searchsorted(d, docs)]
+                scores += np.float32(w) * tf / (tf + norm[docs])
+            return docs.astype(np.int64), scores
+        acc = np.zeros(part.segment.size, np.float32)
+        for (d, f), w in zip(postings, weights, strict=True):
+            if len(d):
+                acc[d] += np.float32(w) * f / (f + norm[d])
+        if live is not None:
+            acc[~live] = 0.0
+        hit = np.flatnonzero(acc)
+        return (hit, acc[hit]) if len(hit) else None
+
+    def _live_count(self, i: int, docs: Docs) -> int:
+        live = self._live[i]
+        return int(live[docs].sum()) if live is not None else len(docs)
+
+
+def _top(docs: npt.NDArray[np.int64], scores: Scores, k: int) -> tuple[npt.NDArray[np.int64], Scores]:
+    """The k best by score, ties broken by the lower doc number (deterministic across segments)."""
+    if len(scores) > k:
+        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+        keep = scores >= kth
+        docs, scores = docs[keep], scores[keep]
+    order = np.lexsort((docs, -scores))[:k]
+    return docs[order], scores[order]
+
+
+def _lengths(reader: Any, field: str, length_column: str, size: int) -> Freqs:
+    """Exact token counts from the store's length column; Whoosh's one-byte length where a document has none.
+
+    The store writes the exact count of analysed tokens with every document;
+    documents written before that column existed fall back to Whoosh's own
+    field length (exact to 10 tokens, within ~3.5% above).
+    """
+    lengths = np.zeros(size, np.float32)
+    if length_column in reader.schema and reader.has_column(length_column):
+        column = reader.column_reader(length_column, translate=False)
+        stored = np.frombuffer(column._dbfile.get(column._basepos, column._count * column._fixedlen), ">u4")
+        lengths[:len(stored)] = stored
+    for doc in np.flatnonzero(lengths == 0).tolist():
+        lengths[doc] = reader.doc_field_length(doc, field, 0) or 0
+    return lengths
+
+
+def _raw_matcher(reader: Any, field: str, term: str) -> Any:
+    """The segment's on-disk posting matcher for a term, without Whoosh's deleted-document filter."""
+    matcher = reader.postings(field, term)
+    return getattr(matcher, "child", matcher)
+
+
+def _read_term(reader: Any, field: str, term: str) -> tuple[Docs, Freqs]:
+    """A term's postings in one segment: doc numbers ascending and term frequencies."""
+    if (field, term) not in reader:
+        return _EMPTY
+    blocks = list(_blocks(_raw_matcher(reader, field, term)))
+    if not blocks:
+        return _EMPTY
+    return (np.concatenate([ids for ids, _, _ in blocks]).astype(np.int32),
+            np.concatenate([weights for _, weights, _ in blocks]).astype(np.float32))
+
+
+def _positions(reader: Any, field: str, term: str, docs: Docs) -> list[list[int]]:
+    """The term's positions in each of `docs` (all of which hold it), decoded for those documents only."""
+    matcher = _raw_matcher(reader, field, term)
+    decode = matcher.format.decoder("positions")
+    ids: list[Any] = []
+    values: list[Any] = []
+    for block_ids, _, block_values in _blocks(matcher):
+        ids.append(block_ids)
+        values.extend(block_values)
+    where = np.searchsorted(np.concatenate(ids), docs)
+    return [decode(values[i]) for i in where.tolist()]
+
+
+def _blocks(matcher: Any) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], Any]]:
+    """(doc numbers, weights, encoded values) per block of a Whoosh 2.7.4 W3 posting list.
+
+    A block is one pickled tuple of delta-encoded ids, weights (None when all
+    1, one float when all equal) and values; decoding it here with numpy skips
+    Whoosh's per-posting Python.
+    """
+    while matcher.is_active():
+        matcher._read_data()
+        raw_ids, raw_weights, values = matcher._data
+        n = matcher._blocklength
+        ids = np.cumsum(np.asarray(raw_ids, np.int64))
+        if raw_weights is None:
+            weights = np.ones(n)
+        elif isinstance(raw_weights, float):
+            weights = np.full(n, raw_weights)
+        else:
+            weights = np.asarray(raw_weights, np.float64)
+        yield ids, weights, values
+        matcher._next_block()
