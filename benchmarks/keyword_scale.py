@@ -1,0 +1,338 @@
+"""The keyword leg at scale (issue 14): build through the product's ingest, query from a fresh process, FTS5 beside.
+
+    python -m benchmarks.keyword_scale --chunks 10000 [--queries 300] [--data-dir DIR] [--eval-data DIR]
+
+1. Build: in-memory documents re-mixed from the SQuAD and Cranfield sentences
+   go through `ingest_documents` (chunking, entropy filter, records, Whoosh) at
+   `chunk.size_tokens = 384` (~1,500-char chunks, as perf-baselines.md), first
+   with the embedder unavailable (the build the target is about: embedding
+   excluded), then a second ingest embeds the pending chunks with an in-process
+   hashed bag-of-words stand-in (384 dims) and writes them to Chroma. Every
+   keyword-index batch commit and the closing merge are timed.
+2. Query, in a new process (`--measure`): the collection is opened, the first
+   query timed from the open, then every query warm, one at a time, wall and
+   CPU (process time): the keyword leg (by the tier that answered), the vector
+   leg (Chroma top-k), the whole retrieval (both legs, fusion,
+   postprocessors; the query vector precomputed, so embedding is excluded),
+   and the process's peak RSS.
+3. Yardstick: SQLite FTS5 (porter tokenizer) over the same chunk texts, in the
+   same query process, with each query's kept words: AND of them for queries
+   our leg answered in tier 1, OR for tier 2, bm25() order, top 64.
+
+Queries: SQuAD dev questions and Cranfield queries (natural questions). The
+data dir keeps the built collection (`--data-dir`), so a second run measures
+without rebuilding. Prints a Markdown table and one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import re
+import resource
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ragtui.config import Settings, load_settings
+
+ROOT = Path(__file__).resolve().parent.parent
+DIM = 384
+WORD = re.compile(r"[a-z0-9]+")
+DOC_CHARS = 12_000       # ~15 chunks per document at 384 tokens and 50% overlap
+TOP_K = 64
+
+
+class HashEmbedder:
+    """In-process stand-in for the Ollama embedder: signed hashed bag of words, unit length."""
+
+    _slots: ClassVar[dict[str, tuple[int, float]]] = {}
+
+    def __init__(self, settings: Settings, model: str) -> None:
+        self.model = model
+
+    async def embed_chunks(self, chunks: Sequence[Any]) -> list[list[float]]:
+        return [hashed(c.text) for c in chunks]
+
+
+def hashed(text: str) -> list[float]:
+    slots = HashEmbedder._slots
+    vec = np.zeros(DIM)
+    for w in WORD.findall(text.lower()):
+        if (slot := slots.get(w)) is None:
+            h = zlib.crc32(w.encode())
+            slot = slots[w] = (h % DIM, 1.0 if (h >> 16) & 1 else -1.0)
+        vec[slot[0]] += slot[1]
+    norm = float(np.linalg.norm(vec)) or 1.0
+    return (vec / norm).tolist()
+
+
+class NoEmbedder(HashEmbedder):
+    """The embedder of the build pass: unavailable at once, so the ingest indexes without vectors."""
+
+    async def embed_chunks(self, chunks: Sequence[Any]) -> list[list[float]]:
+        from ragtui.ingest.embedding import EmbedUnavailable
+
+        raise EmbedUnavailable("benchmark build pass: embedding excluded")
+
+
+def sentences(eval_dir: Path) -> list[str]:
+    out = []
+    for name in ("squad-v1.1-dev", "cranfield"):
+        for line in (eval_dir / name / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
+            out.extend(s for s in re.split(r"(?<=[.!?])\s+", json.loads(line)["text"]) if len(s) > 20)
+    return out
+
+
+def questions(eval_dir: Path, n: int) -> list[str]:
+    rng = random.Random(7)
+    squad = [json.loads(x)["text"] for x in (eval_dir / "squad-v1.1-dev" / "queries.jsonl").read_text().splitlines()]
+    cran = [json.loads(x)["text"] for x in (eval_dir / "cranfield" / "queries.jsonl").read_text().splitlines()]
+    return rng.sample(squad, n * 2 // 3) + rng.sample(cran, n - n * 2 // 3)
+
+
+def settings_for(data_dir: Path) -> Settings:
+    return load_settings(user_file=data_dir / "none.toml", env={}, overrides=[
+        f"storage.data_dir={data_dir}", "embed.model=hash-384", "chunk.size_tokens=384", "ollama.host=http://127.0.0.1:9"])
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))] if ordered else float("nan")
+
+
+# --- build -------------------------------------------------------------------------------------
+
+def build(settings: Settings, name: str, chunks: int, eval_dir: Path) -> dict[str, Any]:
+    import ragtui.ingest.embedding as embedding
+    from ragtui.events import IngestFinished
+    from ragtui.ingest.pipeline import BATCH_CHUNKS
+    from ragtui.stores.keyword import KeywordIndex
+    from ragtui.workspace import Workspace
+
+    pool = sentences(eval_dir)
+    rng = random.Random(chunks)
+    docs_needed = max(1, chunks // 15)
+
+    def documents() -> Any:
+        for i in range(docs_needed):
+            parts, size = [], 0
+            while size < DOC_CHARS:
+                s = rng.choice(pool)
+                parts.append(s)
+                size += len(s) + 1
+            yield f"doc{i:06d}.txt", " ".join(parts)
+
+    batches: list[dict[str, float]] = []
+    merges: list[float] = []
+    replace, merge = KeywordIndex.replace_sources, KeywordIndex.merge
+
+    def timed_replace(self: KeywordIndex, sources: Any, new: Any) -> int:
+        t, c = time.perf_counter(), time.process_time()
+        n = replace(self, sources, new)
+        batches.append({"chunks": n, "wall_s": time.perf_counter() - t, "cpu_s": time.process_time() - c})
+        return n
+
+    def timed_merge(self: KeywordIndex) -> int:
+        t = time.perf_counter()
+        left = merge(self)
+        merges.append(time.perf_counter() - t)
+        return left
+
+    async def ingest(embedder: type) -> Any:
+        embedding.Embedder = embedder   # type: ignore[misc]  # the benchmark's stand-in for Ollama
+        async with Workspace(settings) as workspace:
+            async for event in workspace.ingest_documents(name, documents()):
+                if isinstance(event, IngestFinished):
+                    return event.report
+        return None
+
+    KeywordIndex.replace_sources = timed_replace   # type: ignore[method-assign]
+    KeywordIndex.merge = timed_merge               # type: ignore[method-assign]
+    t, c = time.perf_counter(), time.process_time()
+    report = asyncio.run(ingest(NoEmbedder))
+    built = {"wall_s": time.perf_counter() - t, "cpu_s": time.process_time() - c}
+    rng = random.Random(chunks)                    # the same documents again: unchanged, only embedded
+    t = time.perf_counter()
+    embedded = asyncio.run(ingest(HashEmbedder))
+    full = [b for b in batches if b["chunks"] >= BATCH_CHUNKS] or batches    # a short last batch is not compared
+    per_k = [b["wall_s"] / b["chunks"] * 1000 for b in full]
+    return {"chunks": report.chunks_indexed, "documents": docs_needed, "build": built,
+            "stages_s": report.stage_s, "batches": len(batches),
+            "first_batch_s_per_1k": per_k[0], "last_batch_s_per_1k": per_k[-1], "max_batch_s_per_1k": max(per_k),
+            "batches_wall_s": [round(b["wall_s"], 2) for b in batches],
+            "batches_cpu_s": [round(b["cpu_s"], 2) for b in batches], "merge_s": merges[0] if merges else 0.0,
+            "embed_pass_s": time.perf_counter() - t, "embed_stages_s": embedded.stage_s,
+            "embedded": embedded.chunks_embedded}
+
+
+# --- measure (a fresh process) ----------------------------------------------------------------
+
+def measure(settings: Settings, name: str, queries: list[str]) -> dict[str, Any]:
+    from ragtui.retrieve.keyword_leg import keyword_search
+    from ragtui.retrieve.postprocess import postprocessors
+    from ragtui.retrieve.retriever import HybridRetriever, QueryEmbeddings
+    from ragtui.workspace import Workspace
+
+    workspace = Workspace(settings)
+    lookup = workspace.lexicon.lookup()
+    model = settings.embed.model
+    vectors = {q: hashed(q.lower()) for q in queries}
+    t = time.perf_counter()
+    collection = workspace.collection(name)
+
+    def leg(q: str) -> Any:
+        return keyword_search(collection.keyword, q, fts=settings.fts, top_k=TOP_K, synonyms=lookup,
+                              max_synonyms=settings.synonyms.max_per_word)
+
+    first = leg(queries[0])
+    first_s = time.perf_counter() - t
+    collection.vectors(model).query(vectors[queries[0]], TOP_K)
+    first_both_s = time.perf_counter() - t
+
+    async def precomputed(_s: Settings, q: str, models: Sequence[str]) -> QueryEmbeddings:
+        return QueryEmbeddings(vectors={m: vectors[q] for m in models})
+
+    async def whole(q: str) -> None:
+        retriever = HybridRetriever(settings, [collection], lexicon=workspace.lexicon, embed=precomputed)
+        nodes = await retriever.aretrieve(q)
+        for step in postprocessors(settings.retrieve):
+            nodes = step.postprocess_nodes(nodes, query_str=q)
+
+    times: dict[str, list[float]] = {k: [] for k in (
+        "keyword", "keyword_cpu", "tier1", "tier1_cpu", "tier2", "tier2_cpu", "vector", "vector_cpu",
+        "whole", "whole_cpu")}
+    plans: list[tuple[int, list[str]]] = []
+
+    def timed(key: str, cpu: float, wall: float) -> None:
+        times[key].append((time.perf_counter() - wall) * 1000)
+        times[key + "_cpu"].append((time.process_time() - cpu) * 1000)
+
+    async def run_all() -> None:
+        for q in queries:
+            cpu, wall = time.process_time(), time.perf_counter()
+            result = leg(q)
+            timed("keyword", cpu, wall)
+            if result.meta.tier in (1, 2):
+                timed(f"tier{result.meta.tier}", cpu, wall)
+                plans.append((int(result.meta.tier), [w for w in result.meta.kept if collection.keyword.analyze(w)]))
+            cpu, wall = time.process_time(), time.perf_counter()
+            collection.vectors(model).query(vectors[q], TOP_K)
+            timed("vector", cpu, wall)
+            cpu, wall = time.process_time(), time.perf_counter()
+            await whole(q)
+            timed("whole", cpu, wall)
+
+    asyncio.run(run_all())
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    fts = fts5(collection, plans)
+    segments = collection.keyword.segment_count()
+    workspace.close()
+    return {"first_query_s": first_s, "first_query_both_legs_s": first_both_s, "first_tier": first.meta.tier,
+            "rss_mb": rss_mb, "queries": len(queries), "segments": segments,
+            **{k: summary(v) for k, v in times.items()}, **fts}
+
+
+def fts5(collection: Any, plans: list[tuple[int, list[str]]]) -> dict[str, Any]:
+    """The same chunks and kept words in SQLite FTS5 (porter), in this process: build time, p50/p95 per tier."""
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE chunks USING fts5(text, tokenize='porter unicode61')")
+    t = time.perf_counter()
+    stored = collection.keyword.searcher().all_stored_fields()
+    db.executemany("INSERT INTO chunks(text) VALUES (?)", ((f["text"],) for f in stored))
+    db.commit()
+    built = time.perf_counter() - t
+    times: dict[str, list[float]] = {"fts5_tier1": [], "fts5_tier1_cpu": [], "fts5_tier2": [], "fts5_tier2_cpu": []}
+    for tier, words in plans:
+        match = (" AND " if tier == 1 else " OR ").join(f'"{w}"' for w in words)
+        wall, cpu = time.perf_counter(), time.process_time()
+        db.execute("SELECT rowid, bm25(chunks) FROM chunks WHERE chunks MATCH ? ORDER BY bm25(chunks) LIMIT ?",
+                   (match, TOP_K)).fetchall()
+        times[f"fts5_tier{tier}"].append((time.perf_counter() - wall) * 1000)
+        times[f"fts5_tier{tier}_cpu"].append((time.process_time() - cpu) * 1000)
+    return {"fts5_build_s": built, **{k: summary(v) for k, v in times.items()}}
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    return {"n": len(values), "p50": round(statistics.median(values), 3) if values else float("nan"),
+            "p95": round(pct(values, 95), 3)}
+
+
+# --- driver -------------------------------------------------------------------------------------
+
+def table(size: int, built: dict[str, Any] | None, m: dict[str, Any]) -> str:
+    def cell(key: str) -> str:
+        return f"{m[key]['p50']:.2f} / {m[key]['p95']:.2f}"
+
+    def ratio(ours: str, theirs: str) -> str:
+        return f"{m[theirs]['p50'] / m[ours]['p50']:.1f}x" if m[ours]["n"] and m[theirs]["n"] else "-"
+
+    rows = [f"### {size:,} chunks", "",
+            "| measure | p50 / p95 ms (wall) | p50 / p95 ms (CPU) | n |", "|---|---|---|---|"]
+    for label, key in (("keyword leg, all queries", "keyword"), ("keyword leg, AND tier sufficed", "tier1"),
+                       ("keyword leg, OR tier", "tier2"), ("FTS5, AND of the kept words", "fts5_tier1"),
+                       ("FTS5, OR of the kept words", "fts5_tier2"), ("vector leg (Chroma)", "vector"),
+                       ("whole retrieval, embedding excluded", "whole")):
+        rows.append(f"| {label} | {cell(key)} | {cell(key + '_cpu')} | {m[key]['n']} |")
+    rows += ["", f"FTS5 p50 / ours p50 (CPU): AND tier {ratio('tier1_cpu', 'fts5_tier1_cpu')}, "
+                 f"OR tier {ratio('tier2_cpu', 'fts5_tier2_cpu')}; first query after opening "
+                 f"{m['first_query_s']:.2f} s (both legs {m['first_query_both_legs_s']:.2f} s); query process peak "
+                 f"RSS {m['rss_mb']:.0f} MiB; {m['segments']} Whoosh segment(s); FTS5 build {m['fts5_build_s']:.1f} s"]
+    if built:
+        b = built["build"]
+        rows.append(f"build without embeddings: {b['wall_s']:.0f} s wall / {b['cpu_s']:.0f} s CPU for "
+                    f"{built['chunks']:,} chunks ({built['chunks'] / b['wall_s']:.0f} chunks/s); "
+                    f"{built['batches']} keyword batches, s per 1,000 chunks: first "
+                    f"{built['first_batch_s_per_1k']:.2f}, last {built['last_batch_s_per_1k']:.2f}, max "
+                    f"{built['max_batch_s_per_1k']:.2f}; closing merge {built['merge_s']:.1f} s; stages "
+                    + ", ".join(f"{k} {v:.0f} s" for k, v in built["stages_s"].items())
+                    + f"; embedding pass (stand-in + Chroma) {built['embed_pass_s']:.0f} s")
+    return "\n".join(rows)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--chunks", type=int, nargs="+", default=[10_000])
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--data-dir", type=Path, default=Path(tempfile.gettempdir()) / "ragtui-keyword-scale")
+    parser.add_argument("--eval-data", type=Path, default=ROOT.parent / "shared" / "data" / "eval")
+    parser.add_argument("--measure", metavar="NAME", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    settings = settings_for(args.data_dir)
+    queries = questions(args.eval_data, args.queries)
+    if args.measure:
+        print(json.dumps(measure(settings, args.measure, queries)))
+        return 0
+    from ragtui.collections import CollectionRegistry
+
+    out: dict[str, Any] = {}
+    for size in args.chunks:
+        name = f"scale-{size}"
+        built = None
+        if not CollectionRegistry(settings).exists(name):
+            built = build(settings, name, size, args.eval_data)
+            print(json.dumps({"built": built}), file=sys.stderr, flush=True)
+        proc = subprocess.run([sys.executable, "-m", "benchmarks.keyword_scale", "--measure", name,
+                               "--queries", str(args.queries), "--data-dir", str(args.data_dir),
+                               "--eval-data", str(args.eval_data)],
+                              capture_output=True, text=True, check=True, cwd=ROOT)
+        measured = json.loads(proc.stdout.splitlines()[-1])
+        out[name] = {"build": built, "query": measured}
+        print(table(size, built, measured), flush=True)
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
