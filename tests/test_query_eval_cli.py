@@ -123,3 +123,42 @@ def test_eval_table_and_limit(fake_ollama: FakeOllama, tmp_path: Path, capsys: p
     out = capsys.readouterr().out
     assert "mini: 2 queries" in out and "| keyword | 1.000" in out and "| vector |" in out
     assert main([*flags(tmp_path, fake_ollama), "eval", "--dataset", str(tmp_path / "missing")]) == 2
+
+
+def test_eval_compare_modes_warns_on_few_queries_and_reuses_a_kept_index(
+        fake_ollama: FakeOllama, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    dataset = write_beir(tmp_path / "mini")
+    args = [*flags(tmp_path, fake_ollama), "eval", "--dataset", str(dataset), "--modes", "keyword",
+            "--compare", "keyword", "vector", "--keep-index", "--json"]
+    assert main(args) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert list(first["results"]) == ["keyword", "vector"]
+    assert set(first["per_query"]["keyword"]) == {"q1", "q2", "q3"}
+    diff = first["comparisons"]["keyword vs vector"]["ndcg@10"]
+    mean_gap = first["results"]["vector"]["ndcg@10"]["mean"] - first["results"]["keyword"]["ndcg@10"]["mean"]
+    assert diff["diff"] == pytest.approx(mean_gap)
+    assert any("only 3 queries" in n for n in first["notices"])
+    embed_calls = len(fake_ollama.calls("/api/embed"))
+    assert main(args) == 0
+    second = json.loads(capsys.readouterr().out)
+    assert any("reused the kept index" in n for n in second["notices"])
+    assert len(fake_ollama.calls("/api/embed")) == embed_calls   # neither corpus nor queries embedded again
+    assert second["per_query"] == first["per_query"]
+
+
+def test_eval_compare_runs_pairs_two_saved_reports(fake_ollama: FakeOllama, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    dataset = write_beir(tmp_path / "mini")
+    assert main([*flags(tmp_path, fake_ollama), "eval", "--dataset", str(dataset), "--modes", "keyword",
+                 "--json"]) == 0
+    a = tmp_path / "a.json"
+    a.write_text(capsys.readouterr().out)
+    b = json.loads(a.read_text())
+    b["per_query"]["keyword"]["q1"]["ndcg@10"] = 0.0      # run B lost one query
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    assert main([*flags(tmp_path, fake_ollama), "eval", "--compare-runs", str(a), str(tmp_path / "b.json")]) == 0
+    out = capsys.readouterr().out
+    assert "keyword: b.json vs a.json" in out and "| -0.333 [" in out
+    (tmp_path / "bad.json").write_text("{}")
+    assert main([*flags(tmp_path, fake_ollama), "eval", "--compare-runs", str(a), str(tmp_path / "bad.json")]) == 2
+    assert "not a saved" in capsys.readouterr().err

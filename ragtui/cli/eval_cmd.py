@@ -1,4 +1,10 @@
-"""`ragtui eval --dataset DIR`: retrieval quality per mode on a BEIR dataset, with bootstrap 95% CIs (spec §11)."""
+"""`ragtui eval`: retrieval quality per mode on a BEIR dataset, with bootstrap 95% CIs (spec §11).
+
+`--compare A B` scores two modes of one run as a pair; `--compare-runs X.json Y.json`
+pairs two saved `--json` reports (two settings, e.g. `--set` on one of them).
+Both print the paired bootstrap CI of the difference, which is what a default
+is chosen by.
+"""
 
 from __future__ import annotations
 
@@ -14,17 +20,25 @@ from ragtui.config import Settings
 from ragtui.evaluation.runner import EVAL_MODES
 
 MODES = tuple(EVAL_MODES)
-COLUMNS = (("ndcg@10", "nDCG@10"), ("recall@10", "R@10"), ("recall@100", "R@100"), ("mrr@10", "MRR@10"),
+COLUMNS = (("ndcg@10", "nDCG@10"), ("ndcge@10", "nDCGe@10"), ("p@5", "P@5"), ("recall@5", "R@5"),
+           ("success@5", "S@5"), ("recall@10", "R@10"), ("recall@100", "R@100"), ("mrr@10", "MRR@10"),
            ("map", "MAP"))
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("eval", help="measure retrieval on a BEIR dataset (corpus, queries, qrels/test.tsv)")
-    parser.add_argument("--dataset", type=Path, required=True, metavar="DIR", help="BEIR-format folder")
+    parser.add_argument("--dataset", type=Path, metavar="DIR", help="BEIR-format folder")
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES), metavar="MODE",
                         help=f"modes to run (default: all of {', '.join(MODES)})")
     parser.add_argument("--limit", type=int, metavar="N", help="only the first N judged queries (qrels order)")
-    parser.add_argument("--json", action="store_true", help="the report as JSON")
+    parser.add_argument("--json", action="store_true", help="the report as JSON (with per-query scores)")
+    parser.add_argument("--compare", nargs=2, metavar=("A", "B"), choices=MODES,
+                        help="also score mode B against mode A: paired bootstrap CI of B - A per metric")
+    parser.add_argument("--compare-runs", nargs=2, type=Path, metavar=("A.json", "B.json"),
+                        help="no run: compare two saved --json reports (same queries) per mode they share")
+    parser.add_argument("--keep-index", action="store_true",
+                        help="keep the eval collection (named by a hash of the dataset, chunking and models) "
+                             "and reuse it on the next run with the same shape")
     parser.set_defaults(run=run)
 
 
@@ -33,6 +47,11 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from ragtui.evaluation.beir import load_dataset
     from ragtui.evaluation.runner import run_eval
 
+    if args.compare_runs:
+        print(compare_saved(*args.compare_runs))
+        return 0
+    if args.dataset is None:
+        raise RagtuiError("eval needs --dataset DIR (or --compare-runs A.json B.json)", exit_code=2)
     dataset = load_dataset(args.dataset).limited(args.limit)
 
     def progress(message: str) -> None:
@@ -40,7 +59,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
     progress(f"{dataset.name}: {len(dataset.corpus)} documents, {len(dataset.queries)} judged queries")
     try:
-        report = asyncio.run(run_eval(settings, dataset, args.modes, progress=progress))
+        report = asyncio.run(run_eval(settings, dataset, args.modes, progress=progress,
+                                      compare_pairs=[tuple(args.compare)] if args.compare else [],
+                                      keep_index=args.keep_index))
     except Exception as exc:  # an unreachable embedder or a store failure ends the run with one line
         raise RagtuiError(f"eval failed: {exc}",
                           exit_code=exc.exit_code if isinstance(exc, RagtuiError) else 1) from exc
@@ -61,5 +82,44 @@ def markdown_table(report: Any) -> str:
         cells = [f"{metrics[k]['mean']:.3f} [{metrics[k]['ci_low']:.3f}, {metrics[k]['ci_high']:.3f}]"
                  for k, _ in COLUMNS]
         lines.append(f"| {mode} | " + " | ".join(cells) + " |")
+    for pair, diffs in report.comparisons.items():
+        lines += ["", comparison_table(pair, diffs)]
     lines += [f"note: {n}" for n in report.notices]
     return "\n".join(lines)
+
+
+def comparison_table(title: str, diffs: dict[str, dict[str, float]]) -> str:
+    """One row: B - A per metric, [95% paired bootstrap CI]; a CI that excludes 0 is marked *."""
+    def cell(d: dict[str, float]) -> str:
+        star = "*" if d["ci_low"] > 0 or d["ci_high"] < 0 else ""
+        return f"{d['diff']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]{star}"
+
+    return "\n".join([f"{title}: difference B - A, mean [95% paired bootstrap CI]; * = CI excludes 0", "",
+                      "| pair | " + " | ".join(t for _, t in COLUMNS) + " |", "|---" * (len(COLUMNS) + 1) + "|",
+                      f"| {title} | " + " | ".join(cell(diffs[k]) for k, _ in COLUMNS) + " |"])
+
+
+def compare_saved(path_a: Path, path_b: Path) -> str:
+    """Paired differences between two saved reports, for every mode both ran (run B minus run A)."""
+    from ragtui.errors import RagtuiError
+    from ragtui.evaluation.metrics import compare
+
+    reports = []
+    for path in (path_a, path_b):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            reports.append(data["per_query"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise RagtuiError(f"{path}: not a saved `ragtui eval --json` report with per-query scores "
+                              f"({type(exc).__name__})", exit_code=2) from None
+    shared = [m for m in reports[0] if m in reports[1]]
+    if not shared:
+        raise RagtuiError(f"{path_a} and {path_b} share no mode", exit_code=2)
+    tables = []
+    for mode in shared:
+        try:
+            diffs = compare(reports[0][mode], reports[1][mode])
+        except ValueError as exc:
+            raise RagtuiError(f"{mode}: {exc}", exit_code=2) from None
+        tables.append(comparison_table(f"{mode}: {path_b.name} vs {path_a.name}", diffs))
+    return "\n\n".join(tables)

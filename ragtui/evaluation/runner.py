@@ -14,21 +14,29 @@ Choices that keep doc-level metrics honest (spec §11):
   pre_annotate_keep / the 200-char dedupe would cut judged documents from the
   tail for reasons that are product choices, not retrieval quality;
 - query vectors are computed once per model and shared by the modes, so the
-  modes differ only in what they retrieve.
+  modes differ only in what they retrieve;
+- with `keep_index`, the collection is named after what shapes it (dataset,
+  chunking, entropy limits, models) and kept, so a later run that varies only
+  retrieval settings reuses it instead of embedding the corpus again;
+- every mode's per-query scores are kept, so two modes (or two saved runs) are
+  compared by a paired bootstrap of their difference (`metrics.compare`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragtui.config import Settings
 from ragtui.evaluation.beir import Dataset
-from ragtui.evaluation.metrics import summarise
+from ragtui.evaluation.metrics import FEW_QUERIES, compare, score_runs, summarise_scores
 from ragtui.retrieve.result import Mode
 
 if TYPE_CHECKING:
@@ -57,6 +65,18 @@ class EvalReport:
     settings: dict[str, Any]
     timings_s: dict[str, float] = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)
+    per_query: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)   # mode -> query -> metric
+    comparisons: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)  # "a vs b" -> metric -> diff
+
+
+def index_name(settings: Settings, dataset: Dataset) -> str:
+    """A kept eval collection's name: a hash of everything that shapes the index, so a stale one is never reused."""
+    shape = {"dataset": dataset.name, "documents": len(dataset.corpus),
+             "first": next(iter(dataset.corpus), ""), "chunk": vars(settings.chunk),
+             "entropy": [settings.ingest.entropy_min, settings.ingest.entropy_max, settings.ingest.toc_ratio],
+             "models": settings.embed.all_models, "prefix": settings.embed.contextual_prefix}
+    digest = hashlib.sha256(json.dumps(shape, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    return f"eval-{digest}"
 
 
 async def ingest_corpus(workspace: Workspace, name: str, dataset: Dataset, progress: Progress) -> IngestReport:
@@ -76,16 +96,29 @@ async def ingest_corpus(workspace: Workspace, name: str, dataset: Dataset, progr
     return report
 
 
-async def embed_queries(settings: Settings, queries: Sequence[str]) -> dict[str, dict[str, list[float]]]:
-    """model -> lowercased query -> vector, in batches (what the vector leg would compute per query)."""
+async def embed_queries(settings: Settings, queries: Sequence[str],
+                        cache: Path | None = None) -> dict[str, dict[str, list[float]]]:
+    """model -> lowercased query -> vector, in batches (what the vector leg would compute per query).
+
+    With `cache` (a JSON file, used with a kept index), vectors computed by an
+    earlier run are read back and only new queries are embedded.
+    """
     from ragtui.ollama_api import ollama_embedding
 
     texts = list(dict.fromkeys(q.lower() for q in queries))
     out: dict[str, dict[str, list[float]]] = {}
+    if cache is not None and cache.is_file():
+        out = json.loads(cache.read_text(encoding="utf-8"))
     for model in settings.embed.all_models:
-        embedder = ollama_embedding(settings, model, workers=2)
-        vectors = await embedder.aget_text_embedding_batch(texts)
-        out[model] = dict(zip(texts, vectors, strict=True))
+        known = out.setdefault(model, {})
+        todo = [t for t in texts if t not in known]
+        if todo:
+            embedder = ollama_embedding(settings, model, workers=2)
+            vectors = await embedder.aget_text_embedding_batch(todo)
+            known.update(zip(todo, vectors, strict=True))
+    if cache is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps(out), encoding="utf-8")
     return out
 
 
@@ -104,45 +137,63 @@ def doc_ranking(nodes: Sequence[Any], depth: int = EVAL_TOP_K) -> list[str]:
 
 
 async def run_eval(settings: Settings, dataset: Dataset, modes: Sequence[str], *,
-                   progress: Progress = lambda _: None, concurrency: int = 4) -> EvalReport:
-    """Ingest, retrieve every judged query in every mode, and score; the collection is deleted after.
+                   progress: Progress = lambda _: None, concurrency: int = 4,
+                   compare_pairs: Sequence[tuple[str, str]] = (), keep_index: bool = False) -> EvalReport:
+    """Ingest, retrieve every judged query in every mode, and score; the collection is deleted after
+    (kept under `index_name` with `keep_index`, and reused when it already exists).
 
     The run has a workspace of its own: its settings differ (no contextual prefix),
     and its throwaway collection must not outlive it.
     """
     from ragtui.workspace import Workspace
 
-    unknown = [m for m in modes if m not in EVAL_MODES]
+    unknown = [m for m in [*modes, *(m for pair in compare_pairs for m in pair)] if m not in EVAL_MODES]
     if unknown:
         raise ValueError(f"unknown eval mode {unknown[0]!r}; choose from {', '.join(EVAL_MODES)}")
-    name = f"eval-{os.getpid()}-{int(time.time())}"
-    async with Workspace(settings.replace(embed__contextual_prefix=False)) as workspace:
+    modes = list(dict.fromkeys([*modes, *(m for pair in compare_pairs for m in pair)]))
+    settings = settings.replace(embed__contextual_prefix=False)
+    name = index_name(settings, dataset) if keep_index else f"eval-{os.getpid()}-{int(time.time())}"
+    async with Workspace(settings) as workspace:
         try:
-            return await _evaluate(workspace, name, dataset, modes, progress, concurrency)
+            report = await _evaluate(workspace, name, dataset, modes, progress, concurrency, keep_index)
         finally:
-            if workspace.registry.exists(name):
+            if not keep_index and workspace.registry.exists(name):
                 workspace.delete_collection(name)
+    for a, b in compare_pairs:
+        report.comparisons[f"{a} vs {b}"] = compare(report.per_query[a], report.per_query[b])
+    return report
 
 
 async def _evaluate(workspace: Workspace, name: str, dataset: Dataset, modes: Sequence[str], progress: Progress,
-                    concurrency: int) -> EvalReport:
+                    concurrency: int, keep: bool) -> EvalReport:
     from ragtui.retrieve.retriever import HybridRetriever, QueryEmbeddings
 
     settings = workspace.settings
     timings: dict[str, float] = {}
     t = time.perf_counter()
-    ingest = await ingest_corpus(workspace, name, dataset, progress)
+    notices: list[str] = []
+    if workspace.registry.exists(name):
+        chunks = workspace.collection(name).info().chunks
+        notices.append(f"reused the kept index {name} ({chunks} chunks); ingest skipped")
+    else:
+        ingest = await ingest_corpus(workspace, name, dataset, progress)
+        chunks = ingest.chunks_indexed
+        notices += [f"ingest: {line}" for line in ingest.lines()[2:]]
     timings["ingest"] = round(time.perf_counter() - t, 1)
     collection = workspace.collection(name)
-    notices = [f"ingest: {line}" for line in ingest.lines()[2:]]
+    if len(dataset.queries) < FEW_QUERIES:
+        notices.append(f"only {len(dataset.queries)} queries (fewer than {FEW_QUERIES}): the confidence "
+                       "intervals are too wide to choose a setting by")
     t = time.perf_counter()
-    cached = await embed_queries(settings, list(dataset.queries.values()))
+    cache = settings.data_dir / "eval-cache" / "query-vectors.json" if keep else None
+    cached = await embed_queries(settings, list(dataset.queries.values()), cache)
     timings["embed_queries"] = round(time.perf_counter() - t, 1)
 
     async def precomputed(_: Settings, query: str, models: Sequence[str]) -> QueryEmbeddings:
         return QueryEmbeddings(vectors={m: cached[m][query.lower()] for m in models})
 
     results: dict[str, dict[str, dict[str, float]]] = {}
+    per_query: dict[str, dict[str, dict[str, float]]] = {}
     gate = asyncio.Semaphore(concurrency)
 
     async def one(query: str, mode: Mode, synonyms: bool) -> tuple[list[str], list[str]]:
@@ -161,14 +212,16 @@ async def _evaluate(workspace: Workspace, name: str, dataset: Dataset, modes: Se
         for _, query_notices in answers:
             notices.extend(n for n in query_notices if n not in notices)
         runs = {q: ranking for q, (ranking, _) in zip(qids, answers, strict=True)}
-        results[mode_name] = summarise(runs, dataset.qrels)
+        per_query[mode_name] = score_runs(runs, dataset.qrels)
+        results[mode_name] = summarise_scores(per_query[mode_name])
         progress(f"{mode_name}: nDCG@10 {results[mode_name]['ndcg@10']['mean']:.3f}")
     return EvalReport(
         dataset=dataset.name, queries=len(dataset.queries), documents=len(dataset.corpus),
-        chunks=ingest.chunks_indexed,
+        chunks=chunks, per_query=per_query,
         models=settings.embed.all_models, results=results, timings_s=timings, notices=notices,
         settings={"top_k_per_leg": EVAL_TOP_K, "fusion": settings.retrieve.fusion,
                   "fts.weight": settings.fts.weight, "rrf_k": settings.retrieve.rrf_k,
                   "synonyms.lexicon": settings.synonyms.lexicon,
                   "synonyms.max_per_word": settings.synonyms.max_per_word,
-                  "ndcg_gain": "linear (gain = grade, trec_eval/BEIR)"})
+                  "ndcg_gain": "ndcg@10 linear (gain = grade, trec_eval/BEIR); ndcge@10 exponential (2^grade - 1)",
+                  "chunk.size_tokens": settings.chunk.size_tokens, "chunk.overlap_pct": settings.chunk.overlap_pct})
