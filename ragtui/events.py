@@ -98,6 +98,8 @@ class SynthesisStarted(Event):
     model: str
     numbers: tuple[int, ...]         # the sources in the prompt
     continuation: bool = False
+    windowed: tuple[int, ...] = ()   # of those, the ones sent as their most relevant part
+    left_out: tuple[int, ...] = ()   # relevant sources that did not fit the context window
 
 
 @dataclass(frozen=True)

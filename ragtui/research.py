@@ -58,6 +58,7 @@ from ragtui.events import (
 )
 from ragtui.history import HistoryStore, SessionRecord
 from ragtui.llm.chat import ChatModel, LLMError
+from ragtui.llm.synthesize import Plan
 from ragtui.model import AnnotationState, Override, SessionSource, StopReason
 from ragtui.retrieve.result import Retrieval, RetrievalMeta
 
@@ -93,6 +94,7 @@ class ResearchSession:
             annotation_on=settings.annotation.enabled)
         self._synthesis: ChatModel | None = None
         self._annotator: ChatModel | None = None
+        self.packing: Plan | None = None      # the last synthesis prompt's packing (not kept in the history)
 
     # --- state ------------------------------------------------------------------
 
@@ -115,6 +117,17 @@ class ResearchSession:
     @property
     def answer(self) -> str:
         return self.record.answer
+
+    def use_in_answer(self, number: int) -> str | None:
+        """How source `number` went into the last prompt: "whole", "window" (its most relevant part),
+        "did not fit", or None (not in the synthesis set, or no prompt built in this process)."""
+        if self.packing is None:
+            return None
+        if number in self.packing.windows:
+            return "window"
+        if any(s.number == number for s in self.packing.ordered):
+            return "whole"
+        return "did not fit" if any(s.number == number for s in self.packing.left_out) else None
 
     @property
     def stop_reason(self) -> StopReason:
@@ -347,16 +360,16 @@ class ResearchSession:
         except (ConfigError, LLMError) as exc:
             yield self._fail("synthesize", str(exc))
             return
-        packed = plan(chosen, context_window=model.context_window, max_tokens=self.settings.llm.max_tokens,
-                      context_chunks=self.settings.llm.context_chunks)
+        packed = plan(chosen, query=self.query, context_window=model.context_window,
+                      max_tokens=self.settings.llm.max_tokens, context_chunks=self.settings.llm.context_chunks)
+        self.packing = packed
         failed = [s.number for s in self.sources if s.state is AnnotationState.FAILED and not s.relevant]
         if failed:
             yield Notice("warning", f"left out {len(failed)} source(s) whose annotation failed: "
                                     f"{_numbers(failed)}; rescue them to include them")
-        if packed.shortened is not None:
-            yield Notice("warning", f"no source fits the context window whole ({model.context_window} tokens, "
-                                    f"{self.settings.llm.max_tokens} kept for the answer); sending the opening of "
-                                    f"[{packed.shortened}] only. Raise llm.context_window or lower llm.max_tokens")
+        if packed.windows:
+            yield Notice("info", f"{len(packed.windows)} source(s) too long for the room left were sent as their "
+                                 f"most relevant part: {_numbers(sorted(packed.windows))}")
         if packed.left_out:
             yield Notice("warning", f"{len(packed.left_out)} relevant source(s) did not fit the context window "
                                     f"({model.context_window} tokens, llm.max_tokens {self.settings.llm.max_tokens},"
@@ -395,7 +408,10 @@ class ResearchSession:
                       continuation: bool) -> AsyncGenerator[Event, None]:
         from ragtui.llm.continuation import SeamBuffer
 
-        yield SynthesisStarted(model.model, tuple(self.record.prompt_numbers), continuation)
+        packing = self.packing
+        yield SynthesisStarted(model.model, tuple(self.record.prompt_numbers), continuation,
+                               windowed=tuple(sorted(packing.windows)) if packing else (),
+                               left_out=tuple(s.number for s in packing.left_out) if packing else ())
         seam = SeamBuffer(self.answer) if continuation else None
         before = len(self.answer)
         self.record.stop_reason = StopReason.NONE

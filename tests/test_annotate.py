@@ -187,4 +187,4 @@ async def test_same_model_for_both_roles_shares_num_ctx(make_settings: Callable[
     fake_ollama.responder = lambda body: Reply.text("quote")
     await _collect(make_settings(), [(1, "text")])
     (call,) = fake_ollama.calls("/api/chat")
-    assert call.body["model"] == "chat" and call.body["options"]["num_ctx"] == 8192
+    assert call.body["model"] == "chat" and call.body["options"]["num_ctx"] == 4096

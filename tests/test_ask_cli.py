@@ -41,7 +41,8 @@ def test_ask_prints_sources_annotations_then_the_answer(fake_ollama: FakeOllama,
     assert "  [1] docs/file1.md [p.1]  score 0.990  vector+keyword" in out
     assert "  [2] filtered: [IRRELEVANT!!!]" in out
     assert '  [1] relevant: "Centrifugal pumps start at 3 bar." This is relevant to the question.' in out
-    assert out.index("[4] docs/file4.md") < out.index("relevant:") < out.index("Answer (chat, from 3 source(s))")
+    answer_at = out.index("Answer (chat, from 3 source(s): [1] [3] [4])")
+    assert out.index("[4] docs/file4.md") < out.index("relevant:") < answer_at
     assert out.rstrip().endswith("Pumps start at 3 bar [1].\n\nCited: [1]")
     assert "session 1 saved" in err
 
@@ -179,6 +180,28 @@ def test_ctrl_c_during_ask_leaves_a_consistent_record(fake_ollama: FakeOllama, t
     assert "interrupted; session 1 kept with stop reason 'cancelled'" in proc.stderr.read().decode()
     record = HistoryStore(tmp_path / "data").load(1)
     assert record.stop_reason == "cancelled"
-    shown = seen.decode().split("source(s)):\n\n", 1)[1]
+    shown = seen.decode().split("[4]):\n\n", 1)[1]
     assert record.answer.startswith("w0 w1 w2 w3 ") and shown.startswith(record.answer)
     assert [s.state.value for s in record.sources] == ["relevant", "irrelevant", "relevant", "relevant"]
+
+
+def test_ask_says_which_sources_went_into_the_answer(fake_ollama: FakeOllama, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    texts = ["Pumps start at 3 bar. " * 100,                       # ~2,200 chars: fits whole
+             "Unrelated filler here. " * 400 + "Pumps start slowly when cold. ",   # ~9,200: its best window
+             "Pumps prime first. " * 60]                           # no room left for even a window
+    monkeypatch.setattr("ragtui.workspace.Workspace.retrieve", StaticRetrieval(texts))
+    fake_ollama.responder = responder(Reply.text("Pumps start at 3 bar [1]."))
+    # budget 4150 - 1024 - 2000 = 1126 tokens: [1] costs 669, [2] as a window <= 383, then < 200 chars left
+    args = [*flags(tmp_path, fake_ollama.url, "--set", "llm.context_window=4150"), "ask", "How do pumps start?",
+            "-c", "docs", "--no-annotate"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "from 2 source(s): [1] [2]; the most relevant part of [2]; did not fit: [3])" in out
+    assert main([*args, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["used"] == [1] and data["used_window"] == [2] and data["did_not_fit"] == [3]
+    assert [s["in_answer"] for s in data["sources"]] == ["whole", "window", "did not fit"]
+    prompt = fake_ollama.calls("/api/chat")[-1].body["messages"][-1]["content"]
+    assert "Pumps start slowly when cold." in prompt and "Pumps prime first." not in prompt

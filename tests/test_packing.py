@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+from ragtui.config import load_settings
+from ragtui.ingest.chunking import window_chars, window_spans
 from ragtui.llm.packing import chunk_cost, context_budget, lost_in_the_middle, pack
-from ragtui.model import Chunk, ChunkMeta
+from ragtui.llm.providers import DEFAULT_CONTEXT_WINDOW
+from ragtui.model import AnnotationState, Chunk, ChunkMeta, SessionSource
 from ragtui.retrieve.result import Hit
 
 
@@ -18,15 +21,37 @@ def test_budget_and_cost_formulas() -> None:
     assert chunk_cost("x" * 8) == 43          # ceil(2.29) = 3
 
 
+def whole(items: list) -> list:
+    return [(item, None) for item in items]
+
+
 def test_pack_stops_when_the_budget_is_spent() -> None:
     # budget 2096 tokens; 3500 chars cost 1000 + 40 = 1040 each: two fit (2080), a third does not.
     items = ["a" * 3500, "b" * 3500, "c" * 3500]
-    assert pack(items, context_window=8192, max_tokens=4096, context_chunks=64) == items[:2]
+    assert pack(items, context_window=8192, max_tokens=4096, context_chunks=64) == whole(items[:2])
 
 
 def test_pack_is_greedy_in_order_and_does_not_skip_ahead() -> None:
     items = ["a" * 3500, "b" * 7000, "c" * 7]
-    assert pack(items, context_window=8192, max_tokens=4096, context_chunks=64) == ["a" * 3500]
+    assert pack(items, context_window=8192, max_tokens=4096, context_chunks=64) == whole(["a" * 3500])
+
+
+def test_pack_sends_the_best_window_of_a_source_that_does_not_fit_whole() -> None:
+    long = "Filler sentence about nothing. " * 300 + "Valve seats wear under cavitation. " + "More filler. " * 50
+    items = ["a" * 3500, long, "c" * 7]
+    packed = pack(items, query="why do valve seats wear", context_window=8192, max_tokens=4096, context_chunks=64)
+    assert [item for item, _ in packed] == items          # nothing dropped, order kept
+    span = packed[1][1]
+    assert span is not None and span[1] - span[0] <= 1200
+    assert "Valve seats wear under cavitation." in long[span[0]:span[1]]
+    assert packed[0][1] is None and packed[2][1] is None
+
+
+def test_pack_counts_the_annotation_of_a_relevant_source() -> None:
+    src = SessionSource(number=1, chunk=hit("x" * 350, 1.0).chunk, score=1.0, rel_score=1.0, legs=("vector",),
+                        state=AnnotationState.RELEVANT, annotation="q" * 700)
+    assert chunk_cost("x" * 350, "q" * 700) == 100 + 40 + 200
+    assert len(pack([src] * 10, context_window=2000 + 10 + 340 * 3, max_tokens=10, context_chunks=64)) == 3
 
 
 def test_pack_caps_the_number_of_chunks() -> None:
@@ -40,7 +65,24 @@ def test_pack_nothing_when_no_room() -> None:
 
 def test_pack_reads_hit_text_by_default() -> None:
     hits = [hit("a" * 3500, 1.0), hit("b" * 3500, 0.5), hit("c" * 3500, 0.1)]
-    assert pack(hits, context_window=8192, max_tokens=4096, context_chunks=64) == hits[:2]
+    assert pack(hits, context_window=8192, max_tokens=4096, context_chunks=64) == whole(hits[:2])
+
+
+def test_shipped_defaults_fit_eight_annotated_full_size_chunks_in_an_8k_model() -> None:
+    settings = load_settings(user_file=None, env={})
+    prose = " ".join(f"Sentence {i} says something about pumps, valves and seals." for i in range(2000))
+    chars, overlap = window_chars(settings.chunk.size_tokens, settings.chunk.overlap_pct)
+    spans = window_spans(prose, chars, overlap)
+    assert len(spans) > 10 and max(b - a for a, b in spans) >= chars - 200      # real, full-size chunks
+    annotation = '"Sentence 12 says something about pumps." This quote names the pumps the question asks about.' * 3
+    sources = [SessionSource(number=i + 1, chunk=hit(prose[a:b], 1.0).chunk, score=1.0, rel_score=1.0,
+                             legs=("vector",), state=AnnotationState.RELEVANT, annotation=annotation)
+               for i, (a, b) in enumerate(spans[:12])]
+    window = settings.llm.context_window or DEFAULT_CONTEXT_WINDOW
+    assert window == 8192
+    packed = pack(sources, query="pumps", context_window=window, max_tokens=settings.llm.max_tokens,
+                  context_chunks=settings.llm.context_chunks)
+    assert sum(span is None for _, span in packed) >= 8                         # eight of them whole
 
 
 def test_lost_in_the_middle_exact_order_for_six() -> None:

@@ -89,12 +89,12 @@ async def test_full_run_partitions_sources_and_streams_a_cited_answer(
     assert finished.stop_reason == "stop" and finished.citations == (1, 4, 9) and finished.unknown_citations == (9,)
 
     chats = fake_ollama.calls("/api/chat")
-    assert len(chats) == 5 and all(c.body["options"]["num_ctx"] == 8192 for c in chats)
+    assert len(chats) == 5 and all(c.body["options"]["num_ctx"] == 4096 for c in chats)
     prompt = chats[-1].body["messages"][-1]["content"]
     assert "[2] SOURCE" not in prompt and "cafeteria" not in prompt
     assert "[1] SOURCE: docs/file1.md [p.1]\nANNOTATION: \"Centrifugal pumps start at 3 bar.\"" in prompt
     assert prompt.index("[1] SOURCE") < prompt.index("[4] SOURCE") < prompt.index("[3] SOURCE")
-    assert chats[-1].body["options"]["num_predict"] == 4096
+    assert chats[-1].body["options"]["num_predict"] == 1024
 
 
 async def test_events_keep_the_values_they_were_yielded_with(make_settings: Callable[..., Settings],
@@ -124,8 +124,8 @@ async def test_num_ctx_fits_the_prompt_not_the_whole_window(make_settings: Calla
     session = make_session(make_settings())
     await collect(session.run())
     await session.aclose()
-    # small prompts: the 4096 reserved answer tokens + overhead, in 4096-token steps; never 131072
-    assert {c.body["options"]["num_ctx"] for c in fake_ollama.calls("/api/chat")} == {8192}
+    # small prompts: the 1024 reserved answer tokens + overhead, in 4096-token steps; never 131072
+    assert {c.body["options"]["num_ctx"] for c in fake_ollama.calls("/api/chat")} == {4096}
 
     fake_ollama.requests.clear()
     long_texts = [f"Pumps start at {i} bar. " + "pressure " * 2500 for i in range(4)]   # ~22.5k chars each
@@ -134,7 +134,7 @@ async def test_num_ctx_fits_the_prompt_not_the_whole_window(make_settings: Calla
     await session.aclose()
     (call,) = fake_ollama.calls("/api/chat")
     prompt_tokens = sum(len(m["content"]) for m in call.body["messages"]) / 3.5
-    assert call.body["options"]["num_ctx"] == 32768 > prompt_tokens + 4096 > 28672
+    assert call.body["options"]["num_ctx"] == 28672 > prompt_tokens + 1024 > 24576
 
 
 async def test_configured_window_caps_num_ctx_and_packing(make_settings: Callable[..., Settings],
@@ -149,7 +149,7 @@ async def test_configured_window_caps_num_ctx_and_packing(make_settings: Callabl
     assert by_model["annotator"]["options"]["num_ctx"] == 4096
     synthesis = by_model["chat"]
     prompt_tokens = math.ceil(sum(len(m["content"]) for m in synthesis["messages"]) / 3.5)
-    assert synthesis["options"]["num_ctx"] == math.ceil((prompt_tokens + 4096) / 4096) * 4096 <= 16384
+    assert synthesis["options"]["num_ctx"] == math.ceil((prompt_tokens + 1024) / 4096) * 4096 <= 16384
     assert any(isinstance(e, Notice) and "did not fit the context window (16384" in e.message for e in events)
 
 
@@ -456,19 +456,21 @@ async def test_session_saved_carries_timings(make_settings: Callable[..., Settin
     assert {"retrieve_s", "annotate_s", "synthesize_s"} <= set(saved.timings)
 
 
-async def test_oversized_sources_still_get_an_answer_with_a_notice(make_settings: Callable[..., Settings],
-                                                                  fake_ollama: FakeOllama) -> None:
+async def test_oversized_sources_are_sent_as_their_most_relevant_part(make_settings: Callable[..., Settings],
+                                                                     fake_ollama: FakeOllama) -> None:
     fake_ollama.responder = responder(Reply.text("Answer [1]."))
-    big = ["Pumps start at 3 bar. " + "p" * 9000, "Seals wear. " + "s" * 9000]
+    big = ["Filler words here. " * 1100 + "Pumps start at 3 bar. " + "q" * 3000, "Seals wear. " + "s" * 30000]
     session = make_session(make_settings("annotation.enabled=false"), texts=big)
     events = await collect(session.run())
     await session.aclose()
-    notice = next(e for e in events if isinstance(e, Notice) and "opening of [1]" in e.message)
-    assert "llm.context_window" in notice.message
-    assert session.answer == "Answer [1]." and session.record.prompt_numbers == [1]
+    notice = next(e for e in events if isinstance(e, Notice) and "most relevant part" in e.message)
+    assert "[1]" in notice.message and "[2]" in notice.message
+    started = next(e for e in events if isinstance(e, SynthesisStarted))
+    assert started.numbers == (1, 2) and started.windowed == (1, 2) and started.left_out == ()
     prompt = fake_ollama.calls("/api/chat")[-1].body["messages"][-1]["content"]
-    assert "p" * 7000 in prompt and "p" * 7200 not in prompt and "Seals" not in prompt
-    assert session.source(1).chunk.text == big[0]
+    assert "Pumps start at 3 bar." in prompt and "Filler words here. " * 70 not in prompt
+    assert session.source(1).chunk.text == big[0]                # the source itself stays whole
+    assert session.use_in_answer(1) == "window"
 
 
 async def test_history_snapshot_masks_the_api_key(make_settings: Callable[..., Settings],

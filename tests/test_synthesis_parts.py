@@ -43,23 +43,26 @@ def test_messages_tell_the_model_to_use_only_the_sources_and_cite() -> None:
 def test_plan_keeps_rank_numbers_packs_best_first_and_orders_best_first_second_last() -> None:
     sources = [_source(n, "x" * 350, rel=1.0 - (n - 1) / 10) for n in range(1, 7)]
     # each source costs ceil(350 / 3.5) + 40 = 140 tokens; budget 8192 - 5632 - 2000 = 560 -> 4 sources
-    result = plan(list(reversed(sources)), context_window=8192, max_tokens=5632, context_chunks=64)
+    result = plan(list(reversed(sources)), query="q", context_window=8192, max_tokens=5632, context_chunks=64)
     assert sorted(s.number for s in result.ordered) == [1, 2, 3, 4]
     assert [s.number for s in result.left_out] == [5, 6]
     assert result.ordered[0].number == 1 and result.ordered[-1].number == 2
-    capped = plan(sources, context_window=100_000, max_tokens=10, context_chunks=2)
+    capped = plan(sources, query="q", context_window=100_000, max_tokens=10, context_chunks=2)
     assert sorted(s.number for s in capped.ordered) == [1, 2] and len(capped.left_out) == 4
 
 
-def test_plan_cuts_the_best_source_when_none_fits_whole() -> None:
-    sources = [_source(1, "a" * 9000, rel=1.0), _source(2, "b" * 9000, rel=0.5)]
-    result = plan(sources, context_window=8192, max_tokens=4096, context_chunks=64)
-    # budget 8192 - 4096 - 2000 = 2096 tokens; minus 40 for the header leaves 2056 * 3.5 = 7196 chars
-    assert [s.number for s in result.ordered] == [1] and result.shortened == 1
-    assert result.ordered[0].chunk.text == "a" * 7196 and sources[0].chunk.text == "a" * 9000
-    assert [s.number for s in result.left_out] == [2]
-    hopeless = plan(sources, context_window=6100, max_tokens=4096, context_chunks=64)
-    assert hopeless.ordered == [] and hopeless.shortened is None
+def test_plan_sends_the_most_relevant_window_of_sources_too_long_to_fit() -> None:
+    long = "Unrelated opening prose. " * 300 + "The relief valve opens at 6 bar. " + "More prose here. " * 100
+    sources = [_source(1, long, rel=1.0), _source(2, "b" * 9000, rel=0.5)]
+    result = plan(sources, query="At what pressure does the relief valve open?", context_window=8192,
+                  max_tokens=4096, context_chunks=64)
+    assert sorted(s.number for s in result.ordered) == [1, 2] and result.left_out == []
+    start, end = result.windows[1]
+    sent = next(s for s in result.ordered if s.number == 1).chunk.text
+    assert sent == long[start:end] and "The relief valve opens at 6 bar." in sent and len(sent) <= 1200
+    assert sources[0].chunk.text == long                      # the session's source is not changed
+    hopeless = plan(sources, query="valve", context_window=6100, max_tokens=4096, context_chunks=64)
+    assert hopeless.ordered == [] and hopeless.windows == {} and len(hopeless.left_out) == 2
 
 
 @pytest.mark.parametrize(("text", "numbers"), [

@@ -124,7 +124,9 @@ class TextPrinter:
             if event.continuation:
                 self.out.write(session.answer)
             else:
-                self._line(f"\nAnswer ({event.model}, from {len(event.numbers)} source(s)):\n")
+                self._line(f"\nAnswer ({event.model}, from {len(event.numbers)} source(s): {_refs(event.numbers)}"
+                           + (f"; the most relevant part of {_refs(event.windowed)}" if event.windowed else "")
+                           + (f"; did not fit: {_refs(event.left_out)}" if event.left_out else "") + "):\n")
             self.out.flush()
         elif isinstance(event, ev.SynthesisToken):
             self.out.write(event.text)
@@ -166,6 +168,10 @@ class JsonPrinter:
         return True
 
 
+def _refs(numbers: tuple[int, ...]) -> str:
+    return " ".join(f"[{n}]" for n in numbers)
+
+
 def _clip(text: str, limit: int = 200) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -177,7 +183,10 @@ def session_json(session: ResearchSession) -> dict[str, Any]:
         "sources": [{"number": s.number, "label": s.chunk.label, "chunk_id": s.chunk.id, "score": s.score,
                      "rel_score": s.rel_score, "legs": list(s.legs), "state": s.state.value,
                      "override": s.override.value, "relevant": s.relevant, "annotation": s.annotation,
-                     "error": s.error} for s in session.sources],
+                     "error": s.error, "in_answer": session.use_in_answer(s.number)} for s in session.sources],
+        "used": [n for n in session.record.prompt_numbers if session.use_in_answer(n) == "whole"],
+        "used_window": [n for n in session.record.prompt_numbers if session.use_in_answer(n) == "window"],
+        "did_not_fit": [s.number for s in session.sources if session.use_in_answer(s.number) == "did not fit"],
         "answer": session.answer, "stop_reason": session.stop_reason.value, "continuations": session.continuations,
         "citations": session.citations, "unknown_citations": session.unknown_citations,
         "retrieval_meta": session.meta.to_json() if session.meta else {}, "timings": session.timings,

@@ -1,7 +1,9 @@
 """Per-source annotation (RAGWeed 4): quote-and-why, or the irrelevance sentinel.
 
 The prompt is RAGWeed 4a verbatim (or a custom template with the same two tokens),
-CONTENT is the first 1,200 characters of the chunk and QUERY the raw query. Calls
+CONTENT is the chunk's most relevant 1,200 characters for the query
+(`window.best_window`, the part packing sends when the whole does not fit and
+the source viewer highlights; RAGWeed reads the first 1,200) and QUERY the raw query. Calls
 run at most `annotation.concurrency` at a time and report in completion order; one
 failed call marks only its own source failed.
 """
@@ -17,6 +19,7 @@ from ragtui.config import ConfigError
 from ragtui.errors import describe
 from ragtui.events import AnnotationFailed, AnnotationFinished, AnnotationStarted, Event
 from ragtui.llm.chat import ChatModel, LLMError
+from ragtui.llm.window import WINDOW_CHARS, best_window
 
 DEFAULT_PROMPT = (
     "Write at least one quote from the EXTRACT following this sentence,\n"
@@ -24,7 +27,6 @@ DEFAULT_PROMPT = (
     "If no quote is relevant write only [IRRELEVANT!!!] and stop.\n"
     "Here is the EXTRACT: CONTENT"
 )
-CONTENT_CHARS = 1200
 TOKENS = ("CONTENT", "QUERY")
 _TOKEN = re.compile(r"CONTENT|QUERY")
 
@@ -48,8 +50,12 @@ def load_template(prompt_file: str | Path | None) -> str:
 
 
 def build_prompt(template: str, text: str, query: str) -> str:
-    """Fill both tokens in one pass, so a query or chunk that contains "CONTENT"/"QUERY" is left alone."""
-    values = {"CONTENT": text[:CONTENT_CHARS], "QUERY": query}
+    """Fill both tokens in one pass, so a query or chunk that contains "CONTENT"/"QUERY" is left alone.
+
+    CONTENT is the window of `text` around its best match for the query.
+    """
+    start, end = best_window(text, query, WINDOW_CHARS)
+    values = {"CONTENT": text[start:end], "QUERY": query}
     return _TOKEN.sub(lambda m: values[m.group()], template)
 
 

@@ -2,6 +2,8 @@
 
 Synthesis calls `pack` on the relevant sources (best first), numbers what it keeps,
 then calls `lost_in_the_middle` to decide where each source sits in the prompt.
+A source too long for the room left is not dropped: its most relevant window
+(`window.best_window`, the part the annotator read) goes in instead.
 Both take any item type: pass `text=`/`score=` accessors, or rely on the defaults,
 which understand `Hit`, `SessionSource` (anything with `.chunk`), `NodeWithScore` and `str`.
 """
@@ -11,11 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from ragtui.llm.tokens import PROMPT_OVERHEAD_TOKENS, estimate_tokens
+from ragtui.llm.tokens import CHARS_PER_TOKEN, PROMPT_OVERHEAD_TOKENS, estimate_tokens
+from ragtui.llm.window import WINDOW_CHARS, best_window
+from ragtui.model import AnnotationState
 
 T = TypeVar("T")
+Span = tuple[int, int]
 
 HEADER_TOKENS = 40              # "[N] SOURCE: collection/file [p.PAGE]" and annotation line
+MIN_WINDOW_CHARS = 200          # less room than this for a window: the source is left out
 
 
 def default_text(item: Any) -> str:
@@ -27,6 +33,13 @@ def default_text(item: Any) -> str:
     if hasattr(item, "get_content"):
         return item.get_content()
     return item.text
+
+
+def default_note(item: Any) -> str:
+    """The annotation a relevant SessionSource carries into the prompt (counted, never cut); "" for others."""
+    if getattr(item, "state", None) is AnnotationState.RELEVANT:
+        return getattr(item, "annotation", "") or ""
+    return ""
 
 
 def default_score(item: Any) -> float:
@@ -42,9 +55,10 @@ def context_budget(context_window: int, max_tokens: int) -> int:
     return context_window - max_tokens - PROMPT_OVERHEAD_TOKENS
 
 
-def chunk_cost(text: str) -> int:
-    """Estimated prompt tokens for one source: ceil(chars / 3.5) + 40 header tokens (RAGWeed 3g)."""
-    return estimate_tokens(text) + HEADER_TOKENS
+def chunk_cost(text: str, note: str = "") -> int:
+    """Estimated prompt tokens for one source: ceil(chars / 3.5) + 40 header tokens (RAGWeed 3g),
+    plus its annotation line when it has one (up to annotation.max_tokens; RAGWeed does not count it)."""
+    return estimate_tokens(text) + HEADER_TOKENS + (estimate_tokens(note) if note else 0)
 
 
 def pack(
@@ -53,25 +67,37 @@ def pack(
     context_window: int,
     max_tokens: int,
     context_chunks: int,
+    query: str | None = None,
     text: Callable[[T], str] = default_text,
-) -> list[T]:
-    """The longest prefix of `items` (already best first) that fits the budget (RAGWeed 3g).
+    note: Callable[[T], str] = default_note,
+) -> list[tuple[T, Span | None]]:
+    """What of `items` (already best first) goes into the prompt: (item, None) whole, (item, span) a window.
 
-    Greedy in the given order: stops at the first source that would overflow the
-    budget or at `context_chunks` sources, so a weaker short source never jumps
-    ahead of a stronger long one. Returns [] when the budget is not positive.
+    Greedy in the given order (RAGWeed 3g), so a weaker short source never jumps
+    ahead of a stronger long one. With a `query`, a source that does not fit
+    whole is sent as its best window of at most WINDOW_CHARS (or the room left),
+    and packing goes on; without one, or when even MIN_WINDOW_CHARS do not fit,
+    packing stops there. At most `context_chunks` sources; [] when the budget is
+    not positive.
     """
     budget = context_budget(context_window, max_tokens)
-    kept: list[T] = []
+    kept: list[tuple[T, Span | None]] = []
     used = 0
     for item in items:
         if len(kept) >= context_chunks:
             break
-        cost = chunk_cost(text(item))
-        if used + cost > budget:
+        body, extra = text(item), note(item)
+        cost = chunk_cost(body, extra)
+        if used + cost <= budget:
+            kept.append((item, None))
+            used += cost
+            continue
+        room = min(WINDOW_CHARS, int((budget - used - chunk_cost("", extra)) * CHARS_PER_TOKEN))
+        if query is None or room < MIN_WINDOW_CHARS:
             break
-        kept.append(item)
-        used += cost
+        start, end = best_window(body, query, room)
+        kept.append((item, (start, end)))
+        used += chunk_cost(body[start:end], extra)
     return kept
 
 

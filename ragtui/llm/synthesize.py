@@ -7,7 +7,7 @@ lost-in-the-middle reordering, so the [N] in the prompt is the [N] the user sees
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ragtui.model import AnnotationState, SessionSource
 
@@ -47,36 +47,29 @@ def continue_messages(prompt: Sequence[tuple[str, str]], partial: str) -> list[t
 
 @dataclass(frozen=True)
 class Plan:
-    """What goes into the prompt: the packed sources in prompt order, and what did not fit."""
+    """What goes into the prompt: the packed sources in prompt order, which of them are windows, what did not fit."""
 
     ordered: list[SessionSource]
     left_out: list[SessionSource]
-    shortened: int | None = None     # the source cut to fit when not even the best one fitted whole
+    windows: dict[int, tuple[int, int]] = field(default_factory=dict)  # number -> (start, end) in the chunk's text
 
 
-MIN_SHORTENED_CHARS = 200
-
-
-def plan(sources: Sequence[SessionSource], *, context_window: int, max_tokens: int, context_chunks: int) -> Plan:
+def plan(sources: Sequence[SessionSource], *, query: str, context_window: int, max_tokens: int,
+         context_chunks: int) -> Plan:
     """Pack the synthesis set best first (RAGWeed 3g), then order it against lost-in-the-middle.
 
-    When not even the best source fits whole (default 2,048-token chunks against an
-    8,192-token window with 4,096 reserved for the answer), its opening is sent
-    instead, cut to the budget, rather than no answer at all; the caller says so.
+    A source that does not fit whole is sent as its most relevant window (around
+    the sentences that share the most words with the query) instead of being
+    dropped; the window's span is kept so the caller can say so and show it.
     """
-    from ragtui.llm.packing import HEADER_TOKENS, context_budget, lost_in_the_middle, pack
-    from ragtui.llm.tokens import CHARS_PER_TOKEN
+    from ragtui.llm.packing import lost_in_the_middle, pack
 
     ranked = sorted(sources, key=lambda s: s.number)
-    kept = pack(ranked, context_window=context_window, max_tokens=max_tokens, context_chunks=context_chunks)
-    shortened = None
-    if not kept and ranked:
-        chars = int((context_budget(context_window, max_tokens) - HEADER_TOKENS) * CHARS_PER_TOKEN)
-        if chars >= MIN_SHORTENED_CHARS:
-            best = ranked[0]
-            kept = [replace(best, chunk=replace(best.chunk, text=best.chunk.text[:chars]))]
-            shortened = best.number
+    packed = pack(ranked, query=query, context_window=context_window, max_tokens=max_tokens,
+                  context_chunks=context_chunks)
+    kept = [s if span is None else replace(s, chunk=replace(s.chunk, text=s.chunk.text[span[0]:span[1]]))
+            for s, span in packed]
+    windows = {s.number: span for s, span in packed if span is not None}
     kept_numbers = {s.number for s in kept}
     return Plan(ordered=lost_in_the_middle(kept), left_out=[s for s in ranked if s.number not in kept_numbers],
-                shortened=shortened)
-
+                windows=windows)
