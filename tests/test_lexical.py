@@ -87,3 +87,21 @@ def test_plan_gate_rejects_stop_word_queries() -> None:
                               long_query_threshold=5, max_synonyms=5)
     assert not plan.gate_passed and plan.kept == [] and plan.dropped == ["and", "or"]
     assert plan.mean_idf < 0.5
+
+
+def test_question_words_are_not_required_and_not_expanded() -> None:
+    words = query_words("How do I start the centrifugal pump?")
+    df = {"how": 2, "do": 3, "i": 900, "start": 40, "the": 990, "centrifugal": 5, "pump": 30}
+    plan = plan_keyword_query(words, df, 1000, min_query_ic=0.5, long_query_threshold=5, max_synonyms=5)
+    assert plan.gate_passed
+    # "how" and "do" are rare in this collection (high IDF) and still not AND terms
+    assert set(plan.kept) == {"start", "the", "centrifugal", "pump"}
+    assert {"how", "do", "i"} <= set(plan.dropped)
+    assert "do" not in plan.budgets and "how" not in plan.budgets
+    assert plan.words == words                       # the meta still lists every word typed
+
+
+def test_a_query_of_question_words_only_skips_the_leg() -> None:
+    plan = plan_keyword_query(["what", "is", "it"], {"what": 1, "is": 1, "it": 1}, 1000, min_query_ic=0.5,
+                              long_query_threshold=5, max_synonyms=5)
+    assert not plan.gate_passed and plan.kept == []

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ragtui.text import search_words
+from ragtui.words import QUESTION_WORDS
 
 
 def query_words(query: str) -> list[str]:
@@ -112,11 +113,20 @@ def plan_keyword_query(
     long_query_threshold: int,
     max_synonyms: int,
 ) -> KeywordPlan:
-    """IDF per word, the gate, the long-query filter and the synonym budgets, in RAGWeed 3c order."""
+    """IDF per word, the gate, the long-query filter and the synonym budgets, in RAGWeed 3c order.
+
+    Question words ("how", "do", "what", "can", "is": `words.QUESTION_WORDS`) are
+    dropped first: they are not what the query is about, so they are neither
+    required by the AND tier nor expanded by WordNet ("do" -> "bash", "brawl"),
+    and they do not dilute the gate. A query of nothing else skips the leg.
+    """
     idfs = {w: idf(n_docs, df.get(w, 0)) for w in words}
-    gate = passes_ic_gate(list(idfs.values()), min_query_ic)
+    asked = [w for w in words if w in QUESTION_WORDS]
+    content = {w: v for w, v in idfs.items() if w not in QUESTION_WORDS}
+    gate = passes_ic_gate(list(content.values()), min_query_ic)
     if not gate:
         return KeywordPlan(list(words), idfs, [], list(words), False)
-    kept, dropped = split_long_query(rank_by_idf(idfs), long_query_threshold)
+    kept, dropped = split_long_query(rank_by_idf(content), long_query_threshold)
+    dropped += asked
     budgets = {w: synonym_budget(i, len(kept), max_synonyms, df.get(w, 0)) for i, w in enumerate(kept)}
     return KeywordPlan(list(words), idfs, kept, dropped, True, budgets)

@@ -147,3 +147,46 @@ async def test_ingest_screen_checks_its_inputs(snapshot_settings, tmp_path) -> N
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, IngestScreen)
+
+
+async def test_sources_show_how_they_went_into_the_answer(snapshot_settings) -> None:
+    from ragtui.events import SynthesisStarted
+
+    app = quiet_app(snapshot_settings())
+    async with app.run_test(size=(100, 30)) as pilot:
+        events = finished_session()
+        at = next(i for i, e in enumerate(events) if isinstance(e, SynthesisStarted))
+        events[at] = SynthesisStarted("chat", (1, 2), windowed=(2,), left_out=(3,))
+        await feed(app, events)
+        panel = app.query_one(SourcesPanel)
+        assert panel.use == {1: "whole", 2: "window", 3: "did not fit"}
+        table = app.query_one("#relevant-table", DataTable)
+        styles = [str(table.get_cell(str(n), "#").style) for n in (1, 2, 3)]
+        assert styles == ["bold reverse green", "bold reverse cyan", "bold strike red"]
+        table.focus()
+        await pilot.press("down", "down")
+        await pilot.pause()
+        assert "did not fit the context window" in str(app.query_one("#source-detail").render())
+
+
+async def test_the_viewer_selects_the_part_the_annotator_read(snapshot_settings) -> None:
+    import dataclasses
+
+    from ragtui.workspace import DocumentView
+    from tests.tui.scripted import make_sources
+
+    filler = "The voyage went on for weeks along the coast without any event worth noting. " * 30
+    passage = "Finches on each island had beaks shaped for the seeds found there."
+    source = make_sources()[0]
+    source = dataclasses.replace(source, chunk=dataclasses.replace(source.chunk, text=filler + passage + " " + filler))
+    before = "Title\n\n"
+    document = DocumentView(before + source.chunk.text, len(before), len(before) + len(source.chunk.text))
+    app = quiet_app(snapshot_settings())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.push_screen(SourceViewer(source, document, query="why do finches have different beaks",
+                                           cursor_blink=False))
+        await pilot.pause()
+        area = app.screen.query_one(TextArea)
+        assert passage in area.selected_text and len(area.selected_text) <= 1200
+        assert area.selected_text != source.chunk.text
+        assert "selected: the part the annotator read" in str(app.screen.query_one("#viewer-head").render())

@@ -292,6 +292,7 @@ class MainScreen(Screen[None]):
     def _sources_ready(self, message: Research.SourcesReady) -> None:
         found = message.event.sources
         note = "" if found else "No hits: nothing in the active collections matches this query."
+        self.query_one(SourcesPanel).use = {}
         self.query_one(SourcesPanel).set_sources(found, note)
         status = self.query_one(StatusLine)
         status.keyword_only = message.event.keyword_only
@@ -317,7 +318,9 @@ class MainScreen(Screen[None]):
 
     @on(Research.SynthesisStarted)
     async def _writing(self, message: Research.SynthesisStarted) -> None:
-        await self.query_one(SynthesisView).begin(message.event.model, message.event.continuation)
+        event = message.event
+        self.query_one(SourcesPanel).set_use(event.numbers, event.windowed, event.left_out)
+        await self.query_one(SynthesisView).begin(event.model, event.continuation)
         self.query_one(StatusLine).activity = "writing the answer"
 
     @on(Research.SynthesisToken)
@@ -422,7 +425,8 @@ class MainScreen(Screen[None]):
         from ragtui.tui.screens.source_viewer import SourceViewer
 
         document = await self.engine.document(source)
-        await self.app.push_screen(SourceViewer(source, document, cursor_blink=self.cursor_blink))
+        query = self.session.query if self.session is not None else ""
+        await self.app.push_screen(SourceViewer(source, document, query=query, cursor_blink=self.cursor_blink))
 
     def action_copy_answer(self) -> None:
         text = self.query_one(SynthesisView).text

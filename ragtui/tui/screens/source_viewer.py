@@ -1,4 +1,10 @@
-"""The source viewer: the chunk inside its document text, selected, at its page."""
+"""The source viewer: the chunk inside its document text, at its page, its most relevant part selected.
+
+The selection is the chunk's best window for the session's query
+(`llm.window.best_window`): what the annotator read and what packing sends
+when the whole chunk does not fit. A chunk no longer than the window is
+selected whole.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Static, TextArea
 from textual.widgets.text_area import Selection
 
+from ragtui.llm.window import WINDOW_CHARS, best_window
 from ragtui.model import SessionSource
 from ragtui.tui.messages import CopyRequested
 from ragtui.workspace import DocumentView
@@ -24,7 +31,7 @@ def offset_to_location(text: str, offset: int) -> tuple[int, int]:
     return row, offset - (before.rfind("\n") + 1)
 
 
-def describe(source: SessionSource) -> Text:
+def describe(source: SessionSource, window: tuple[int, int] | None = None) -> Text:
     meta = source.chunk.meta
     text = Text()
     text.append(f"[{source.number}] {meta.collection}/{meta.source}", style="bold")
@@ -40,6 +47,9 @@ def describe(source: SessionSource) -> Text:
         text.append(f"\nannotation failed: {source.error}", style="red")
     elif source.annotation:
         text.append("\n" + " ".join(source.annotation.split()), style="italic")
+    if window is not None:
+        text.append(f"\nselected: the part the annotator read, chars {window[0]:,}-{window[1]:,} of "
+                    f"{len(source.chunk.text):,} (the most relevant to the query)", style="dim")
     return text
 
 
@@ -49,15 +59,21 @@ class SourceViewer(ModalScreen[None]):
         Binding("y", "copy", "Copy chunk"),
     ]
 
-    def __init__(self, source: SessionSource, document: DocumentView, cursor_blink: bool = True) -> None:
+    def __init__(self, source: SessionSource, document: DocumentView, *, query: str = "",
+                 cursor_blink: bool = True) -> None:
         super().__init__()
         self.source = source
         self.document = document
         self.cursor_blink = cursor_blink
+        text = source.chunk.text
+        start, end = best_window(text, query, WINDOW_CHARS) if query else (0, len(text))
+        # a part only when it is one, and only when the document shows the chunk's exact text
+        exact = document.text[document.start:document.end] == text
+        self.window = (start, end) if exact and (start, end) != (0, len(text)) else None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="viewer-box"):
-            yield Static(describe(self.source), id="viewer-head")
+            yield Static(describe(self.source, self.window), id="viewer-head")
             if self.document.note:
                 yield Static(Text(self.document.note, style="yellow"), id="viewer-note")
             yield TextArea(self.document.text, read_only=True, soft_wrap=True, show_line_numbers=False,
@@ -68,8 +84,11 @@ class SourceViewer(ModalScreen[None]):
         area = self.query_one(TextArea)
         area.cursor_blink = self.cursor_blink
         text = self.document.text
-        start = offset_to_location(text, self.document.start)
-        end = offset_to_location(text, self.document.end)
+        first, last = self.document.start, self.document.end
+        if self.window is not None:
+            first, last = first + self.window[0], first + self.window[1]
+        start = offset_to_location(text, first)
+        end = offset_to_location(text, last)
         area.selection = Selection(end, start)  # cursor at the chunk's start, so that is what scrolls into view
         area.focus()
         self.call_after_refresh(area.scroll_cursor_visible, center=True, animate=False)

@@ -1,5 +1,9 @@
 """The sources pane: tabs Relevant / Filtered / All over the session's sources, plus the highlighted one in full.
 
+Once an answer is being written, each source's number says how it went into
+that answer (USE_STYLES): whole, as its most relevant part, or not at all
+because it did not fit the context window; the detail line says it in words.
+
 It keeps its own view of the (frozen) sources and replaces them only from engine
 events (or the session's sources after a rescue/drop). The spinner of the sources
 being annotated runs on a timer that runs only while one is.
@@ -29,6 +33,10 @@ WIDE_COLUMNS = {"#": 3, "rel": 4, "collection": 12, "file": 28, "page": 5, "legs
 NARROW_COLUMNS = {"#": 2, "rel": 4, "file": 20, "page": 4, "state": 8, "annotation": 0}
 WIDE_FROM = 100
 LEGS: dict[tuple[str, ...], str] = {("vector",): "V", ("keyword",): "K"}
+# How a source went into the answer (ResearchSession.use_in_answer): the style of its number, and words.
+USE_STYLES = {"whole": "bold reverse green", "window": "bold reverse cyan", "did not fit": "bold strike red"}
+USE_WORDS = {"whole": "in the answer", "window": "in the answer: its most relevant part",
+             "did not fit": "did not fit the context window: not in the answer"}
 
 
 def state_text(source: SessionSource, frame: int = 0) -> Text:
@@ -69,6 +77,7 @@ class SourcesPanel(Vertical):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.sources: dict[int, SessionSource] = {}
+        self.use: dict[int, str] = {}        # number -> "whole" | "window" | "did not fit", for the last answer
         self.wide = False
         self.note_width = 20
         self.frame = 0
@@ -95,7 +104,15 @@ class SourcesPanel(Vertical):
         self._render_all()
 
     def clear(self, note: str) -> None:
+        self.use = {}
         self.set_sources([], note)
+
+    def set_use(self, whole: Sequence[int], windowed: Sequence[int], left_out: Sequence[int]) -> None:
+        """Mark how each source went into the answer being written (from SynthesisStarted)."""
+        self.use = {n: "did not fit" for n in left_out}
+        self.use.update({n: "whole" for n in whole})
+        self.use.update({n: "window" for n in windowed})
+        self._render_all()
 
     def set_state(self, number: int, state: AnnotationState, annotation: str | None = None, error: str = "") -> None:
         source = self.sources.get(number)
@@ -169,7 +186,7 @@ class SourcesPanel(Vertical):
         file = meta.source if len(meta.source) <= room else meta.source.rsplit("/", 1)[-1]
         file = file if len(file) <= room else file[: room - 1] + "…"
         cells: dict[str, Text | str] = {
-            "#": Text(str(s.number), style="bold"),
+            "#": Text(str(s.number), style=USE_STYLES.get(self.use.get(s.number, ""), "bold")),
             "rel": f"{s.rel_score:.2f}",
             "collection": meta.collection,
             "file": file,
@@ -211,6 +228,9 @@ class SourcesPanel(Vertical):
         if meta.heading:
             text.append(f" · {meta.heading}", style="italic")
         text.append(f" · rel {source.rel_score:.2f} · {'+'.join(source.legs) or '-'}", style="dim")
+        use = self.use.get(source.number)
+        if use:
+            text.append(f" · {USE_WORDS[use]}", style=USE_STYLES[use].replace("reverse ", ""))
         if source.error:
             text.append(f"\nannotation failed: {source.error}", style="red")
         elif source.annotation:
