@@ -94,7 +94,7 @@ def test_question_words_are_not_required_and_not_expanded() -> None:
     df = {"how": 2, "do": 3, "i": 900, "start": 40, "the": 990, "centrifugal": 5, "pump": 30}
     plan = plan_keyword_query(words, df, 1000, min_query_ic=0.5, long_query_threshold=5, max_synonyms=5)
     assert plan.gate_passed
-    # "how" and "do" are rare in this collection (high IDF) and still not AND terms
+    # "how" and "do" are rare in this collection (high IDF): they count in the gate, yet are not AND terms
     assert set(plan.kept) == {"start", "the", "centrifugal", "pump"}
     assert {"how", "do", "i"} <= set(plan.dropped)
     assert "do" not in plan.budgets and "how" not in plan.budgets

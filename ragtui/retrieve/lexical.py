@@ -115,15 +115,16 @@ def plan_keyword_query(
 ) -> KeywordPlan:
     """IDF per word, the gate, the long-query filter and the synonym budgets, in RAGWeed 3c order.
 
-    Question words ("how", "do", "what", "can", "is": `words.QUESTION_WORDS`) are
-    dropped first: they are not what the query is about, so they are neither
-    required by the AND tier nor expanded by WordNet ("do" -> "bash", "brawl"),
-    and they do not dilute the gate. A query of nothing else skips the leg.
+    The gate weighs every word typed, as RAGWeed's does. Then question words
+    ("how", "do", "what", "can", "is": `words.QUESTION_WORDS`) are dropped:
+    they are not what the query is about, so they are neither required by the
+    AND tier nor expanded by WordNet ("do" -> "bash", "brawl"). A query of
+    nothing else skips the leg.
     """
     idfs = {w: idf(n_docs, df.get(w, 0)) for w in words}
     asked = [w for w in words if w in QUESTION_WORDS]
     content = {w: v for w, v in idfs.items() if w not in QUESTION_WORDS}
-    gate = passes_ic_gate(list(content.values()), min_query_ic)
+    gate = bool(content) and passes_ic_gate(list(idfs.values()), min_query_ic)
     if not gate:
         return KeywordPlan(list(words), idfs, [], list(words), False)
     kept, dropped = split_long_query(rank_by_idf(content), long_query_threshold)
