@@ -90,6 +90,7 @@ class RetrieveSettings:
     pre_annotate_keep: int = _rule(1, 100)
     fusion: str = _rule(choices=("boost", "rrf"))
     rrf_k: int = _rule(1, 10_000)
+    neighbor_window: int = _rule(0, 5)
 
 
 @dataclass(frozen=True)

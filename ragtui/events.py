@@ -69,10 +69,20 @@ class RetrievalStarted(Event):
 
 
 @dataclass(frozen=True)
+class RewriteReady(Event):
+    """A follow-up's standalone rewrite, retrieved on next to the question as typed."""
+
+    question: str
+    rewrite: str
+    by: str                          # the model that wrote it, or "user"
+
+
+@dataclass(frozen=True)
 class SourcesReady(Event):
     sources: tuple[SessionSource, ...]
     meta: RetrievalMeta
     keyword_only: bool = False
+    turn: int = 1                    # which turn of the conversation these sources answer
 
 
 @dataclass(frozen=True)

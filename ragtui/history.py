@@ -1,9 +1,11 @@
 """Persisted research sessions (spec 8): one SQLite file under the data dir.
 
-Each save rewrites one session row and its source rows in a single short
-transaction, so a reader (another process, the TUI's history screen) sees either
-the previous state or the new one, never half of it. WAL lets it read while the
-CLI writes. The schema version lives in PRAGMA user_version.
+A session is a conversation: one `sessions` row, one `turns` row per question,
+and the `sources` of every turn (numbered across the whole session). Each save
+rewrites them in a single short transaction, so a reader (another process, the
+TUI's history screen) sees either the previous state or the new one, never half
+of it. WAL lets it read while the CLI writes. The schema version lives in PRAGMA
+user_version; a version-1 file (one question per session) is migrated on open.
 """
 
 from __future__ import annotations
@@ -18,23 +20,14 @@ from pathlib import Path
 from typing import Any, cast
 
 from ragtui.errors import RagtuiError
-from ragtui.model import AnnotationState, Chunk, ChunkMeta, Override, SessionSource, StopReason
+from ragtui.model import AnnotationState, Chunk, ChunkMeta, LegRank, Override, SessionSource, StopReason
 from ragtui.retrieve.result import RetrievalMeta
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FILE_NAME = "history.sqlite3"
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS sessions (
-    id                INTEGER PRIMARY KEY AUTOINCREMENT,
-    created_at        TEXT NOT NULL,
-    updated_at        TEXT NOT NULL,
+_TURN_COLUMNS = """
     query             TEXT NOT NULL,
-    collections       TEXT NOT NULL,
-    config            TEXT NOT NULL,
-    synthesis_model   TEXT NOT NULL,
-    annotation_model  TEXT NOT NULL,
-    annotation_on     INTEGER NOT NULL,
     retrieval_meta    TEXT NOT NULL,
     keyword_only      INTEGER NOT NULL,
     answer            TEXT NOT NULL,
@@ -45,8 +38,43 @@ CREATE TABLE IF NOT EXISTS sessions (
     citations         TEXT NOT NULL,
     unknown_citations TEXT NOT NULL,
     timings           TEXT NOT NULL,
-    error             TEXT NOT NULL
+    error             TEXT NOT NULL"""
+
+_SESSIONS = """
+CREATE TABLE IF NOT EXISTS {name} (
+    id                INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at        TEXT NOT NULL,
+    updated_at        TEXT NOT NULL,
+    collections       TEXT NOT NULL,
+    config            TEXT NOT NULL,
+    synthesis_model   TEXT NOT NULL,
+    annotation_model  TEXT NOT NULL,
+    annotation_on     INTEGER NOT NULL
 );
+"""
+
+_TURNS = f"""
+CREATE TABLE IF NOT EXISTS turns (
+    session_id        INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    turn              INTEGER NOT NULL,
+    rewrite           TEXT NOT NULL,
+    rewrite_by        TEXT NOT NULL,
+    rewrite_meta      TEXT NOT NULL,
+    context_turns     TEXT NOT NULL,{_TURN_COLUMNS},
+    PRIMARY KEY (session_id, turn)
+);
+"""
+
+# Columns version 2 added to `sources`; the v1 -> v2 migration adds them with these defaults.
+_V2_SOURCE_COLUMNS = (
+    ("turn", "INTEGER NOT NULL DEFAULT 1"),
+    ("annotation_prompt", "TEXT NOT NULL DEFAULT ''"),
+    ("evidence", "TEXT NOT NULL DEFAULT '[]'"),
+    ("neighbor_of", "INTEGER NOT NULL DEFAULT 0"),
+    ("distance", "INTEGER NOT NULL DEFAULT 0"),
+)
+
+_SOURCES = """
 CREATE TABLE IF NOT EXISTS sources (
     session_id   INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
     number       INTEGER NOT NULL,
@@ -61,9 +89,46 @@ CREATE TABLE IF NOT EXISTS sources (
     error        TEXT NOT NULL,
     override     TEXT NOT NULL,
     annotated_by TEXT NOT NULL,
-    PRIMARY KEY (session_id, number)
+""" + "".join(f"    {name} {kind},\n" for name, kind in _V2_SOURCE_COLUMNS) + """    PRIMARY KEY (session_id, number)
 );
 """
+
+_TURN_FIELDS = ("query", "retrieval_meta", "keyword_only", "answer", "stop_reason", "continuations", "prompt",
+                "prompt_numbers", "citations", "unknown_citations", "timings", "error")
+_SESSION_FIELDS = ("id", "created_at", "updated_at", "collections", "config", "synthesis_model",
+                   "annotation_model", "annotation_on")
+
+
+def _migrate_v1(conn: sqlite3.Connection) -> None:
+    """Schema 1 (one question per session) -> 2 (turns): every session becomes a one-turn conversation.
+
+    The turn-level columns move from `sessions` to `turns`; `sources` gains its v2
+    columns with defaults (turn 1; "" for the prompt, which v1 did not record). One
+    transaction, foreign keys off, so dropping the old sessions table cascades
+    into nothing.
+    """
+    turn_cols = ", ".join(_TURN_FIELDS)
+    session_cols = ", ".join(_SESSION_FIELDS)
+    conn.isolation_level = None
+    conn.execute("PRAGMA foreign_keys = OFF")
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(_TURNS)
+        conn.execute(f"INSERT INTO turns (session_id, turn, rewrite, rewrite_by, rewrite_meta, context_turns, "
+                     f"{turn_cols}) SELECT id, 1, '', '', '{{}}', '[]', {turn_cols} FROM sessions")
+        conn.execute(_SESSIONS.format(name="sessions_v2"))
+        conn.execute(f"INSERT INTO sessions_v2 ({session_cols}) SELECT {session_cols} FROM sessions")
+        conn.execute("DROP TABLE sessions")
+        conn.execute("ALTER TABLE sessions_v2 RENAME TO sessions")
+        for name, kind in _V2_SOURCE_COLUMNS:
+            conn.execute(f"ALTER TABLE sources ADD COLUMN {name} {kind}")
+        conn.execute("PRAGMA user_version = 2")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    finally:
+        conn.execute("PRAGMA foreign_keys = ON")
 
 
 class HistoryError(RagtuiError):
@@ -71,10 +136,39 @@ class HistoryError(RagtuiError):
 
 
 @dataclass
-class SessionRecord:
-    """Everything a session needs to be shown, exported or reopened."""
+class Turn:
+    """One question of a conversation and everything that answered it.
+
+    A follow-up turn retrieves twice, on the question as typed and on `rewrite`, a
+    standalone question the LLM wrote from the conversation (or the user gave:
+    `rewrite_by` is then "user"); `rewrite_meta` is the second run's retrieval_meta.
+    Source numbers continue across the turns of a session, so a citation [N] names
+    one source in the whole conversation.
+    """
 
     query: str
+    rewrite: str = ""
+    rewrite_by: str = ""                            # the model that wrote it, "user", or "" (no rewrite)
+    retrieval_meta: RetrievalMeta | None = None     # None until retrieval ran (stored as {})
+    rewrite_meta: RetrievalMeta | None = None
+    keyword_only: bool = False
+    sources: list[SessionSource] = field(default_factory=list)
+    answer: str = ""
+    stop_reason: StopReason = StopReason.NONE
+    continuations: int = 0
+    prompt: list[tuple[str, str]] = field(default_factory=list)
+    prompt_numbers: list[int] = field(default_factory=list)  # the last prompt's sources; other citations are flagged
+    context_turns: list[int] = field(default_factory=list)   # earlier turns (1-based) the prompt carried
+    citations: list[int] = field(default_factory=list)
+    unknown_citations: list[int] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    error: str = ""
+
+
+@dataclass
+class SessionRecord:
+    """Everything a session needs to be shown, exported or reopened: its settings and its turns."""
+
     collections: list[str]
     config: dict[str, Any]
     synthesis_model: str
@@ -83,19 +177,25 @@ class SessionRecord:
     id: int | None = None
     created_at: str = ""
     updated_at: str = ""
-    retrieval_meta: RetrievalMeta | None = None     # None until retrieval ran (stored as {})
-    keyword_only: bool = False
-    sources: list[SessionSource] = field(default_factory=list)
-    annotated_by: dict[int, str] = field(default_factory=dict)
-    answer: str = ""
-    stop_reason: StopReason = StopReason.NONE
-    continuations: int = 0
-    prompt: list[tuple[str, str]] = field(default_factory=list)
-    prompt_numbers: list[int] = field(default_factory=list)  # the last prompt's sources; other citations are flagged
-    citations: list[int] = field(default_factory=list)
-    unknown_citations: list[int] = field(default_factory=list)
-    timings: dict[str, float] = field(default_factory=dict)
-    error: str = ""
+    turns: list[Turn] = field(default_factory=list)
+
+    @property
+    def query(self) -> str:
+        """The conversation's first question: its title in lists and exports."""
+        return self.turns[0].query if self.turns else ""
+
+    @property
+    def turn(self) -> Turn:
+        """The latest turn, the one follow-ups, re-annotation and synthesis work on."""
+        return self.turns[-1]
+
+    @property
+    def sources(self) -> list[SessionSource]:
+        """Every turn's sources, in number order."""
+        return [s for t in self.turns for s in t.sources]
+
+    def next_number(self) -> int:
+        return max((s.number for s in self.sources), default=0) + 1
 
 
 @dataclass(frozen=True)
@@ -107,10 +207,20 @@ class SessionSummary:
     stop_reason: StopReason
     sources: int
     relevant: int
+    turns: int = 1
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _meta_json(meta: RetrievalMeta | None) -> str:
+    return json.dumps(meta.to_json() if meta else {}, default=str)
+
+
+def _meta(text: str) -> RetrievalMeta | None:
+    data = json.loads(text)
+    return RetrievalMeta.from_json(data) if data else None
 
 
 class HistoryStore:
@@ -125,8 +235,11 @@ class HistoryStore:
                 raise HistoryError(f"{self.path} has history schema {version}, newer than this ragtui "
                                    f"({SCHEMA_VERSION}); upgrade ragtui")
             conn.execute("PRAGMA journal_mode=WAL")
-            conn.executescript(_SCHEMA)
-            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            if version == 1:
+                _migrate_v1(conn)
+            else:
+                conn.executescript(_SESSIONS.format(name="sessions") + _TURNS + _SOURCES)
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -138,23 +251,15 @@ class HistoryStore:
             conn.close()
 
     def save(self, record: SessionRecord) -> int:
-        """Insert or rewrite the record (one transaction); sets and returns its id."""
+        """Insert or rewrite the record, its turns and sources (one transaction); sets and returns its id."""
         now = _now()
         record.created_at = record.created_at or now
         record.updated_at = now
         row = {
-            "created_at": record.created_at, "updated_at": record.updated_at, "query": record.query,
+            "created_at": record.created_at, "updated_at": record.updated_at,
             "collections": json.dumps(record.collections), "config": json.dumps(record.config, default=str),
             "synthesis_model": record.synthesis_model, "annotation_model": record.annotation_model,
             "annotation_on": int(record.annotation_on),
-            "retrieval_meta": json.dumps(record.retrieval_meta.to_json() if record.retrieval_meta else {},
-                                         default=str),
-            "keyword_only": int(record.keyword_only), "answer": record.answer,
-            "stop_reason": record.stop_reason.value,
-            "continuations": record.continuations, "prompt": json.dumps(record.prompt),
-            "prompt_numbers": json.dumps(record.prompt_numbers), "citations": json.dumps(record.citations),
-            "unknown_citations": json.dumps(record.unknown_citations), "timings": json.dumps(record.timings),
-            "error": record.error,
         }
         with self._connect() as conn, conn:
             if record.id is None:
@@ -167,13 +272,33 @@ class HistoryStore:
                 cur = conn.execute(f"UPDATE sessions SET {sets} WHERE id = :id", {**row, "id": record.id})
                 if cur.rowcount == 0:
                     raise HistoryError(f"session {record.id} no longer exists (deleted?)")
+                conn.execute("DELETE FROM turns WHERE session_id = ?", (record.id,))
                 conn.execute("DELETE FROM sources WHERE session_id = ?", (record.id,))
-            conn.executemany(
-                "INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(record.id, s.number, s.chunk.id, s.chunk.text, json.dumps(s.chunk.meta.to_dict()), s.score,
-                  s.rel_score, json.dumps(list(s.legs)), s.state.value, s.annotation, s.error, s.override.value,
-                  record.annotated_by.get(s.number, "")) for s in record.sources])
+            for index, turn in enumerate(record.turns, start=1):
+                self._save_turn(conn, record.id, index, turn)
         return record.id
+
+    @staticmethod
+    def _save_turn(conn: sqlite3.Connection, session_id: int, index: int, turn: Turn) -> None:
+        row = {
+            "session_id": session_id, "turn": index, "query": turn.query, "rewrite": turn.rewrite,
+            "rewrite_by": turn.rewrite_by, "retrieval_meta": _meta_json(turn.retrieval_meta),
+            "rewrite_meta": _meta_json(turn.rewrite_meta), "keyword_only": int(turn.keyword_only),
+            "answer": turn.answer, "stop_reason": turn.stop_reason.value, "continuations": turn.continuations,
+            "prompt": json.dumps(turn.prompt), "prompt_numbers": json.dumps(turn.prompt_numbers),
+            "context_turns": json.dumps(turn.context_turns), "citations": json.dumps(turn.citations),
+            "unknown_citations": json.dumps(turn.unknown_citations), "timings": json.dumps(turn.timings),
+            "error": turn.error,
+        }
+        conn.execute(f"INSERT INTO turns ({', '.join(row)}) VALUES ({', '.join(f':{k}' for k in row)})", row)
+        conn.executemany(
+            "INSERT INTO sources (session_id, number, turn, chunk_id, chunk_text, chunk_meta, score, rel_score, "
+            "legs, state, annotation, error, override, annotated_by, annotation_prompt, evidence, neighbor_of, "
+            "distance) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(session_id, s.number, index, s.chunk.id, s.chunk.text, json.dumps(s.chunk.meta.to_dict()), s.score,
+              s.rel_score, json.dumps(list(s.legs)), s.state.value, s.annotation, s.error, s.override.value,
+              s.annotated_by, s.annotation_prompt, json.dumps([[e.leg, e.rank, e.score] for e in s.evidence]),
+              s.neighbor_of, s.distance) for s in turn.sources])
 
     def load(self, session_id: int) -> SessionRecord:
         with self._connect() as conn:
@@ -181,42 +306,53 @@ class HistoryStore:
             row = conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
             if row is None:
                 raise HistoryError(f"no session {session_id} in {self.path}")
+            turn_rows = conn.execute("SELECT * FROM turns WHERE session_id = ? ORDER BY turn",
+                                     (session_id,)).fetchall()
             source_rows = conn.execute("SELECT * FROM sources WHERE session_id = ? ORDER BY number",
                                        (session_id,)).fetchall()
-        meta = json.loads(row["retrieval_meta"])
-        sources = [
-            SessionSource(number=r["number"],
-                          chunk=Chunk(id=r["chunk_id"], text=r["chunk_text"],
-                                      meta=ChunkMeta.from_dict(json.loads(r["chunk_meta"]))),
-                          score=r["score"], rel_score=r["rel_score"], legs=tuple(json.loads(r["legs"])),
-                          state=AnnotationState(r["state"]), annotation=r["annotation"], error=r["error"],
-                          override=Override(r["override"]))
-            for r in source_rows
-        ]
+        by_turn: dict[int, list[SessionSource]] = {}
+        for r in source_rows:
+            by_turn.setdefault(r["turn"], []).append(SessionSource(
+                number=r["number"],
+                chunk=Chunk(id=r["chunk_id"], text=r["chunk_text"],
+                            meta=ChunkMeta.from_dict(json.loads(r["chunk_meta"]))),
+                score=r["score"], rel_score=r["rel_score"], legs=tuple(json.loads(r["legs"])),
+                state=AnnotationState(r["state"]), annotation=r["annotation"], error=r["error"],
+                override=Override(r["override"]), annotated_by=r["annotated_by"],
+                annotation_prompt=r["annotation_prompt"],
+                evidence=tuple(LegRank(str(leg), int(rank), float(score))
+                               for leg, rank, score in json.loads(r["evidence"])),
+                neighbor_of=r["neighbor_of"], distance=r["distance"]))
+        turns = [Turn(
+            query=t["query"], rewrite=t["rewrite"], rewrite_by=t["rewrite_by"],
+            retrieval_meta=_meta(t["retrieval_meta"]), rewrite_meta=_meta(t["rewrite_meta"]),
+            keyword_only=bool(t["keyword_only"]), sources=by_turn.get(t["turn"], []), answer=t["answer"],
+            stop_reason=StopReason.parse(t["stop_reason"]), continuations=t["continuations"],
+            prompt=[tuple(m) for m in json.loads(t["prompt"])], prompt_numbers=json.loads(t["prompt_numbers"]),
+            context_turns=json.loads(t["context_turns"]), citations=json.loads(t["citations"]),
+            unknown_citations=json.loads(t["unknown_citations"]), timings=json.loads(t["timings"]),
+            error=t["error"]) for t in turn_rows]
         return SessionRecord(
-            id=row["id"], created_at=row["created_at"], updated_at=row["updated_at"], query=row["query"],
+            id=row["id"], created_at=row["created_at"], updated_at=row["updated_at"],
             collections=json.loads(row["collections"]), config=json.loads(row["config"]),
             synthesis_model=row["synthesis_model"], annotation_model=row["annotation_model"],
-            annotation_on=bool(row["annotation_on"]), retrieval_meta=RetrievalMeta.from_json(meta) if meta else None,
-            keyword_only=bool(row["keyword_only"]), sources=sources,
-            annotated_by={r["number"]: r["annotated_by"] for r in source_rows if r["annotated_by"]},
-            answer=row["answer"], stop_reason=StopReason.parse(row["stop_reason"]), continuations=row["continuations"],
-            prompt=[tuple(m) for m in json.loads(row["prompt"])], prompt_numbers=json.loads(row["prompt_numbers"]),
-            citations=json.loads(row["citations"]), unknown_citations=json.loads(row["unknown_citations"]),
-            timings=json.loads(row["timings"]), error=row["error"],
-        )
+            annotation_on=bool(row["annotation_on"]), turns=turns)
 
     def list_sessions(self, limit: int | None = None) -> list[SessionSummary]:
-        """Newest first."""
-        sql = ("SELECT s.id, s.created_at, s.query, s.collections, s.stop_reason, "
+        """Newest first; the first question names the session, the latest turn's stop reason and sources count."""
+        sql = ("SELECT s.id, s.created_at, "
+               "(SELECT query FROM turns WHERE session_id = s.id ORDER BY turn LIMIT 1), s.collections, "
+               "(SELECT stop_reason FROM turns WHERE session_id = s.id ORDER BY turn DESC LIMIT 1), "
                "(SELECT count(*) FROM sources WHERE session_id = s.id), "
                "(SELECT count(*) FROM sources WHERE session_id = s.id AND "
-               " ((state IN ('relevant', 'off') AND override != 'dropped') OR override = 'rescued')) "
+               " ((state IN ('relevant', 'off') AND override != 'dropped') OR override = 'rescued')), "
+               "(SELECT count(*) FROM turns WHERE session_id = s.id) "
                "FROM sessions s ORDER BY s.id DESC")
         with self._connect() as conn:
             rows = conn.execute(sql + (f" LIMIT {int(limit)}" if limit else "")).fetchall()
-        return [SessionSummary(id=r[0], created_at=r[1], query=r[2], collections=tuple(json.loads(r[3])),
-                               stop_reason=StopReason.parse(r[4]), sources=r[5], relevant=r[6]) for r in rows]
+        return [SessionSummary(id=r[0], created_at=r[1], query=r[2] or "", collections=tuple(json.loads(r[3])),
+                               stop_reason=StopReason.parse(r[4] or ""), sources=r[5], relevant=r[6], turns=r[7])
+                for r in rows]
 
     def delete(self, session_id: int) -> bool:
         with self._connect() as conn, conn:
@@ -236,29 +372,55 @@ def _state_word(source: SessionSource) -> str:
             AnnotationState.PENDING: "not annotated", AnnotationState.RUNNING: "not annotated"}[source.state]
 
 
+def annotation_origin(source: SessionSource) -> str:
+    """`by MODEL with PROMPT` for an annotated source ("" when nobody annotated it)."""
+    if not source.annotated_by:
+        return ""
+    return f"by {source.annotated_by} with {source.annotation_prompt or 'the default prompt'}"
+
+
 def render_markdown(record: SessionRecord) -> str:
-    """The session as Markdown: the question, the answer, then every source numbered as cited."""
+    """The conversation as Markdown: per turn the question, the answer and its sources numbered as cited."""
     lines = [f"# {record.query}", "",
              f"- Session: {record.id}, {record.created_at}",
              f"- Collections: {', '.join(record.collections) or '(none)'}",
              f"- Models: synthesis {record.synthesis_model or '-'}, "
              f"annotation {record.annotation_model if record.annotation_on else 'off'}",
-             f"- Stop reason: {record.stop_reason or '-'}"
-             + (f" (continued {record.continuations} time{'s' if record.continuations != 1 else ''})"
-                if record.continuations else ""), ""]
-    lines += ["## Answer", "", record.answer.strip() or "_No answer._", ""]
-    if record.unknown_citations:
+             f"- Turns: {len(record.turns)}", ""]
+    many = len(record.turns) > 1
+    for index, turn in enumerate(record.turns, start=1):
+        lines += _render_turn(index, turn, many)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _render_turn(index: int, turn: Turn, many: bool) -> list[str]:
+    head = "###" if many else "##"
+    lines: list[str] = []
+    if many:
+        lines += [f"## Turn {index}: {turn.query}", ""]
+    if turn.rewrite:
+        lines += [f"- Retrieved as typed and as: {turn.rewrite} (rewrite by {turn.rewrite_by or '-'})"]
+    lines += [f"- Stop reason: {turn.stop_reason or '-'}"
+              + (f" (continued {turn.continuations} time{'s' if turn.continuations != 1 else ''})"
+                 if turn.continuations else ""), ""]
+    lines += [f"{head} Answer", "", turn.answer.strip() or "_No answer._", ""]
+    if turn.unknown_citations:
         lines += [f"> Cited but not among the sources given to the model: "
-                  f"{', '.join(f'[{n}]' for n in record.unknown_citations)}", ""]
-    lines += ["## Sources", ""]
-    for s in record.sources:
-        cited = " — cited" if s.number in record.citations else ""
+                  f"{', '.join(f'[{n}]' for n in turn.unknown_citations)}", ""]
+    lines += [f"{head} Sources", ""]
+    for s in turn.sources:
+        cited = " — cited" if s.number in turn.citations else ""
+        near = f", neighbour of [{s.neighbor_of}] at distance {s.distance}" if s.neighbor_of else ""
         lines.append(f"{s.number}. **{s.chunk.label}** — score {s.score:.3f} (relative {s.rel_score:.2f}), "
-                     f"{'+'.join(s.legs) or '-'}, {_state_word(s)}{cited}")
+                     f"{'+'.join(s.legs) or '-'}{near}, {_state_word(s)}{cited}")
         if s.annotation:
+            origin = annotation_origin(s)
+            if origin:
+                lines.append(f"   > annotated {origin}:")
             lines += [f"   > {line}" if line.strip() else "   >" for line in s.annotation.strip().splitlines()]
         if s.error:
             lines.append(f"   > annotation error: {s.error}")
-    if not record.sources:
+    if not turn.sources:
         lines.append("_No sources were retrieved._")
-    return "\n".join(lines).rstrip() + "\n"
+    lines.append("")
+    return lines

@@ -96,6 +96,20 @@ class StopReason(StrEnum):
 
 
 @dataclass(frozen=True)
+class LegRank:
+    """Where one retrieval leg put a chunk: its 1-based rank within its collection and its score there.
+
+    `leg` is "vector", "keyword", "fused" or "rerank"; for a follow-up turn, which
+    retrieves twice, "rewrite:" prefixes the legs of the rewritten question's run and
+    "query"/"rewrite" hold each run's rank before the two are fused.
+    """
+
+    leg: str
+    rank: int
+    score: float
+
+
+@dataclass(frozen=True)
 class SessionSource:
     """A retrieved chunk inside a research session, as it stands at one moment."""
 
@@ -108,6 +122,11 @@ class SessionSource:
     annotation: str = ""
     error: str = ""
     override: Override = Override.NONE
+    annotated_by: str = ""           # the model that wrote `annotation`
+    annotation_prompt: str = ""      # the prompt file it used; "" for the built-in RAGWeed 4a prompt
+    evidence: tuple[LegRank, ...] = ()   # its rank and score in each leg (the "why this source" view)
+    neighbor_of: int = 0             # a neighbour chunk added for context: the [N] of the hit it neighbours
+    distance: int = 0                # how many chunks away from that hit
 
     @property
     def verdict_relevant(self) -> bool:

@@ -1,4 +1,4 @@
-"""A research session: retrieve -> annotate -> synthesize, as async iterators of events.
+"""A research session: a conversation of turns, each retrieve -> annotate -> synthesize, as async iterators of events.
 
 The CLI and the TUI drive the same object and only render what it yields
 (ragtui.events). No UI code here. The public shape:
@@ -9,7 +9,9 @@ The CLI and the TUI drive the same object and only render what it yields
     .can_continue (cut for length, or cancelled with partial text),
     .continuations, .citations, .unknown_citations, .timings, .relevant
 
-    async for event in session.run(): ...          # retrieve, annotate (if on), synthesize, save
+    async for event in session.run(): ...          # turn 1: retrieve, annotate (if on), synthesize, save
+    async for event in session.follow_up(question, rewrite=None): ...   # another turn (see follow_up)
+    async for event in session.revise_rewrite(text): ...   # the latest follow-up again, with this rewrite
     async for event in session.reannotate(numbers=None, *, model=None, prompt_file=None): ...
     async for event in session.synthesize(): ...   # again, from the current Relevant set
     async for event in session.continue_answer(): ...   # after a "length" stop (or a cancelled answer)
@@ -27,6 +29,11 @@ stop_reason "cancelled"; annotations still running are marked failed ("cancelled
 
 Sources are frozen: the session replaces one (`_update`) when its state changes, so
 the sources an event carried keep the values they had when it was yielded.
+
+Turns: `session.turn` is the latest; `sources`, `answer`, `meta` and the other
+answer properties are its. Source numbers continue across turns ([1]-[8] in turn 1,
+[9]-... in turn 2), so a citation names one source in the whole conversation and
+`source(n)`, `rescue(n)`, `drop(n)` reach any turn's source.
 """
 
 from __future__ import annotations
@@ -40,7 +47,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ragtui.config import ConfigError, Settings
-from ragtui.errors import describe
+from ragtui.errors import RagtuiError, describe
 from ragtui.events import (
     AnnotationFailed,
     AnnotationFinished,
@@ -48,6 +55,7 @@ from ragtui.events import (
     Event,
     Notice,
     RetrievalStarted,
+    RewriteReady,
     SessionSaved,
     SourcesReady,
     Stage,
@@ -56,11 +64,11 @@ from ragtui.events import (
     SynthesisStarted,
     SynthesisToken,
 )
-from ragtui.history import HistoryStore, SessionRecord
+from ragtui.history import HistoryStore, SessionRecord, Turn
 from ragtui.llm.chat import ChatModel, LLMError
 from ragtui.llm.synthesize import Plan
 from ragtui.model import AnnotationState, Override, SessionSource, StopReason
-from ragtui.retrieve.result import Retrieval, RetrievalMeta
+from ragtui.retrieve.result import Hit, Retrieval, RetrievalMeta
 
 RetrieveFn = Callable[[str, Sequence[str]], Awaitable[Retrieval]]
 
@@ -89,9 +97,9 @@ class ResearchSession:
         self.history = history
         self._retrieve = retrieve
         self.record = SessionRecord(
-            query=query, collections=list(collections), config=config_snapshot(settings),
+            collections=list(collections), config=config_snapshot(settings),
             synthesis_model=settings.llm.model, annotation_model=settings.llm.annotator,
-            annotation_on=settings.annotation.enabled)
+            annotation_on=settings.annotation.enabled, turns=[Turn(query)])
         self._synthesis: ChatModel | None = None
         self._annotator: ChatModel | None = None
         self.packing: Plan | None = None      # the last synthesis prompt's packing (not kept in the history)
@@ -103,8 +111,18 @@ class ResearchSession:
         return self.record.id
 
     @property
+    def turn(self) -> Turn:
+        """The latest turn: the one being answered, re-annotated or continued."""
+        return self.record.turn
+
+    @property
+    def turns(self) -> tuple[Turn, ...]:
+        return tuple(self.record.turns)
+
+    @property
     def query(self) -> str:
-        return self.record.query
+        """The latest turn's question as typed."""
+        return self.turn.query
 
     @property
     def collections(self) -> list[str]:
@@ -112,11 +130,12 @@ class ResearchSession:
 
     @property
     def sources(self) -> tuple[SessionSource, ...]:
-        return tuple(self.record.sources)
+        """The latest turn's sources."""
+        return tuple(self.turn.sources)
 
     @property
     def answer(self) -> str:
-        return self.record.answer
+        return self.turn.answer
 
     def use_in_answer(self, number: int) -> str | None:
         """How source `number` went into the last prompt: "whole", "window" (its most relevant part),
@@ -131,57 +150,65 @@ class ResearchSession:
 
     @property
     def stop_reason(self) -> StopReason:
-        return self.record.stop_reason
+        return self.turn.stop_reason
 
     @property
     def meta(self) -> RetrievalMeta | None:
-        """retrieval_meta; None until retrieval ran."""
-        return self.record.retrieval_meta
+        """The latest turn's retrieval_meta (of the question as typed); None until retrieval ran."""
+        return self.turn.retrieval_meta
 
     @property
     def timings(self) -> dict[str, float]:
-        return self.record.timings
+        return self.turn.timings
 
     @property
     def continuations(self) -> int:
-        return self.record.continuations
+        return self.turn.continuations
 
     @property
     def citations(self) -> list[int]:
-        return self.record.citations
+        return self.turn.citations
 
     @property
     def unknown_citations(self) -> list[int]:
-        return self.record.unknown_citations
+        return self.turn.unknown_citations
 
     @property
     def truncated(self) -> bool:
         """The answer stopped for length: Continue is on offer."""
-        return self.record.stop_reason is StopReason.LENGTH
+        return self.turn.stop_reason is StopReason.LENGTH
 
     @property
     def can_continue(self) -> bool:
         """A partial answer (cut for length, or cancelled) that Continue can extend."""
-        return self.record.stop_reason in (StopReason.LENGTH, StopReason.CANCELLED) \
-            and bool(self.record.prompt and self.answer)
+        return self.turn.stop_reason in (StopReason.LENGTH, StopReason.CANCELLED) \
+            and bool(self.turn.prompt and self.answer)
 
     @property
     def relevant(self) -> list[SessionSource]:
         return [s for s in self.sources if s.relevant]
 
     def source(self, number: int) -> SessionSource:
-        return self.record.sources[self._index(number)]
+        turn, i = self._index(number)
+        return turn.sources[i]
 
-    def _index(self, number: int) -> int:
-        for i, s in enumerate(self.record.sources):
-            if s.number == number:
-                return i
-        raise KeyError(f"no source [{number}] in this session (it has {len(self.record.sources)})")
+    def turn_of(self, number: int) -> int:
+        """The 1-based turn that source [number] belongs to."""
+        return self.record.turns.index(self._index(number)[0]) + 1
+
+    def _index(self, number: int) -> tuple[Turn, int]:
+        for turn in self.record.turns:
+            for i, s in enumerate(turn.sources):
+                if s.number == number:
+                    return turn, i
+        numbers = [s.number for s in self.record.sources]
+        have = f"[{numbers[0]}]-[{numbers[-1]}]" if numbers else "none"
+        raise KeyError(f"no source [{number}] in this session (its sources: {have})")
 
     def _update(self, number: int, **changes: Any) -> SessionSource:
         """Replace source [number] with a copy holding `changes`; sources already handed out stay as they were."""
-        i = self._index(number)
-        source = self.record.sources[i] = dataclasses.replace(self.record.sources[i], **changes)
+        turn, i = self._index(number)
+        source = turn.sources[i] = dataclasses.replace(turn.sources[i], **changes)
         return source
 
     def save(self) -> int:
@@ -198,22 +225,14 @@ class ResearchSession:
     # --- the whole pipeline ---------------------------------------------------------
 
     async def run(self) -> AsyncGenerator[Event, None]:
-        """Check the models, retrieve, annotate (when on), synthesize; save after each stage.
+        """Turn 1: check the models, retrieve, annotate (when on), synthesize; save after each stage.
 
         When the LLM cannot be used (Ollama down, model missing, llm.model unset) the
         session still retrieves (keyword-only if the embedder is down too) and is saved
         with its sources; the LLM stage then fails with the reason, and a later
         re-annotate or synthesize on the reopened session picks up from there.
         """
-        llm_problem = ""
-        llm_stage: Stage = "synthesize"
-        try:
-            await self._model()
-            if self.record.annotation_on:
-                llm_stage = "annotate"
-                self._annotator = await self._annotation_model(None)
-        except (ConfigError, LLMError) as exc:
-            llm_problem = str(exc)
+        llm_problem, llm_stage = await self._check_models()
         yield RetrievalStarted(tuple(self.collections))
         started = time.perf_counter()
         try:
@@ -222,16 +241,132 @@ class ResearchSession:
             yield self._fail("retrieve", describe(exc))
             return
         self.timings["retrieve_s"] = time.perf_counter() - started
-        self.record.retrieval_meta = retrieval.meta
-        self.record.keyword_only = retrieval.keyword_only
-        self.record.sources = [
-            SessionSource(number=i, chunk=hit.chunk, score=hit.score, rel_score=hit.rel_score, legs=tuple(hit.legs),
-                          state=AnnotationState.PENDING if self.record.annotation_on and not llm_problem
-                          else AnnotationState.OFF)
-            for i, hit in enumerate(retrieval.hits, start=1)]
+        self.turn.retrieval_meta, self.turn.keyword_only = retrieval.meta, retrieval.keyword_only
+        async with aclosing(self._answer_turn(retrieval.hits, retrieval.notices, llm_problem, llm_stage)) as events:
+            async for event in events:
+                yield event
+
+    async def follow_up(self, question: str, *, rewrite: str | None = None) -> AsyncGenerator[Event, None]:
+        """A new turn: `question` answered in the light of the conversation so far.
+
+        Retrieved twice, on the question as typed and on a standalone rewrite (the
+        LLM's from the conversation, or `rewrite` when given: recorded as the user's),
+        and the two rankings fused by RRF (retrieve/followup.py), so a poor rewrite
+        cannot lose what the typed words find. Without a usable LLM the rewrite is
+        skipped with a notice. Then annotation and a synthesis whose prompt carries
+        the earlier turns' questions and answers within the context budget.
+        """
+        from ragtui.llm.rewrite import clean_rewrite
+        from ragtui.retrieve.followup import fuse_runs
+
+        question = " ".join(question.split())
+        if not question:
+            raise RagtuiError("a follow-up needs a question", exit_code=2)
+        self.record.turns.append(Turn(question))
+        self.packing = None                   # the previous turn's prompt
+        llm_problem, llm_stage = await self._check_models()
+        if rewrite is not None:
+            self.turn.rewrite, self.turn.rewrite_by = clean_rewrite(rewrite), "user"
+            if self.turn.rewrite:
+                yield RewriteReady(question, self.turn.rewrite, "user")
+        elif llm_problem:
+            yield Notice("warning", f"the follow-up was not rewritten ({llm_problem}); retrieving on the "
+                                    "question as typed only")
+        else:
+            async with aclosing(self._rewrite()) as events:
+                async for event in events:
+                    yield event
+        yield RetrievalStarted(tuple(self.collections))
+        queries = [question] + ([self.turn.rewrite] if self.turn.rewrite and self.turn.rewrite != question else [])
+        started = time.perf_counter()
+        try:
+            runs = [await self._retrieve(q, self.collections) for q in queries]   # one searcher per collection
+        except Exception as exc:  # an unknown collection or a store failure: said, and the session kept
+            yield self._fail("retrieve", describe(exc))
+            return
+        self.timings["retrieve_s"] = time.perf_counter() - started
+        typed = runs[0]
+        self.turn.retrieval_meta, self.turn.keyword_only = typed.meta, any(r.keyword_only for r in runs)
+        hits, notices = list(typed.hits), list(typed.notices)
+        if len(runs) > 1:
+            self.turn.rewrite_meta = runs[1].meta
+            hits = fuse_runs(typed.hits, runs[1].hits, self.settings.retrieve.rrf_k)
+            notices += [n for n in runs[1].notices if n not in notices]
+        async with aclosing(self._answer_turn(hits, notices, llm_problem, llm_stage)) as events:
+            async for event in events:
+                yield event
+
+    async def revise_rewrite(self, rewrite: str) -> AsyncGenerator[Event, None]:
+        """The latest follow-up again, retrieved with `rewrite` instead of the LLM's (the user's override)."""
+        if len(self.record.turns) < 2:
+            raise RagtuiError("only a follow-up has a rewrite: this session has one turn", exit_code=2)
+        question = self.record.turns.pop().query
+        async with aclosing(self.follow_up(question, rewrite=rewrite)) as events:
+            async for event in events:
+                yield event
+
+    async def _check_models(self) -> tuple[str, Stage]:
+        """"" when the chat models answer, else why not and the stage that will fail."""
+        llm_stage: Stage = "synthesize"
+        try:
+            await self._model()
+            if self.record.annotation_on:
+                llm_stage = "annotate"
+                self._annotator = await self._annotation_model(None)
+        except (ConfigError, LLMError) as exc:
+            return str(exc), llm_stage
+        return "", llm_stage
+
+    async def _rewrite(self) -> AsyncGenerator[Event, None]:
+        """Ask the synthesis model for the latest question as a standalone one; a failure only says so."""
+        from ragtui.llm.packing import context_budget, fit_conversation
+        from ragtui.llm.rewrite import clean_rewrite, rewrite_messages
+
+        model = await self._model()
+        conversation = [pair for _, pair in self._conversation()]
+        kept, _ = fit_conversation(conversation, context_budget(model.context_window, self.settings.llm.max_tokens))
+        messages = rewrite_messages([conversation[i] for i in kept], self.query)
+        fitted = model.fitted(messages, self.settings.llm.max_tokens)
+        if fitted is not model:
+            await model.aclose()
+            model = self._synthesis = fitted
+        started = time.perf_counter()
+        try:
+            reply, _ = await model.complete(messages)
+        except LLMError as exc:
+            yield Notice("warning", f"the follow-up was not rewritten ({exc}); retrieving on the question as "
+                                    "typed only")
+            return
+        finally:
+            self.timings["rewrite_s"] = time.perf_counter() - started
+        text = clean_rewrite(reply)
+        if not text:
+            yield Notice("warning", f"{model.model} gave no usable rewrite of the follow-up; retrieving on the "
+                                    "question as typed only")
+            return
+        self.turn.rewrite, self.turn.rewrite_by = text, model.model
+        yield RewriteReady(self.query, text, model.model)
+
+    def _conversation(self) -> list[tuple[int, tuple[str, str]]]:
+        """The earlier turns that have an answer: (turn number, (question, answer))."""
+        return [(i, (t.query, t.answer)) for i, t in enumerate(self.record.turns[:-1], start=1) if t.answer.strip()]
+
+    async def _answer_turn(self, hits: Sequence[Hit], notices: Sequence[str], llm_problem: str,
+                           llm_stage: Stage) -> AsyncGenerator[Event, None]:
+        """Number the latest turn's sources after every earlier turn's, then annotate and synthesize."""
+        base = self.record.next_number()
+        numbers = {(h.chunk.meta.collection, h.chunk.id): base + i for i, h in enumerate(hits)}
+        state = AnnotationState.PENDING if self.record.annotation_on and not llm_problem else AnnotationState.OFF
+        self.turn.sources = [
+            SessionSource(number=base + i, chunk=hit.chunk, score=hit.score, rel_score=hit.rel_score,
+                          legs=tuple(hit.legs), state=state, evidence=hit.evidence, distance=hit.distance,
+                          neighbor_of=numbers.get((hit.chunk.meta.collection, hit.neighbor_of), 0)
+                          if hit.neighbor_of else 0)
+            for i, hit in enumerate(hits)]
         self.save()
-        yield SourcesReady(self.sources, retrieval.meta, retrieval.keyword_only)
-        for notice in retrieval.notices:
+        yield SourcesReady(self.sources, self.turn.retrieval_meta or RetrievalMeta(), self.turn.keyword_only,
+                           turn=len(self.record.turns))
+        for notice in notices:
             yield Notice("warning", notice)
         if not self.sources:
             yield Notice("warning", f"no sources found for {self.query!r} in {', '.join(self.collections)}; "
@@ -246,7 +381,7 @@ class ResearchSession:
                                                prompt_file=None)) as events:
                 async for event in events:
                     yield event
-            if self.record.error:
+            if self.turn.error:
                 return
         async with aclosing(self.synthesize()) as events:
             async for event in events:
@@ -256,7 +391,8 @@ class ResearchSession:
 
     async def reannotate(self, numbers: Sequence[int] | None = None, *, model: str | None = None,
                          prompt_file: str | Path | None = None) -> AsyncGenerator[Event, None]:
-        """Annotate some sources (all by default) again, optionally with another model or prompt file."""
+        """Annotate some sources (the latest turn's by default; any turn's by number) again, optionally with
+        another model or prompt file; each source records the model and prompt that annotated it."""
         # an unknown number raises KeyError here, before any source changes
         targets = [self.source(n).number for n in numbers] if numbers is not None else [s.number for s in self.sources]
         self.record.annotation_on = True
@@ -267,33 +403,25 @@ class ResearchSession:
 
     async def _annotate(self, targets: Sequence[int], *, model: str | None,
                         prompt_file: str | Path | None) -> AsyncGenerator[Event, None]:
-        from ragtui.llm.annotate import annotate_sources, load_template
+        from ragtui.llm.annotate import load_template
 
+        prompt_path = self.settings.annotation.prompt_file if prompt_file is None else prompt_file
         try:
-            template = load_template(self.settings.annotation.prompt_file if prompt_file is None else prompt_file)
+            template = load_template(prompt_path)
             llm = await self._annotation_model(model)
         except (ConfigError, LLMError) as exc:
             yield self._fail("annotate", str(exc))     # earlier annotations stay as they were
             return
-        texts = [(n, self._update(n, state=AnnotationState.PENDING, error="").chunk.text) for n in targets]
         started = time.perf_counter()
-        calls = annotate_sources(llm, texts, query=self.query,
-                                 template=template, pattern=self.settings.annotation.irrelevant_pattern,
-                                 concurrency=self.settings.annotation.concurrency)
         try:
-            async for event in calls:
-                if isinstance(event, AnnotationStarted):
-                    self._update(event.number, state=AnnotationState.RUNNING)
-                elif isinstance(event, AnnotationFinished):
-                    state = AnnotationState.RELEVANT if event.relevant else AnnotationState.IRRELEVANT
-                    source = self._update(event.number, state=state, annotation=event.text, error="")
-                    self.record.annotated_by[source.number] = llm.model
-                    self._update(source.number, override=_settled(source))
-                elif isinstance(event, AnnotationFailed):
-                    self._update(event.number, state=AnnotationState.FAILED, error=event.error)
-                yield event
+            for turn in self.record.turns:     # each turn's sources are judged against that turn's question
+                mine = [n for n in targets if any(s.number == n for s in turn.sources)]
+                if mine:
+                    async with aclosing(self._annotate_turn(turn, mine, llm, template,
+                                                            str(prompt_path or ""))) as events:
+                        async for event in events:
+                            yield event
         finally:
-            await calls.aclose()
             for n in targets:
                 if self.source(n).state in (AnnotationState.PENDING, AnnotationState.RUNNING):
                     self._update(n, state=AnnotationState.FAILED, error="cancelled before the annotation finished")
@@ -303,6 +431,30 @@ class ResearchSession:
             if llm is not self._annotator:
                 await llm.aclose()
             self.save()
+
+    async def _annotate_turn(self, turn: Turn, targets: Sequence[int], llm: ChatModel, template: str,
+                             prompt: str) -> AsyncGenerator[Event, None]:
+        """Annotate these sources of one turn against its question (its standalone rewrite, when it has one)."""
+        from ragtui.llm.annotate import annotate_sources
+
+        texts = [(n, self._update(n, state=AnnotationState.PENDING, error="").chunk.text) for n in targets]
+        calls = annotate_sources(llm, texts, query=turn.rewrite or turn.query,
+                                 template=template, pattern=self.settings.annotation.irrelevant_pattern,
+                                 concurrency=self.settings.annotation.concurrency)
+        try:
+            async for event in calls:
+                if isinstance(event, AnnotationStarted):
+                    self._update(event.number, state=AnnotationState.RUNNING)
+                elif isinstance(event, AnnotationFinished):
+                    state = AnnotationState.RELEVANT if event.relevant else AnnotationState.IRRELEVANT
+                    source = self._update(event.number, state=state, annotation=event.text, error="",
+                                          annotated_by=llm.model, annotation_prompt=prompt)
+                    self._update(source.number, override=_settled(source))
+                elif isinstance(event, AnnotationFailed):
+                    self._update(event.number, state=AnnotationState.FAILED, error=event.error)
+                yield event
+        finally:
+            await calls.aclose()
 
     def rescue(self, number: int) -> SessionSource:
         """Put a filtered (or failed) source back into the synthesis set."""
@@ -345,7 +497,9 @@ class ResearchSession:
         return self._synthesis
 
     async def synthesize(self) -> AsyncGenerator[Event, None]:
-        """A fresh answer from the current Relevant set (RAGWeed 5)."""
+        """A fresh answer to the latest turn from its current Relevant set (RAGWeed 5), with the earlier
+        turns' questions and answers as conversation context."""
+        from ragtui.llm.packing import CONVERSATION_SHARE, context_budget, fit_conversation
         from ragtui.llm.synthesize import build_messages, plan
 
         chosen = self.relevant
@@ -360,7 +514,14 @@ class ResearchSession:
         except (ConfigError, LLMError) as exc:
             yield self._fail("synthesize", str(exc))
             return
-        packed = plan(chosen, query=self.query, context_window=model.context_window,
+        conversation = self._conversation()
+        budget = context_budget(model.context_window, self.settings.llm.max_tokens) // CONVERSATION_SHARE
+        kept, used = fit_conversation([pair for _, pair in conversation], max(budget, 0))
+        left = [conversation[i] for i in range(len(conversation)) if i not in kept]
+        if left:
+            yield Notice("info", f"earlier turn(s) {', '.join(str(n) for n, _ in left)} did not fit the context "
+                                 "budget with their answers; only their questions are named in the prompt")
+        packed = plan(chosen, query=self.query, context_window=model.context_window - used,
                       max_tokens=self.settings.llm.max_tokens, context_chunks=self.settings.llm.context_chunks)
         self.packing = packed
         failed = [s.number for s in self.sources if s.state is AnnotationState.FAILED and not s.relevant]
@@ -379,10 +540,14 @@ class ResearchSession:
             yield self._fail("synthesize", f"no source fits the context window of {model.context_window} tokens "
                                            f"with llm.max_tokens = {self.settings.llm.max_tokens}")
             return
-        self.record.prompt = build_messages(self.query, packed.ordered)
-        self.record.prompt_numbers = sorted(s.number for s in packed.ordered)
-        self.record.answer, self.record.continuations, self.record.error = "", 0, ""
-        async with aclosing(self._stream(model, self.record.prompt, continuation=False)) as events:
+        turn = self.turn
+        turn.prompt = build_messages(self.query, packed.ordered,
+                                     conversation=[conversation[i][1] for i in kept],
+                                     earlier=[question for _, (question, _) in left])
+        turn.context_turns = [conversation[i][0] for i in kept]
+        turn.prompt_numbers = sorted(s.number for s in packed.ordered)
+        turn.answer, turn.continuations, turn.error = "", 0, ""
+        async with aclosing(self._stream(model, turn.prompt, continuation=False)) as events:
             async for event in events:
                 yield event
 
@@ -398,8 +563,8 @@ class ResearchSession:
         except (ConfigError, LLMError) as exc:
             yield self._fail("synthesize", str(exc))
             return
-        self.record.continuations += 1
-        async with aclosing(self._stream(model, continue_messages(self.record.prompt, self.answer),
+        self.turn.continuations += 1
+        async with aclosing(self._stream(model, continue_messages(self.turn.prompt, self.answer),
                                          continuation=True)) as events:
             async for event in events:
                 yield event
@@ -408,13 +573,14 @@ class ResearchSession:
                       continuation: bool) -> AsyncGenerator[Event, None]:
         from ragtui.llm.continuation import SeamBuffer
 
+        turn = self.turn
         packing = self.packing
-        yield SynthesisStarted(model.model, tuple(self.record.prompt_numbers), continuation,
+        yield SynthesisStarted(model.model, tuple(turn.prompt_numbers), continuation,
                                windowed=tuple(sorted(packing.windows)) if packing else (),
                                left_out=tuple(s.number for s in packing.left_out) if packing else ())
         seam = SeamBuffer(self.answer) if continuation else None
         before = len(self.answer)
-        self.record.stop_reason = StopReason.NONE
+        turn.stop_reason = StopReason.NONE
         started = time.perf_counter()
         reason = StopReason.CANCELLED
         fitted = model.fitted(messages, self.settings.llm.max_tokens)
@@ -429,12 +595,12 @@ class ResearchSession:
                     if delta.stop_reason is not None and seam:
                         text += seam.finish()
                     if text:
-                        self.record.answer += text
+                        turn.answer += text
                         yield SynthesisToken(text)
                     if delta.stop_reason is not None:
                         reason = delta.stop_reason
             except LLMError as exc:
-                reason, self.record.error = StopReason.ERROR, str(exc)
+                reason, turn.error = StopReason.ERROR, str(exc)
                 yield StageFailed("synthesize", str(exc))
         finally:
             await deltas.aclose()
@@ -451,14 +617,15 @@ class ResearchSession:
     def _finish_answer(self, reason: StopReason) -> None:
         from ragtui.llm.citations import check_citations
 
-        self.record.stop_reason = reason
-        found = check_citations(self.answer, set(self.record.prompt_numbers))
-        self.record.citations, self.record.unknown_citations = list(found.cited), list(found.unknown)
+        turn = self.turn
+        turn.stop_reason = reason
+        found = check_citations(turn.answer, set(turn.prompt_numbers))
+        turn.citations, turn.unknown_citations = list(found.cited), list(found.unknown)
 
     # --- helpers --------------------------------------------------------------------
 
     def _fail(self, stage: Stage, message: str) -> StageFailed:
-        self.record.error = message
+        self.turn.error = message
         self.save()
         return StageFailed(stage, message)
 

@@ -39,10 +39,11 @@ def test_ask_prints_sources_annotations_then_the_answer(fake_ollama: FakeOllama,
     out, err = capsys.readouterr()
     assert retrieval.calls == [("How do pumps start?", ("docs", "notes"))]
     assert "  [1] docs/file1.md [p.1]  score 0.990  vector+keyword" in out
-    assert "  [2] filtered: [IRRELEVANT!!!]" in out
-    assert '  [1] relevant: "Centrifugal pumps start at 3 bar." This is relevant to the question.' in out
+    assert "  [2] filtered (by chat with the default prompt): [IRRELEVANT!!!]" in out
+    assert ('  [1] relevant (by chat with the default prompt): "Centrifugal pumps start at 3 bar." This is relevant '
+            'to the question.') in out
     answer_at = out.index("Answer (chat, from 3 source(s): [1] [3] [4])")
-    assert out.index("[4] docs/file4.md") < out.index("relevant:") < answer_at
+    assert out.index("[4] docs/file4.md") < out.index("relevant (") < answer_at
     assert out.rstrip().endswith("Pumps start at 3 bar [1].\n\nCited: [1]")
     assert "session 1 saved" in err
 
@@ -123,7 +124,7 @@ def test_ask_continue(fake_ollama: FakeOllama, retrieval: StaticRetrieval, tmp_p
     assert main([*base, "ask", "--continue"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("Pumps start at 3 bar [1].\n")
-    assert HistoryStore(tmp_path / "data").load(1).answer == "Pumps start at 3 bar [1]."
+    assert HistoryStore(tmp_path / "data").load(1).turn.answer == "Pumps start at 3 bar [1]."
     assert main([*base, "ask", "--continue", "--session", "1"]) == 1
     assert "not cut for length" in capsys.readouterr().err
 
@@ -179,9 +180,9 @@ def test_ctrl_c_during_ask_leaves_a_consistent_record(fake_ollama: FakeOllama, t
     assert proc.wait(timeout=60) == 130
     assert "interrupted; session 1 kept with stop reason 'cancelled'" in proc.stderr.read().decode()
     record = HistoryStore(tmp_path / "data").load(1)
-    assert record.stop_reason == "cancelled"
+    assert record.turn.stop_reason == "cancelled"
     shown = seen.decode().split("[4]):\n\n", 1)[1]
-    assert record.answer.startswith("w0 w1 w2 w3 ") and shown.startswith(record.answer)
+    assert record.turn.answer.startswith("w0 w1 w2 w3 ") and shown.startswith(record.turn.answer)
     assert [s.state.value for s in record.sources] == ["relevant", "irrelevant", "relevant", "relevant"]
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ragtui.history import SCHEMA_VERSION, HistoryError, HistoryStore, SessionRecord
-from ragtui.model import AnnotationState, Override, SessionSource, StopReason
+from ragtui.history import SCHEMA_VERSION, HistoryError, HistoryStore, SessionRecord, Turn
+from ragtui.model import AnnotationState, LegRank, Override, SessionSource, StopReason
 from ragtui.retrieve.result import CollectionMeta, KeywordMeta, RetrievalMeta
 from tests.research_helpers import make_chunk
 
@@ -16,20 +16,22 @@ from tests.research_helpers import make_chunk
 def _record() -> SessionRecord:
     sources = [
         SessionSource(1, make_chunk(1, "Pumps start at 3 bar.", page="iv"), 0.91, 1.0, ("vector", "keyword"),
-                      AnnotationState.RELEVANT, '"Pumps start at 3 bar."\nRelevant: start pressure.'),
+                      AnnotationState.RELEVANT, '"Pumps start at 3 bar."\nRelevant: start pressure.',
+                      annotated_by="annotator", annotation_prompt="/p/strict.txt",
+                      evidence=(LegRank("vector", 2, 0.8), LegRank("keyword", 1, 7.5), LegRank("fused", 1, 0.91))),
         SessionSource(2, make_chunk(2, "Menu."), 0.40, 0.2, ("vector",), AnnotationState.IRRELEVANT,
                       "[IRRELEVANT!!!]", override=Override.RESCUED),
         SessionSource(3, make_chunk(3, "Seals."), 0.30, 0.0, ("keyword",), AnnotationState.FAILED, "",
                       error="HTTP 500: out of memory"),
     ]
-    return SessionRecord(query="How do pumps start?", collections=["docs", "notes"], config={"llm.model": "chat"},
-                         synthesis_model="chat", annotation_model="annotator",
-                         retrieval_meta=RetrievalMeta(collections={"docs": CollectionMeta(
-                             keyword=KeywordMeta(tier=1, words=("pump",), idf={"pump": 2.5}))}), keyword_only=True,
-                         sources=sources, annotated_by={1: "annotator"}, answer="They start at 3 bar [1][7].",
-                         stop_reason=StopReason.LENGTH, continuations=2, prompt=[("system", "s"), ("user", "u")],
-                         prompt_numbers=[1, 2], citations=[1, 7], unknown_citations=[7],
-                         timings={"retrieve_s": 0.1})
+    turn = Turn(query="How do pumps start?",
+                retrieval_meta=RetrievalMeta(collections={"docs": CollectionMeta(
+                    keyword=KeywordMeta(tier=1, words=("pump",), idf={"pump": 2.5}))}), keyword_only=True,
+                sources=sources, answer="They start at 3 bar [1][7].",
+                stop_reason=StopReason.LENGTH, continuations=2, prompt=[("system", "s"), ("user", "u")],
+                prompt_numbers=[1, 2], citations=[1, 7], unknown_citations=[7], timings={"retrieve_s": 0.1})
+    return SessionRecord(collections=["docs", "notes"], config={"llm.model": "chat"},
+                         synthesis_model="chat", annotation_model="annotator", turns=[turn])
 
 
 def test_round_trip(tmp_path: Path) -> None:
@@ -38,10 +40,9 @@ def test_round_trip(tmp_path: Path) -> None:
     session_id = store.save(record)
     loaded = store.load(session_id)
     assert loaded.created_at and loaded.id == session_id
-    for name in ("query", "collections", "config", "synthesis_model", "annotation_model", "retrieval_meta",
-                 "keyword_only", "annotated_by", "answer", "stop_reason", "continuations", "prompt",
-                 "prompt_numbers", "citations", "unknown_citations", "timings"):
+    for name in ("query", "collections", "config", "synthesis_model", "annotation_model"):
         assert getattr(loaded, name) == getattr(record, name), name
+    assert loaded.turns == record.turns
     assert loaded.sources == record.sources
     assert [s.relevant for s in loaded.sources] == [True, True, False]
 
@@ -50,18 +51,18 @@ def test_save_again_rewrites_in_place(tmp_path: Path) -> None:
     store = HistoryStore(tmp_path)
     record = _record()
     store.save(record)
-    record.sources = record.sources[:1]
-    record.answer = "Shorter."
+    record.turn.sources = record.turn.sources[:1]
+    record.turn.answer = "Shorter."
     store.save(record)
     loaded = store.load(record.id)
-    assert len(loaded.sources) == 1 and loaded.answer == "Shorter."
+    assert len(loaded.sources) == 1 and loaded.turn.answer == "Shorter."
     assert [s.id for s in store.list_sessions()] == [record.id]
 
 
 def test_list_newest_first_and_delete(tmp_path: Path) -> None:
     store = HistoryStore(tmp_path)
     first, second = _record(), _record()
-    second.query = "Second question"
+    second.turn.query = "Second question"
     store.save(first)
     store.save(second)
     listed = store.list_sessions()
@@ -99,6 +100,7 @@ def test_markdown_export(tmp_path: Path) -> None:
                                   "relevant — cited")
     assert numbered[1].startswith("2. **docs/file2.md**") and "rescued by hand" in numbered[1]
     assert numbered[2].startswith("3. **docs/file3.md**") and "annotation failed" in numbered[2]
+    assert "   > annotated by annotator with /p/strict.txt:" in lines
     assert '   > "Pumps start at 3 bar."' in lines and "   > Relevant: start pressure." in lines
     assert "   > annotation error: HTTP 500: out of memory" in lines
 
@@ -111,7 +113,7 @@ def test_a_reader_mid_transaction_neither_blocks_a_save_nor_sees_half_of_it(tmp_
     try:
         reader.execute("BEGIN")
         assert reader.execute("SELECT count(*) FROM sources").fetchone()[0] == 3
-        record.sources = record.sources[:2]
+        record.turn.sources = record.turn.sources[:2]
         store.save(record)                       # WAL: the writer does not wait for the reader
         assert reader.execute("SELECT count(*) FROM sources").fetchone()[0] == 3    # its snapshot
         reader.execute("COMMIT")

@@ -46,7 +46,7 @@ def node(nid: str, text: str, source: str, score: float) -> NodeWithScore:
 
 def test_chain_caps_dedupes_normalises_and_cuts() -> None:
     settings = RetrieveSettings(top_k=64, max_chunks_per_file=1, min_score=0.3, pre_annotate_keep=50,
-                                fusion="boost", rrf_k=60)
+                                fusion="boost", rrf_k=60, neighbor_window=0)
     nodes = [node("1", "alpha one", "a.txt", 0.9), node("2", "alpha two", "a.txt", 0.8),
              node("3", "beta", "b.txt", 0.7), node("4", "beta", "c.txt", 0.6),
              node("5", "gamma", "d.txt", 0.5), node("6", "delta", "e.txt", 0.1)]
@@ -62,7 +62,7 @@ def test_chain_caps_dedupes_normalises_and_cuts() -> None:
 
 def test_chain_without_cap_keeps_every_chunk_of_a_file() -> None:
     settings = RetrieveSettings(top_k=64, max_chunks_per_file=1, min_score=0.0, pre_annotate_keep=100,
-                                fusion="boost", rrf_k=60)
+                                fusion="boost", rrf_k=60, neighbor_window=0)
     nodes = [node("1", "a1", "a.txt", 0.9), node("2", "a2", "a.txt", 0.8)]
     out = nodes
     for p in postprocessors(settings, per_file_cap=False):

@@ -40,7 +40,9 @@ def test_query_table_and_errors(collection: Settings, fake_ollama: FakeOllama, t
     assert main([*flags(tmp_path, fake_ollama), "query", "priming pumps", "--mode", "keyword"]) == 0
     out = capsys.readouterr().out
     assert "pumps.md" in out and "Centrifugal pumps need priming." in out
-    assert "keyword tier 2 (kept priming pumps)" in out
+    assert "Collection docs: keyword tier 2 (any word or synonym, OR); fusion single leg" in out
+    assert "  words kept: priming (IDF 1.25), pumps (IDF 1.25)" in out
+    assert "keyword #1 7.387 · fused #1 7.387" in out
     assert main([*flags(tmp_path, fake_ollama), "query", "x", "-c", "nope"]) == 1
     assert "no collection named 'nope'" in capsys.readouterr().err
 

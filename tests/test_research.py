@@ -205,7 +205,10 @@ async def test_reannotate_one_source_with_another_model_and_prompt(
     assert [type(e).__name__ for e in events] == ["AnnotationStarted", "AnnotationFinished", "SessionSaved"]
     assert session.source(2).state is AnnotationState.RELEVANT
     assert session.source(1).annotation.startswith('"Centrifugal')    # untouched
-    assert HistoryStore(session.settings.data_dir).load(session.id).annotated_by[2] == "annotator"
+    stored = HistoryStore(session.settings.data_dir).load(session.id).sources
+    assert (stored[1].annotated_by, stored[1].annotation_prompt) == ("annotator", str(prompt_file))
+    # source 1 kept turn 1's annotation: the default annotator and prompt
+    assert (stored[0].annotated_by, stored[0].annotation_prompt) == ("chat", "")
 
 
 async def test_reannotate_all_and_a_rescue_that_now_agrees_is_settled(
@@ -283,7 +286,7 @@ async def test_continue_after_length_joins_without_repeats(make_settings: Callab
     assert [m["role"] for m in last] == ["system", "user", "assistant", "user"]
     assert last[2]["content"] == "Pumps start at 3 bar [1] and the seals wear out after 5,000 hours [4]."
     stored = HistoryStore(session.settings.data_dir).load(session.id)
-    assert stored.answer == session.answer and stored.continuations == 2 and stored.stop_reason == "stop"
+    assert stored.turn.answer == session.answer and stored.turn.continuations == 2 and stored.turn.stop_reason == "stop"
 
 
 async def test_continue_when_the_model_cuts_at_num_predict(make_settings: Callable[..., Settings],
@@ -329,10 +332,10 @@ async def test_cancel_mid_stream_keeps_a_consistent_record(make_settings: Callab
         await task
     await session.aclose()
     stored = HistoryStore(session.settings.data_dir).load(session.id)
-    assert stored.stop_reason == "cancelled"
-    assert stored.answer == session.answer == "".join(seen) and stored.answer.startswith("w0 w1 w2 ")
+    assert stored.turn.stop_reason == "cancelled"
+    assert stored.turn.answer == session.answer == "".join(seen) and stored.turn.answer.startswith("w0 w1 w2 ")
     assert [s.state for s in stored.sources] == [s.state for s in session.sources]
-    assert stored.prompt_numbers == [1, 3, 4]
+    assert stored.turn.prompt_numbers == [1, 3, 4]
     partial = session.answer
     fake_ollama.responder = lambda body: Reply.text(partial.split()[-1] + " and the rest [1].")
     assert session.can_continue and not session.truncated
@@ -359,7 +362,7 @@ async def test_closing_the_iterator_during_annotation_marks_the_rest_cancelled(
     assert stored.sources[0].state is AnnotationState.RELEVANT
     assert [s.state for s in stored.sources[1:]] == [AnnotationState.FAILED] * 3
     assert all("cancelled" in s.error for s in stored.sources[1:])
-    assert stored.answer == "" and stored.stop_reason == ""
+    assert stored.turn.answer == "" and stored.turn.stop_reason == ""
 
 
 async def test_synthesis_failure_is_a_stage_failure_with_partial_text(
@@ -372,7 +375,7 @@ async def test_synthesis_failure_is_a_stage_failure_with_partial_text(
     assert failure.stage == "synthesize" and "dropped" in failure.message
     finished = next(e for e in events if isinstance(e, SynthesisFinished))
     assert finished.stop_reason == "error" and finished.text == "Pumps start "
-    assert HistoryStore(session.settings.data_dir).load(session.id).error == failure.message
+    assert HistoryStore(session.settings.data_dir).load(session.id).turn.error == failure.message
 
 
 async def test_missing_model_keeps_the_sources_and_gives_the_pull_hint(
@@ -396,7 +399,7 @@ async def test_unreachable_ollama_still_retrieves_and_saves_a_reopenable_session
     assert "http://127.0.0.1:9" in failure.message and "not reachable" in failure.message
     assert "no annotation and no answer" in failure.message
     record = HistoryStore(settings.data_dir).load(session.id)
-    assert len(record.sources) == len(TEXTS) and record.answer == "" and record.error == failure.message
+    assert len(record.sources) == len(TEXTS) and record.turn.answer == "" and record.turn.error == failure.message
     reopened = reopen_session(settings, session.id)
     assert [s.chunk.id for s in reopened.sources] == [s.chunk.id for s in session.sources]
 
@@ -419,7 +422,7 @@ async def test_retrieval_notices_and_meta_are_kept(make_settings: Callable[..., 
     events = await collect(session.run())
     await session.aclose()
     assert Notice("warning", "embedder unreachable") in events
-    assert HistoryStore(session.settings.data_dir).load(session.id).retrieval_meta == meta
+    assert HistoryStore(session.settings.data_dir).load(session.id).turn.retrieval_meta == meta
 
 
 async def test_reopened_session_reannotates_and_continues(make_settings: Callable[..., Settings],
@@ -442,7 +445,7 @@ async def test_reopened_session_reannotates_and_continues(make_settings: Callabl
     await again.aclose()
     assert again.source(1).state is AnnotationState.IRRELEVANT
     stored = HistoryStore(settings.data_dir).load(first.id)
-    assert stored.sources[0].state is AnnotationState.IRRELEVANT and stored.answer == again.answer
+    assert stored.sources[0].state is AnnotationState.IRRELEVANT and stored.turn.answer == again.answer
     assert len(HistoryStore(settings.data_dir).list_sessions()) == 1
 
 

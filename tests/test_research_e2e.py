@@ -51,4 +51,4 @@ async def test_ask_over_an_ingested_collection(make_settings: Callable[..., Sett
     prompt = fake_ollama.calls("/api/chat")[-1].body["messages"][-1]["content"]
     assert "[1] SOURCE: docs/pumps.md" in prompt and "cafeteria" not in prompt
     stored = HistoryStore(settings.data_dir).load(session.id)
-    assert stored.retrieval_meta and stored.answer == session.answer
+    assert stored.turn.retrieval_meta and stored.turn.answer == session.answer

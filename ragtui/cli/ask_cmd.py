@@ -1,4 +1,5 @@
-"""`ragtui ask`: retrieve, annotate and stream a cited answer to stdout; `--continue` a cut answer."""
+"""`ragtui ask`: retrieve, annotate and stream a cited answer to stdout; `--follow-up` asks another turn of a
+session, `--continue` extends a cut answer, `--resynthesize` answers again from the current Relevant set."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from ragtui.model import StopReason
 
 if TYPE_CHECKING:
     from ragtui.events import Event, SynthesisFinished
-    from ragtui.history import HistoryStore
+    from ragtui.history import HistoryStore, Turn
     from ragtui.research import ResearchSession
     from ragtui.workspace import Workspace
 
@@ -24,14 +25,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("ask", help="answer a question from your collections, with citations",
                             description="Retrieve sources, annotate each with the LLM, then stream a cited "
                                         "answer. Every run is saved to the history.")
-    parser.add_argument("query", nargs="?", help="the question (not needed with --continue)")
+    parser.add_argument("query", nargs="?", help="the question (not needed with --continue, --resynthesize or "
+                                                 "--follow-up)")
     parser.add_argument("-c", "--collection", action="append", default=[], metavar="NAME",
                         help="collection to search (repeatable; default: all)")
     parser.add_argument("--no-annotate", action="store_true", help="skip annotation: every source goes to synthesis")
     parser.add_argument("--json", action="store_true", help="print the finished session as one JSON object")
     parser.add_argument("--continue", dest="cont", action="store_true",
                         help="continue the last answer that was cut for length (or --session ID)")
-    parser.add_argument("--session", type=int, metavar="ID", help="with --continue: which session")
+    parser.add_argument("--follow-up", metavar="QUESTION",
+                        help="ask QUESTION as the next turn of the latest session (or --session ID), in the light "
+                             "of its earlier questions and answers")
+    parser.add_argument("--rewrite", metavar="TEXT",
+                        help="with --follow-up: retrieve on TEXT instead of the LLM's standalone rewrite")
+    parser.add_argument("--resynthesize", action="store_true",
+                        help="answer the latest turn again from its current Relevant set (after rescue, drop or "
+                             "reannotate; the latest session or --session ID)")
+    parser.add_argument("--session", type=int, metavar="ID",
+                        help="with --continue, --follow-up or --resynthesize: which session")
     parser.set_defaults(run=run)
 
 
@@ -51,7 +62,20 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _ask(args: argparse.Namespace, workspace: Workspace) -> int:
-    if args.cont:
+    chosen = [flag for flag, on in (("--continue", args.cont), ("--follow-up", args.follow_up is not None),
+                                    ("--resynthesize", args.resynthesize)) if on]
+    if len(chosen) > 1:
+        raise RagtuiError(f"{' and '.join(chosen)} cannot be combined", exit_code=2)
+    if args.rewrite is not None and args.follow_up is None:
+        raise RagtuiError("--rewrite goes with --follow-up", exit_code=2)
+    if (chosen and args.query) or (args.session is not None and not chosen):
+        raise RagtuiError("give either a question or one of --continue, --follow-up, --resynthesize "
+                          "(--session goes with those)", exit_code=2)
+    if args.follow_up is not None or args.resynthesize:
+        session = workspace.reopen(args.session or _latest(workspace.history))
+        events = session.synthesize() if args.resynthesize else \
+            session.follow_up(args.follow_up, rewrite=args.rewrite)
+    elif args.cont:
         session_id = args.session or _last_truncated(workspace.history)
         if session_id is None:
             raise RagtuiError("no answer to continue: no session in the history stopped for length")
@@ -70,7 +94,7 @@ def _ask(args: argparse.Namespace, workspace: Workspace) -> int:
         events = session.run()
     printer = JsonPrinter() if args.json else TextPrinter(sys.stdout, sys.stderr, continuing=args.cont)
     try:
-        ok = asyncio.run(_drive(session, events, printer))
+        ok = asyncio.run(drive(session, events, printer))
     except KeyboardInterrupt:
         print(f"\nragtui: interrupted; session {session.id} kept with stop reason "
               f"{session.stop_reason.value or 'none'!r} (`ragtui history show {session.id}`)", file=sys.stderr)
@@ -80,12 +104,19 @@ def _ask(args: argparse.Namespace, workspace: Workspace) -> int:
     return 0 if ok else 1
 
 
+def _latest(history: HistoryStore) -> int:
+    latest = history.list_sessions(limit=1)
+    if not latest:
+        raise RagtuiError("no session in the history yet: ask a question first")
+    return latest[0].id
+
+
 def _last_truncated(history: HistoryStore) -> int | None:
     latest = next((s for s in history.list_sessions(limit=50) if s.stop_reason is StopReason.LENGTH), None)
     return latest.id if latest else None
 
 
-async def _drive(session: ResearchSession, events: AsyncGenerator[Event, None],
+async def drive(session: ResearchSession, events: AsyncGenerator[Event, None],
                  printer: TextPrinter | JsonPrinter) -> bool:
     """Render every event; False when a stage failed. Ctrl-C cancels this task, and the session saves itself."""
     ok = True
@@ -107,15 +138,22 @@ class TextPrinter:
 
     def show(self, event: Event, session: ResearchSession) -> bool:
         from ragtui import events as ev
+        from ragtui.history import annotation_origin
 
-        if isinstance(event, ev.SourcesReady):
-            self._line(f"{len(event.sources)} source(s) for {session.query!r} in {', '.join(session.collections)}"
+        if isinstance(event, ev.RewriteReady):
+            self._line(f"Follow-up rewritten by {event.by}: {event.rewrite}")
+        elif isinstance(event, ev.SourcesReady):
+            turn = f" (turn {event.turn})" if event.turn > 1 else ""
+            self._line(f"{len(event.sources)} source(s) for {session.query!r}{turn} in "
+                       f"{', '.join(session.collections)}"
                        + (" (keyword leg only: the embedder was unreachable)" if event.keyword_only else "") + ":")
             for s in event.sources:
-                self._line(f"  [{s.number}] {s.chunk.label}  score {s.score:.3f}  {'+'.join(s.legs)}")
+                near = f"  neighbour of [{s.neighbor_of}]" if s.neighbor_of else ""
+                self._line(f"  [{s.number}] {s.chunk.label}  score {s.score:.3f}  {'+'.join(s.legs) or '-'}{near}")
         elif isinstance(event, ev.AnnotationFinished):
             mark = "relevant" if event.relevant else "filtered"
-            self._line(f"  [{event.number}] {mark}: {_clip(event.text)}")
+            source = session.source(event.number)
+            self._line(f"  [{event.number}] {mark} ({annotation_origin(source)}): {_clip(event.text)}")
         elif isinstance(event, ev.AnnotationFailed):
             self._line(f"  [{event.number}] annotation failed: {event.error}")
         elif isinstance(event, ev.Notice):
@@ -178,16 +216,28 @@ def _clip(text: str, limit: int = 200) -> str:
 
 
 def session_json(session: ResearchSession) -> dict[str, Any]:
+    """The latest turn at the top level (as before turns existed), and every turn under "turns"."""
+    turns = [_turn_json(session, i, t) for i, t in enumerate(session.turns, start=1)]
+    return {"session": session.id, "collections": session.collections, **turns[-1], "turns": turns}
+
+
+def _turn_json(session: ResearchSession, index: int, turn: Turn) -> dict[str, Any]:
+    """One turn; "in_answer", "used", "used_window" and "did_not_fit" describe the prompt built in this run."""
     return {
-        "session": session.id, "query": session.query, "collections": session.collections,
+        "turn": index, "query": turn.query, "rewrite": turn.rewrite, "rewrite_by": turn.rewrite_by,
         "sources": [{"number": s.number, "label": s.chunk.label, "chunk_id": s.chunk.id, "score": s.score,
                      "rel_score": s.rel_score, "legs": list(s.legs), "state": s.state.value,
                      "override": s.override.value, "relevant": s.relevant, "annotation": s.annotation,
-                     "error": s.error, "in_answer": session.use_in_answer(s.number)} for s in session.sources],
-        "used": [n for n in session.record.prompt_numbers if session.use_in_answer(n) == "whole"],
-        "used_window": [n for n in session.record.prompt_numbers if session.use_in_answer(n) == "window"],
-        "did_not_fit": [s.number for s in session.sources if session.use_in_answer(s.number) == "did not fit"],
-        "answer": session.answer, "stop_reason": session.stop_reason.value, "continuations": session.continuations,
-        "citations": session.citations, "unknown_citations": session.unknown_citations,
-        "retrieval_meta": session.meta.to_json() if session.meta else {}, "timings": session.timings,
+                     "annotated_by": s.annotated_by, "annotation_prompt": s.annotation_prompt,
+                     "neighbor_of": s.neighbor_of, "distance": s.distance,
+                     "evidence": [{"leg": e.leg, "rank": e.rank, "score": e.score} for e in s.evidence],
+                     "error": s.error, "in_answer": session.use_in_answer(s.number)} for s in turn.sources],
+        "used": [n for n in turn.prompt_numbers if session.use_in_answer(n) == "whole"],
+        "used_window": [n for n in turn.prompt_numbers if session.use_in_answer(n) == "window"],
+        "did_not_fit": [s.number for s in turn.sources if session.use_in_answer(s.number) == "did not fit"],
+        "answer": turn.answer, "stop_reason": turn.stop_reason.value, "continuations": turn.continuations,
+        "citations": turn.citations, "unknown_citations": turn.unknown_citations,
+        "context_turns": turn.context_turns,
+        "retrieval_meta": turn.retrieval_meta.to_json() if turn.retrieval_meta else {},
+        "rewrite_meta": turn.rewrite_meta.to_json() if turn.rewrite_meta else {}, "timings": turn.timings,
     }

@@ -1,16 +1,28 @@
-"""`ragtui history list|show|export|delete`: the saved research sessions."""
+"""`ragtui history list|show|export|delete|reannotate|rescue|drop`: the saved research sessions, and steering them.
+
+`reannotate`, `rescue` and `drop` change which sources the next answer uses;
+`ragtui ask --resynthesize --session ID` then answers again from them.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ragtui.config import Settings
+from ragtui.errors import RagtuiError
+
+if TYPE_CHECKING:
+    from ragtui.research import ResearchSession
+    from ragtui.workspace import Workspace
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("history", help="list, show, export or delete saved research sessions")
+    parser = sub.add_parser("history", help="list, show, export, delete or steer saved research sessions")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     listing = actions.add_parser("list", help="sessions, newest first")
     listing.add_argument("-n", "--limit", type=int, default=50, help="at most this many (default 50)")
@@ -19,6 +31,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     export = actions.add_parser("export", help="write a session as Markdown with numbered sources")
     export.add_argument("id", type=int)
     export.add_argument("-o", "--output", type=Path, metavar="FILE", help="file to write (default: stdout)")
+    again = actions.add_parser("reannotate", help="annotate a session's sources again, with another model or "
+                                                  "prompt file")
+    again.add_argument("id", type=int)
+    again.add_argument("--model", metavar="M", help="annotation model (default: the session's)")
+    again.add_argument("--prompt-file", type=Path, metavar="F",
+                       help="annotation template with the tokens CONTENT and QUERY (default: annotation.prompt_file)")
+    again.add_argument("--source", type=int, nargs="+", metavar="N",
+                       help="only these sources (any turn's; default: every source of the latest turn)")
+    for name, text in (("rescue", "put a filtered source back into the synthesis set"),
+                       ("drop", "take a source out of the synthesis set")):
+        action = actions.add_parser(name, help=text)
+        action.add_argument("id", type=int)
+        action.add_argument("number", type=int, metavar="N", help="the source's [N]")
     parser.set_defaults(run=run)
 
 
@@ -33,8 +58,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             if not sessions:
                 print("No sessions yet: `ragtui ask \"...\"` starts one.")
             for s in sessions:
+                turns = f"{s.turns} turns" if s.turns > 1 else "1 turn"
                 print(f"{s.id:>5}  {s.created_at}  {s.stop_reason or '-':<9}  {s.relevant:>3}/{s.sources:<3} "
-                      f"{','.join(s.collections):<20}  {s.query}")
+                      f"{turns:<8} {','.join(s.collections):<20}  {s.query}")
         elif args.action in ("show", "export"):
             text = store.export_markdown(args.id)
             if getattr(args, "output", None):
@@ -46,4 +72,37 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             if not store.delete(args.id):
                 raise HistoryError(f"no session {args.id} in {store.path}")
             print(f"deleted session {args.id}")
+        elif args.action == "reannotate":
+            return _reannotate(args, workspace)
+        else:
+            session = _reopen_with(workspace, args.id, [args.number])
+            source = session.rescue(args.number) if args.action == "rescue" else session.drop(args.number)
+            where = "in" if source.relevant else "out of"
+            print(f"[{source.number}] {source.chunk.label} is now {where} the synthesis set of session {args.id}; "
+                  f"`ragtui ask --resynthesize --session {args.id}` answers again")
     return 0
+
+
+def _reopen_with(workspace: Workspace, session_id: int, numbers: Sequence[int]) -> ResearchSession:
+    """The session, after checking that it has sources [numbers] (a usage error naming what it has)."""
+    session = workspace.reopen(session_id)
+    for number in numbers:
+        try:
+            session.source(number)
+        except KeyError as exc:
+            raise RagtuiError(f"session {session_id}: {exc.args[0]}", exit_code=2) from None
+    return session
+
+
+def _reannotate(args: argparse.Namespace, workspace: Workspace) -> int:
+    from ragtui.cli.ask_cmd import TextPrinter, drive
+    from ragtui.llm.annotate import load_template
+
+    if args.prompt_file is not None:
+        load_template(args.prompt_file)          # a missing file or token: one error before any call
+    session = _reopen_with(workspace, args.id, args.source or [])
+    events = session.reannotate(args.source, model=args.model, prompt_file=args.prompt_file)
+    ok = asyncio.run(drive(session, events, TextPrinter(sys.stdout, sys.stderr)))
+    if ok:
+        print(f"`ragtui ask --resynthesize --session {args.id}` answers again from the new Relevant set")
+    return 0 if ok else 1

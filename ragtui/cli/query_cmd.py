@@ -78,7 +78,9 @@ def as_json(result: Retrieval) -> dict[str, Any]:
         "notices": result.notices,
         "nodes": [{"rank": i, "id": h.chunk.id, "score": h.score, "rel_score": h.rel_score, "legs": list(h.legs),
                    "collection": h.chunk.meta.collection, "source": h.chunk.meta.source, "page": h.chunk.meta.page,
-                   "label": h.chunk.label, "text": h.chunk.text}
+                   "label": h.chunk.label, "text": h.chunk.text,
+                   "evidence": [{"leg": e.leg, "rank": e.rank, "score": e.score} for e in h.evidence],
+                   "neighbor_of": h.neighbor_of, "distance": h.distance}
                   for i, h in enumerate(result.hits, 1)],
         "retrieval_meta": result.meta.to_json(),
     }
@@ -90,22 +92,23 @@ def _first_line(text: str, width: int = 60) -> str:
 
 
 def print_table(result: Retrieval) -> None:
+    """The hits with why each was found (rank and score per leg), then how each collection was searched:
+    the same formatter (ragtui.retrieve.explain) as the TUI's details view."""
+    from ragtui.retrieve.explain import evidence_line, meta_lines
+
     for notice in result.notices:
         print(f"note: {notice}")
-    rows = [("#", "score", "rel", "collection", "file", "page", "legs", "first line")]
+    rows = [("#", "score", "rel", "collection", "file", "page", "legs", "why (rank and score per leg)",
+             "first line")]
     for i, h in enumerate(result.hits, 1):
+        legs = "+".join(h.legs) or f"neighbour (d={h.distance})"
         rows.append((str(i), f"{h.score:.3f}", f"{h.rel_score:.2f}", h.chunk.meta.collection, h.chunk.meta.source,
-                     h.chunk.meta.page, "+".join(h.legs), _first_line(h.chunk.text)))
+                     h.chunk.meta.page, legs, evidence_line(h.evidence), _first_line(h.chunk.text)))
     if len(rows) > 1:
         widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]) - 1)]
         for r in rows:
             print("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=False)) + "  " + r[-1])
-    for name, meta in result.meta.collections.items():
-        kw = meta.keyword
-        words = f"kept {' '.join(kw.kept)}" + (f", dropped {' '.join(kw.dropped)}" if kw.dropped else "")
-        syn = "; synonyms " + ", ".join(f"{w}: {'/'.join(s)}" for w, s in kw.synonyms.items()) if kw.synonyms else ""
-        hits = meta.hits
-        print(f"[{name}] keyword tier {kw.tier} ({words}{syn}); hits vector {hits.vector}, "
-              f"keyword {hits.keyword}, both {hits.both}")
+    for line in meta_lines(result.meta):
+        print(line)
     print(f"timings (ms): embed {dict(result.meta.embed_ms)}, legs+merge {result.meta.legs_and_merge_ms}, "
           f"postprocess {result.meta.postprocess_ms}")

@@ -119,3 +119,26 @@ def lost_in_the_middle(items: Sequence[T], score: Callable[[T], float] = default
     if len(ordered) % 2 == 0:
         ordered.reverse()
     return [items[int(n.node.node_id)] for n in ordered]
+
+
+CONVERSATION_SHARE = 3          # earlier turns may take at most 1/3 of the context budget
+MESSAGE_TOKENS = 8              # a chat message's role and template markers
+
+
+def fit_conversation(turns: Sequence[tuple[str, str]], budget: int) -> tuple[list[int], int]:
+    """Which earlier (question, answer) pairs go into a follow-up's prompt, and the tokens they take.
+
+    Whole pairs only, newest first, while they fit `budget` (never a message cut in
+    the middle); an older pair that does not fit and everything before it are left
+    out. Returns the kept indexes in conversation order and their token cost.
+    """
+    kept: list[int] = []
+    used = 0
+    for index in range(len(turns) - 1, -1, -1):
+        question, answer = turns[index]
+        cost = estimate_tokens(question) + estimate_tokens(answer) + 2 * MESSAGE_TOKENS
+        if used + cost > budget:
+            break
+        kept.append(index)
+        used += cost
+    return sorted(kept), used

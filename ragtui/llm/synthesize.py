@@ -31,13 +31,28 @@ def serialise(source: SessionSource) -> str:
     return "\n".join(lines)
 
 
-def build_messages(query: str, ordered: Sequence[SessionSource]) -> list[tuple[str, str]]:
-    """System instructions, then one user turn holding the sources (in prompt order) and the question."""
+FOLLOW_UP_NOTE = (
+    " This is a follow-up in a conversation: the earlier questions and answers come first, for context only. "
+    "Their citations name earlier sources; cite only the numbered sources given with the last question."
+)
+
+
+def build_messages(query: str, ordered: Sequence[SessionSource], *,
+                   conversation: Sequence[tuple[str, str]] = (),
+                   earlier: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """System instructions, the earlier turns (whole question/answer pairs), then one user turn holding the
+    sources (in prompt order) and the question. `earlier` lists questions whose answers did not fit: they
+    are named in one line, a summary of where the conversation has been."""
     context = "\n\n".join(serialise(s) for s in ordered)
-    user = (f"SOURCES:\n\n{context}\n\n"
+    before = ("EARLIER QUESTIONS (answers left out for space): " + " | ".join(earlier) + "\n\n") if earlier else ""
+    user = (f"{before}SOURCES:\n\n{context}\n\n"
             f"QUESTION: {query}\n\n"
             "Answer from these sources only, citing them as [N].")
-    return [("system", SYSTEM_PROMPT), ("user", user)]
+    system = SYSTEM_PROMPT + (FOLLOW_UP_NOTE if conversation or earlier else "")
+    messages: list[tuple[str, str]] = [("system", system)]
+    for asked, answered in conversation:
+        messages += [("user", asked), ("assistant", answered)]
+    return [*messages, ("user", user)]
 
 
 def continue_messages(prompt: Sequence[tuple[str, str]], partial: str) -> list[tuple[str, str]]:

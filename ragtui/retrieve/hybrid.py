@@ -13,11 +13,12 @@ answers keyword-only with a notice, and an empty result says so.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ragtui.config import Settings
+from ragtui.model import Chunk, LegRank
 from ragtui.retrieve.result import Hit, Mode, Retrieval
 
 if TYPE_CHECKING:
@@ -44,7 +45,18 @@ async def retrieve(settings: Settings, query: str, collections: Sequence[Collect
     for step in postprocessors(settings.retrieve):
         nodes = step.postprocess_nodes(nodes, query_str=query)
     postprocess_ms = round((time.perf_counter() - t) * 1000, 2)
-    hits = [_hit(n, retriever.evidence[n.node.node_id], FUSED_SCORE_KEY) for n in nodes]
+    ranks = leg_ranks(retriever.evidence.values())
+    hits = [_hit(n, retriever.evidence[n.node.node_id], FUSED_SCORE_KEY, ranks, rank)
+            for rank, n in enumerate(nodes, start=1)]
+    if settings.retrieve.neighbor_window:
+        from ragtui.retrieve.neighbors import expand
+
+        by_name = {c.name: c for c in collections}
+
+        def fetch(name: str, ids: Sequence[str]) -> list[Chunk]:
+            return by_name[name].records.chunks_by_id(ids)
+
+        hits = expand(hits, settings.retrieve.neighbor_window, fetch)
     notices = list(dict.fromkeys(retriever.notices))
     if not collections:
         notices.append("No collection selected: nothing to search.")
@@ -54,9 +66,30 @@ async def retrieve(settings: Settings, query: str, collections: Sequence[Collect
     return Retrieval(query=query, hits=hits, meta=meta, keyword_only=retriever.keyword_only, notices=notices)
 
 
-def _hit(node: NodeWithScore, scored: Scored, fused_key: str) -> Hit:
-    return Hit(chunk=scored.chunk, score=float(node.node.metadata.get(fused_key, node.score or 0.0)),
-               rel_score=float(node.score or 0.0), legs=scored.legs)
+LegKey = tuple[str, str, str]     # (collection, chunk id, leg)
+
+
+def leg_ranks(evidence: Iterable[Scored]) -> dict[LegKey, tuple[int, float]]:
+    """Each chunk's rank (from 1) and score in each leg, within its collection, over everything the legs found."""
+    by_leg: dict[tuple[str, str], list[tuple[float, str]]] = {}
+    for s in evidence:
+        for leg, score in (("vector", s.vector), ("keyword", s.keyword)):
+            if score is not None:
+                by_leg.setdefault((s.collection, leg), []).append((score, s.chunk.id))
+    out: dict[LegKey, tuple[int, float]] = {}
+    for (collection, leg), scored in by_leg.items():
+        for rank, (score, cid) in enumerate(sorted(scored, key=lambda item: -item[0]), start=1):
+            out[(collection, cid, leg)] = (rank, score)
+    return out
+
+
+def _hit(node: NodeWithScore, scored: Scored, fused_key: str, ranks: dict[LegKey, tuple[int, float]],
+         rank: int) -> Hit:
+    fused = float(node.node.metadata.get(fused_key, node.score or 0.0))
+    evidence = [LegRank(leg, *ranks[(scored.collection, scored.chunk.id, leg)]) for leg in scored.legs]
+    evidence.append(LegRank("fused", rank, fused))
+    return Hit(chunk=scored.chunk, score=fused, rel_score=float(node.score or 0.0), legs=scored.legs,
+               evidence=tuple(evidence))
 
 
 def _nothing_found(retriever: HybridRetriever, names: list[str]) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from ragtui.model import Chunk
+from ragtui.model import Chunk, LegRank
 
 Mode = Literal["hybrid", "vector", "keyword"]
 MODES: tuple[Mode, ...] = get_args(Mode)
@@ -26,6 +26,9 @@ class Hit:
     score: float                 # fused score (RAGWeed 3d boost, or RRF)
     rel_score: float             # relative score in [0, 1] after dedupe (RAGWeed 3f)
     legs: tuple[str, ...]        # "vector" and/or "keyword"
+    evidence: tuple[LegRank, ...] = ()   # rank and score per leg, and the fused rank (why it was found)
+    neighbor_of: str = ""        # a neighbour added by retrieve.neighbor_window: the chunk id of its hit
+    distance: int = 0            # chunks away from that hit
 
 
 @dataclass(frozen=True)

@@ -150,7 +150,7 @@ async def test_a_whole_session_by_keys(settings: Settings, script: Script, fake_
         script.answers.append(Reply.text(f"Coffee pumps start at noon [{cafeteria.number}]."))
         await pilot.press("s")
         await settle(app, pilot)
-        assert cafeteria.number in session.record.prompt_numbers
+        assert cafeteria.number in session.turn.prompt_numbers
         assert synthesis.text == f"Coffee pumps start at noon [{cafeteria.number}]."
 
 

@@ -1,0 +1,82 @@
+"""Why a source was found: the one formatter behind the TUI's details view and `ragtui query`.
+
+Per collection, the keyword leg's decisions (the tier that fired, words kept and
+dropped with their IDF, the mean-IDF gate, synonyms used) and the hits per leg;
+per source, its rank and score in each leg, the fused score and, when a reranker
+scored it, the rerank score; for a follow-up, both the typed question's run and the
+rewrite's. Plain text lines: the front ends render them as they are (never as markup).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ragtui.model import LegRank, SessionSource
+from ragtui.retrieve.result import CollectionMeta, RetrievalMeta
+
+TIERS = {1: "1 (every kept word, AND)", 2: "2 (any word or synonym, OR)", "skipped": "skipped", "off": "off"}
+LEG_NAMES = {"query": "typed question", "rewrite": "rewritten question", "fused": "fused"}
+
+
+def collection_lines(name: str, meta: CollectionMeta) -> list[str]:
+    """How the collection `name` was searched, in a few lines."""
+    kw = meta.keyword
+    lines = [f"Collection {name}: keyword tier {TIERS.get(kw.tier, str(kw.tier))}; fusion {meta.fusion}"]
+    if kw.tier == "skipped" and kw.reason:
+        lines.append(f"  keyword leg skipped: {kw.reason}")
+    if kw.words:
+        def with_idf(words: Sequence[str]) -> str:
+            return ", ".join(f"{w} (IDF {kw.idf[w]:.2f})" if w in kw.idf else w for w in words) or "none"
+
+        lines.append(f"  words kept: {with_idf(kw.kept)}")
+        lines.append(f"  words dropped: {with_idf(kw.dropped)}")
+        lines.append(f"  mean IDF {kw.mean_idf:.2f} ({'gate passed' if kw.gate_passed else 'below the gate'})")
+        synonyms = "; ".join(f"{w} -> {', '.join(s)}" for w, s in kw.synonyms.items() if s)
+        lines.append(f"  synonyms: {synonyms or 'none'}")
+        if kw.and_hits is not None:
+            lines.append(f"  AND tier found {kw.and_hits}")
+    hits = meta.hits
+    merged = f", merged {hits.merged}" if hits.merged is not None else ""
+    lines.append(f"  hits: vector {hits.vector}, keyword {hits.keyword}, both {hits.both}{merged}")
+    return lines
+
+
+def meta_lines(meta: RetrievalMeta | None, heading: str = "") -> list[str]:
+    """Every collection of one retrieval run, under `heading` when given."""
+    if meta is None:
+        return ["(no retrieval ran)"]
+    lines = [heading] if heading else []
+    for name, collection in meta.collections.items():
+        lines += collection_lines(name, collection)
+    return lines
+
+
+def evidence_line(evidence: Sequence[LegRank]) -> str:
+    """`vector #2 0.812 · keyword #1 7.500 · fused #1 0.091` (one line, as in the query table)."""
+    return " · ".join(f"{e.leg} #{e.rank} {e.score:.3f}" for e in evidence) or "-"
+
+
+def source_lines(source: SessionSource) -> list[str]:
+    """Why [N] is here: its rank and score in each leg, fused and rerank scores, neighbour origin."""
+    lines = [f"Source [{source.number}] {source.chunk.label}"]
+    if source.neighbor_of:
+        lines.append(f"  neighbour of [{source.neighbor_of}], {source.distance} chunk(s) away: "
+                     f"score = that hit's x 0.85^{source.distance}")
+    for e in source.evidence:
+        lines.append(f"  {LEG_NAMES.get(e.leg, e.leg + ' leg')}: rank {e.rank}, score {e.score:.4f}")
+    if not any(e.leg.endswith("rerank") for e in source.evidence):
+        lines.append("  rerank: none configured")
+    lines.append(f"  session score {source.score:.4f}, relative {source.rel_score:.2f}; "
+                 f"found by {'+'.join(source.legs) or 'neighbour expansion'}")
+    return lines
+
+
+def details(meta: RetrievalMeta | None, sources: Sequence[SessionSource], *, rewrite: str = "",
+            rewrite_meta: RetrievalMeta | None = None) -> list[str]:
+    """The details view: the run(s) of a turn, then each of the given sources."""
+    lines = meta_lines(meta, "Question as typed:" if rewrite else "")
+    if rewrite:
+        lines += ["", *meta_lines(rewrite_meta, f"Rewritten question: {rewrite}")]
+    for source in sources:
+        lines += ["", *source_lines(source)]
+    return lines
