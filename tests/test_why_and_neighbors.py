@@ -44,7 +44,8 @@ async def test_details_for_a_crafted_query(settings: Settings, fake_ollama: Fake
     assert top.score == pytest.approx(1 / (20 + legs["vector"].rank) + 1 / (20 + legs["keyword"].rank))
     source = SessionSource(number=1, chunk=top.chunk, score=top.score, rel_score=top.rel_score, legs=top.legs,
                            evidence=top.evidence)
-    lines = details(result.meta, [source])
+    lines = details(result.meta, [source])[7:]
+    source_part = details(result.meta, [source])[:7]
     n = 6   # chunks in the collection; IDF = ln((N + 1) / (df + 1))
     assert lines[:6] == [
         "Collection docs: keyword tier 2 (any word or synonym, OR); fusion rrf",   # AND found fewer than 3
@@ -55,13 +56,14 @@ async def test_details_for_a_crafted_query(settings: Settings, fake_ollama: Fake
         "  AND tier found 1",
     ]
     assert lines[6].startswith("  hits: vector ") and "keyword 2" in lines[6]
-    assert lines[8:] == [
+    assert source_part == [
         "Source [1] docs/valves.md",
         f"  vector leg: rank {legs['vector'].rank}, score {legs['vector'].score:.4f}",
         f"  keyword leg: rank 1, score {legs['keyword'].score:.4f}",
         f"  fused: rank 1, score {top.score:.4f}",
         "  rerank: none configured",
         f"  session score {top.score:.4f}, relative 1.00; found by vector+keyword",
+        "",
     ]
     # `ragtui query` prints the same collection lines and each hit's evidence
     argv = ["--config", str(settings.data_dir / "none.toml"), "--data-dir", str(settings.data_dir),
@@ -80,10 +82,10 @@ def test_details_name_both_runs_of_a_follow_up_and_neighbours() -> None:
                            evidence=(LegRank("query", 2, 0.1), LegRank("rewrite:rerank", 1, 0.9)),
                            neighbor_of=7, distance=2)
     lines = details(None, [source], rewrite="what about seals?")
-    assert lines[:3] == ["(no retrieval ran)", "", "(no retrieval ran)"]
-    assert lines[4:] == ["Source [9] c/a.md", "  neighbour of [7], 2 chunk(s) away: score = that hit's x 0.85^2",
-                         "  typed question: rank 2, score 0.1000", "  rewrite:rerank leg: rank 1, score 0.9000",
-                         "  session score 0.5000, relative 0.40; found by neighbour expansion"]
+    assert lines[6:] == ["(no retrieval ran)", "", "(no retrieval ran)"]
+    assert lines[:6] == ["Source [9] c/a.md", "  neighbour of [7], 2 chunk(s) away: score = that hit's x 0.85^2",
+                         "  typed question: rank 2, score 0.1000", "  rewrite · rerank leg: rank 1, score 0.9000",
+                         "  session score 0.5000, relative 0.40; found by neighbour expansion", ""]
 
 
 def _chunk(source: str, index: int) -> Chunk:

@@ -56,6 +56,13 @@ def evidence_line(evidence: Sequence[LegRank]) -> str:
     return " · ".join(f"{e.leg} #{e.rank} {e.score:.3f}" for e in evidence) or "-"
 
 
+def leg_label(leg: str) -> str:
+    """"vector leg", "fused", "rewrite · keyword leg" (the rewritten question's run of a follow-up)."""
+    prefix, _, base = leg.rpartition(":")
+    label = LEG_NAMES.get(base, base + " leg")
+    return f"{prefix} · {label}" if prefix else label
+
+
 def source_lines(source: SessionSource) -> list[str]:
     """Why [N] is here: its rank and score in each leg, fused and rerank scores, neighbour origin."""
     lines = [f"Source [{source.number}] {source.chunk.label}"]
@@ -63,7 +70,7 @@ def source_lines(source: SessionSource) -> list[str]:
         lines.append(f"  neighbour of [{source.neighbor_of}], {source.distance} chunk(s) away: "
                      f"score = that hit's x 0.85^{source.distance}")
     for e in source.evidence:
-        lines.append(f"  {LEG_NAMES.get(e.leg, e.leg + ' leg')}: rank {e.rank}, score {e.score:.4f}")
+        lines.append(f"  {leg_label(e.leg)}: rank {e.rank}, score {e.score:.4f}")
     if not any(e.leg.endswith("rerank") for e in source.evidence):
         lines.append("  rerank: none configured")
     lines.append(f"  session score {source.score:.4f}, relative {source.rel_score:.2f}; "
@@ -73,10 +80,11 @@ def source_lines(source: SessionSource) -> list[str]:
 
 def details(meta: RetrievalMeta | None, sources: Sequence[SessionSource], *, rewrite: str = "",
             rewrite_meta: RetrievalMeta | None = None) -> list[str]:
-    """The details view: the run(s) of a turn, then each of the given sources."""
-    lines = meta_lines(meta, "Question as typed:" if rewrite else "")
+    """The details view: each of the given sources, then how the turn's question(s) were searched."""
+    lines: list[str] = []
+    for source in sources:
+        lines += [*source_lines(source), ""]
+    lines += meta_lines(meta, "Question as typed:" if rewrite else "")
     if rewrite:
         lines += ["", *meta_lines(rewrite_meta, f"Rewritten question: {rewrite}")]
-    for source in sources:
-        lines += ["", *source_lines(source)]
     return lines

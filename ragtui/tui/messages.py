@@ -34,6 +34,7 @@ class Research:
 
     class Notice(EngineEvent[events.Notice]): ...
     class RetrievalStarted(EngineEvent[events.RetrievalStarted]): ...
+    class RewriteReady(EngineEvent[events.RewriteReady]): ...
     class SourcesReady(EngineEvent[events.SourcesReady]): ...
     class AnnotationStarted(EngineEvent[events.AnnotationStarted]): ...
     class AnnotationFinished(EngineEvent[events.AnnotationFinished]): ...
@@ -45,7 +46,7 @@ class Research:
     class SessionSaved(EngineEvent[events.SessionSaved]): ...
 
     class Started(Message, bubble=False):
-        """A new query: clear the panes."""
+        """A new query or follow-up turn: clear the panes."""
 
     class Cancelled(Message, bubble=False):
         """The user cancelled the running work."""
@@ -66,6 +67,7 @@ class Research:
 _FOR_EVENT: dict[type[Event], type[EngineEvent[Any]]] = {
     events.Notice: Research.Notice,
     events.RetrievalStarted: Research.RetrievalStarted,
+    events.RewriteReady: Research.RewriteReady,
     events.SourcesReady: Research.SourcesReady,
     events.AnnotationStarted: Research.AnnotationStarted,
     events.AnnotationFinished: Research.AnnotationFinished,

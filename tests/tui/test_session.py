@@ -192,6 +192,7 @@ async def test_history_reopens_an_earlier_session(settings: Settings, script: Sc
         await ask(app, pilot, QUERY)
         first_id, first_answer = main.session.id, main.session.answer
         script.answers.append(Reply.text("Seals last 5,000 hours [1]."))
+        await pilot.press("N")                  # a new session, not a follow-up of the first
         await ask(app, pilot, "when do seals wear out")
         assert main.session.id != first_id
         await pilot.press("h")

@@ -42,8 +42,10 @@ from ragtui.tui.widgets.query import QueryInput
 from ragtui.tui.widgets.sources import SourcesPanel
 from ragtui.tui.widgets.status import StatusLine
 from ragtui.tui.widgets.synthesis import SynthesisView
+from ragtui.tui.widgets.turns import TurnBar
 
 if TYPE_CHECKING:
+    from ragtui.history import Turn
     from ragtui.research import ResearchSession
     from ragtui.retrieve.result import RetrievalMeta
 
@@ -73,6 +75,7 @@ class MainScreen(Screen[None]):
 
     active: reactive[frozenset[str]] = reactive(frozenset())   # the collections a query searches
     collections_shown: reactive[bool | None] = reactive(None)  # b's choice; None: the width decides
+    turns: reactive[int] = reactive(0)     # turns of the conversation a submitted query follows up; 0: a new one
 
     def __init__(self, settings: Settings, engine: Engine, *, cursor_blink: bool = True, start_workers: bool = True,
                  ingest_on_start: tuple[Path, str] | None = None) -> None:
@@ -86,6 +89,9 @@ class MainScreen(Screen[None]):
         self.ingest_on_start = ingest_on_start
         self.session: ResearchSession | None = None
         self.collection_views: list[CollectionInfo] = []
+        self.ollama_models: tuple[str, ...] = ()   # as the last probe listed them (the model picker offers them)
+        self.viewed_turn = 0                       # the turn the panes show (1-based; 0 before any)
+        self.last_meta: RetrievalMeta | None = None
 
     # --- layout ---------------------------------------------------------------------
 
@@ -94,6 +100,7 @@ class MainScreen(Screen[None]):
             yield CollectionsPane(id="collections-pane")
             with Vertical(id="work"):
                 yield QueryInput(id="query")
+                yield TurnBar(id="turn-bar")
                 with Container(id="results"):
                     yield SourcesPanel(id="sources")
                     yield SynthesisView(id="synthesis")
@@ -149,6 +156,7 @@ class MainScreen(Screen[None]):
         status = self.query_one(StatusLine)
         synthesis = self.query_one(SynthesisView)
         status.reachable = not message.error
+        self.ollama_models = message.models
         if message.error:
             synthesis.note(f"{message.error}\nUntil it is: keyword-only retrieval, no annotation and no answer.",
                            "error")
@@ -196,9 +204,27 @@ class MainScreen(Screen[None]):
             sources.clear("No collections yet: press i to ingest a folder, or n to create a collection.")
 
     def watch_active(self, active: frozenset[str]) -> None:
-        names = ", ".join(sorted(active)) or "no collection active"
-        self.query_one(QueryInput).border_title = f"Query · {names}"
+        self._title_query()
         self.query_one(CollectionsPane).show_active(active)
+
+    def watch_turns(self) -> None:
+        self._title_query()
+
+    def _title_query(self) -> None:
+        """`Query · collections`, or `Follow-up (turn N) · collections` while a conversation goes on."""
+        if self.turns and self.session is not None:
+            names = ", ".join(self.session.collections)
+            title = f"Follow-up (turn {self.turns + 1}) · {names} · N: new session"
+        else:
+            title = f"Query · {', '.join(sorted(self.active)) or 'no collection active'}"
+        self.query_one(QueryInput).border_title = title
+
+    def _sync_conversation(self) -> None:
+        """A session with an answer takes follow-ups: the query bar says so."""
+        session = self.session
+        self.turns = len(session.turns) if session is not None and any(t.answer.strip() for t in session.turns) \
+            else 0
+        self._title_query()
 
     @on(CollectionToggled)
     def _toggled(self, message: CollectionToggled) -> None:
@@ -226,7 +252,10 @@ class MainScreen(Screen[None]):
                         severity="warning")
             return
         self.query_one(QueryInput).remember(query)
-        self.run_research(query, sorted(self.active))
+        if self.turns and self.session is not None and not self.busy:
+            self.run_follow_up(self.session, query)
+        else:
+            self.run_research(query, sorted(self.active))
         self.query_one(SourcesPanel).active_table.focus()
 
     @work(group=RESEARCH, exclusive=True)
@@ -240,6 +269,17 @@ class MainScreen(Screen[None]):
             await self.reprobe()
         self.session = await self.engine.new_session(query, collections)
         await self.consume(self.session.run())
+
+    @work(group=RESEARCH, exclusive=True)
+    async def run_follow_up(self, session: ResearchSession, question: str) -> None:
+        """The next turn of the conversation: rewritten, retrieved twice, answered with the earlier turns."""
+        self.post_message(Research.Started())
+        await self.consume(session.follow_up(question))
+
+    @work(group=RESEARCH, exclusive=True)
+    async def run_revised(self, session: ResearchSession, rewrite: str) -> None:
+        self.post_message(Research.Started())
+        await self.consume(session.revise_rewrite(rewrite))
 
     async def consume(self, events: AsyncIterator[Event]) -> None:
         """Post a stream of engine events to this screen; a cancel or a failure is posted after them."""
@@ -288,8 +328,20 @@ class MainScreen(Screen[None]):
     def _retrieving(self, message: Research.RetrievalStarted) -> None:
         self.query_one(StatusLine).activity = f"retrieving from {', '.join(message.event.collections)}"
 
+    @on(Research.RewriteReady)
+    def _rewritten(self, message: Research.RewriteReady) -> None:
+        event = message.event
+        turn = self.session.turns.index(self.session.turn) + 1 if self.session is not None else 2
+        self.query_one(TurnBar).show_turn(turn, turn, event.question, event.rewrite, event.by)
+
     @on(Research.SourcesReady)
     def _sources_ready(self, message: Research.SourcesReady) -> None:
+        self.viewed_turn = message.event.turn
+        self.last_meta = message.event.meta
+        if self.session is not None and message.event.turn > 1:
+            self._show_turn_bar(self.session, message.event.turn)
+        elif message.event.turn == 1:
+            self.query_one(TurnBar).hide()
         found = message.event.sources
         note = "" if found else "No hits: nothing in the active collections matches this query."
         self.query_one(SourcesPanel).use = {}
@@ -333,6 +385,7 @@ class MainScreen(Screen[None]):
         known = set(self.query_one(SourcesPanel).sources)
         await self.query_one(SynthesisView).finish(event.text, event.stop_reason, known, event.unknown_citations)
         self.query_one(StatusLine).activity = f"answer: {event.stop_reason}"
+        self._sync_conversation()
 
     @on(Research.StageFailed)
     def _stage_failed(self, message: Research.StageFailed) -> None:
@@ -346,6 +399,7 @@ class MainScreen(Screen[None]):
     @on(Research.SessionSaved)
     def _saved(self, message: Research.SessionSaved) -> None:
         self.query_one(StatusLine).activity = f"saved as session {message.event.session_id}"
+        self._sync_conversation()
 
     def _session_or_say(self) -> ResearchSession | None:
         if self.session is None:
@@ -398,7 +452,7 @@ class MainScreen(Screen[None]):
         else:
             session.drop(source.number)
             verb = "Dropped"
-        panel.set_sources(session.sources)
+        panel.set_sources(self._viewed(session).sources)
         self.notify(f"{verb} [{source.number}]. Press s to write the answer again with it.", timeout=4)
 
     def action_cancel(self) -> None:
@@ -417,6 +471,11 @@ class MainScreen(Screen[None]):
     @on(CitationClicked)
     def _cited(self, message: CitationClicked) -> None:
         source = self.query_one(SourcesPanel).sources.get(message.number)
+        if source is None and self.session is not None:   # an earlier turn's source, cited in its answer
+            try:
+                source = self.session.source(message.number)
+            except KeyError:
+                source = None
         if source is not None:
             self.open_source(source)
 
@@ -425,8 +484,8 @@ class MainScreen(Screen[None]):
         from ragtui.tui.screens.source_viewer import SourceViewer
 
         document = await self.engine.document(source)
-        query = self.session.query if self.session is not None else ""
-        await self.app.push_screen(SourceViewer(source, document, query=query, cursor_blink=self.cursor_blink))
+        await self.app.push_screen(SourceViewer(source, document, query=self._asked(source),
+                                                cursor_blink=self.cursor_blink, details=self._details(source)))
 
     def action_copy_answer(self) -> None:
         text = self.query_one(SynthesisView).text
@@ -441,6 +500,122 @@ class MainScreen(Screen[None]):
             self.notify("No source selected.", severity="warning")
             return
         self.post_message(CopyRequested(source.chunk.text, f"source [{source.number}]"))
+
+    # --- conversations: turns, rewrites, why, re-annotation with another model ------------------
+
+    def _viewed(self, session: ResearchSession) -> Turn:
+        """The turn the panes show (the latest when none was chosen)."""
+        index = self.viewed_turn if 1 <= self.viewed_turn <= len(session.turns) else len(session.turns)
+        return session.turns[index - 1]
+
+    def _show_turn_bar(self, session: ResearchSession, index: int) -> None:
+        turn = session.turns[index - 1]
+        self.query_one(TurnBar).show_turn(index, len(session.turns), turn.query, turn.rewrite, turn.rewrite_by)
+
+    async def _show_turn(self, step: int) -> None:
+        session = self._session_or_say()
+        if session is None:
+            return
+        index = (self.viewed_turn or len(session.turns)) + step
+        if not 1 <= index <= len(session.turns):
+            self.notify("No earlier turn." if step < 0 else "This is the latest turn.")
+            return
+        self.viewed_turn = index
+        turn = session.turns[index - 1]
+        self.query_one(SourcesPanel).set_sources(turn.sources, "This turn had no sources.")
+        synthesis = self.query_one(SynthesisView)
+        await synthesis.reset()
+        await synthesis.finish(turn.answer, turn.stop_reason, {s.number for s in turn.sources},
+                               tuple(turn.unknown_citations))
+        self._show_turn_bar(session, index)
+        self.query_one(StatusLine).retrieval = describe_retrieval(turn.retrieval_meta)
+
+    async def action_earlier_turn(self) -> None:
+        await self._show_turn(-1)
+
+    async def action_later_turn(self) -> None:
+        await self._show_turn(1)
+
+    async def action_new_session(self) -> None:
+        """Forget the conversation: the next query starts a fresh session (the old one stays in the history)."""
+        if self.busy:
+            self.notify("Still working: wait, or press esc to cancel.", severity="warning")
+            return
+        previous, self.session = self.session, None
+        if previous is not None:
+            await previous.aclose()
+        self.viewed_turn = 0
+        self._sync_conversation()
+        self.query_one(TurnBar).hide()
+        self.query_one(SourcesPanel).clear("New session: type a question and press enter.")
+        await self.query_one(SynthesisView).reset("")
+        self.action_focus_query()
+
+    def _asked(self, source: SessionSource) -> str:
+        """The question `source` was annotated against: its turn's rewrite, or the question as typed."""
+        session = self.session
+        if session is None:
+            return ""
+        try:
+            turn = session.turns[session.turn_of(source.number) - 1]
+        except KeyError:
+            return session.query
+        return turn.rewrite or turn.query
+
+    def _details(self, source: SessionSource) -> list[str]:
+        """The engine's explanation of how `source` was found, for its turn."""
+        from ragtui.retrieve.explain import details
+
+        session = self.session
+        try:
+            turn = session.turns[session.turn_of(source.number) - 1] if session is not None else None
+        except KeyError:
+            turn = None
+        if turn is None:
+            return details(self.last_meta, [source])
+        return details(turn.retrieval_meta, [source], rewrite=turn.rewrite, rewrite_meta=turn.rewrite_meta)
+
+    def action_details(self) -> None:
+        from ragtui.tui.screens.details import DetailsScreen
+
+        source = self.query_one(SourcesPanel).selected()
+        if source is None:
+            self.notify("No source selected.", severity="warning")
+            return
+        self.app.push_screen(DetailsScreen(f"Why [{source.number}] {source.chunk.label}", self._details(source)))
+
+    @work(group="rewrite-dialog", exclusive=True)
+    async def action_edit_rewrite(self) -> None:
+        from ragtui.tui.screens.rewrite import RewriteScreen
+
+        session = self._session_or_say()
+        if session is None:
+            return
+        if len(session.turns) < 2:
+            self.notify("Only a follow-up has a rewrite: ask one first.", severity="warning")
+            return
+        text = await self.app.push_screen_wait(RewriteScreen(session.turn.query, session.turn.rewrite))
+        if text:
+            self.run_revised(session, text)
+
+    @work(group="model-picker", exclusive=True)
+    async def action_reannotate_with(self) -> None:
+        from ragtui.tui.screens.model_picker import ModelPickerScreen
+
+        session = self._session_or_say()
+        if session is None:
+            return
+        source = self.query_one(SourcesPanel).selected()
+        current = session.record.annotation_model or self.settings.llm.annotator
+        embedders = set(self.settings.embed.all_models)     # listed by Ollama, but they cannot annotate
+        models = [name for m in self.ollama_models if (name := m.removesuffix(":latest")) not in embedders] \
+            or [current]
+        choice = await self.app.push_screen_wait(ModelPickerScreen(models, current,
+                                                                   source.number if source else None))
+        if choice is None:
+            return
+        numbers = list(choice.numbers) if choice.numbers else [s.number for s in self._viewed(session).sources]
+        self._follow(session.reannotate(numbers, model=choice.model, prompt_file=choice.prompt_file or None))
 
     # --- dialogs -----------------------------------------------------------------------------
 
@@ -471,6 +646,12 @@ class MainScreen(Screen[None]):
     @on(Research.Reopened)
     async def _reopened(self, message: Research.Reopened) -> None:
         session = message.session
+        self.viewed_turn = len(session.turns)
+        self._sync_conversation()
+        if len(session.turns) > 1:
+            self._show_turn_bar(session, len(session.turns))
+        else:
+            self.query_one(TurnBar).hide()
         self.query_one(QueryInput).value = session.query
         self.query_one(SourcesPanel).set_sources(session.sources, "This session had no sources.")
         synthesis = self.query_one(SynthesisView)

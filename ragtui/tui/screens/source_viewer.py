@@ -8,6 +8,7 @@ selected whole.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from rich.text import Text
@@ -57,10 +58,13 @@ class SourceViewer(ModalScreen[None]):
     BINDINGS: ClassVar = [
         Binding("escape,q", "dismiss", "Close"),
         Binding("y", "copy", "Copy chunk"),
+        Binding("w", "details", "Why this source"),
     ]
 
     def __init__(self, source: SessionSource, document: DocumentView, *, query: str = "",
-                 cursor_blink: bool = True) -> None:
+                 cursor_blink: bool = True, details: Sequence[str] = ()) -> None:
+        """`query`: what the annotator read the source against; `details`: the engine's explanation of how
+        the source was found (w shows it)."""
         super().__init__()
         self.source = source
         self.document = document
@@ -70,6 +74,7 @@ class SourceViewer(ModalScreen[None]):
         # a part only when it is one, and only when the document shows the chunk's exact text
         exact = document.text[document.start:document.end] == text
         self.window = (start, end) if exact and (start, end) != (0, len(text)) else None
+        self.details = list(details)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="viewer-box"):
@@ -92,6 +97,14 @@ class SourceViewer(ModalScreen[None]):
         area.selection = Selection(end, start)  # cursor at the chunk's start, so that is what scrolls into view
         area.focus()
         self.call_after_refresh(area.scroll_cursor_visible, center=True, animate=False)
+
+    def action_details(self) -> None:
+        from ragtui.tui.screens.details import DetailsScreen
+
+        if not self.details:
+            self.notify("No retrieval details for this source.", severity="warning")
+            return
+        self.app.push_screen(DetailsScreen(f"Why [{self.source.number}] {self.source.chunk.label}", self.details))
 
     def action_copy(self) -> None:
         self.post_message(CopyRequested(self.source.chunk.text, f"source [{self.source.number}]"))
