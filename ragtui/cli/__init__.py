@@ -25,13 +25,14 @@ from ragtui.cli import (
     history_cmd,
     ingest_cmd,
     query_cmd,
+    serve_cmd,
     wordnet_cmd,
 )
 from ragtui.config import Settings, load_settings
 from ragtui.errors import RagtuiError, describe
 
 COMMANDS = (config_cmd, doctor_cmd, wordnet_cmd, ingest_cmd, collections_cmd, query_cmd, eval_cmd, ask_cmd,
-            history_cmd, demo_cmd)
+            history_cmd, serve_cmd, demo_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,7 +10,8 @@ drawing while they load.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
+import threading
+from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,6 +34,9 @@ class Engine:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.workspace = Workspace(settings)
+        # llama_index has circular imports: two threads importing it at once can see a partially initialised
+        # module (an ImportError). So the warm-up, a first query and an ingest import one after another.
+        self._imports = threading.Lock()
 
     def close(self) -> None:
         """Close what the workspace opened; called once the app has stopped."""
@@ -50,7 +54,15 @@ class Engine:
 
     async def warm_up(self) -> None:
         """Import the heavy engine modules in a thread after the first frame, so the first query starts fast."""
-        await asyncio.to_thread(_preload)
+        await self._import(_preload)
+
+    async def _import(self, load: Callable[[], None]) -> None:
+        """Run `load` in a thread, after any other import of heavy modules has finished."""
+        def locked() -> None:
+            with self._imports:
+                load()
+
+        await asyncio.to_thread(locked)
 
     # --- collections -----------------------------------------------------------
 
@@ -62,7 +74,7 @@ class Engine:
 
     async def ingest(self, path: Path, collection: str) -> AsyncGenerator[Event, None]:
         """Ingest events (IngestProgress, FileSkipped, IngestFinished) for one folder or file."""
-        await asyncio.to_thread(_import_ingest)
+        await self._import(_import_ingest)
         async with aclosing(self.workspace.ingest([path], collection)) as events:
             async for event in events:
                 yield event
@@ -70,9 +82,11 @@ class Engine:
     # --- research ---------------------------------------------------------------
 
     async def new_session(self, query: str, collections: list[str]) -> ResearchSession:
+        await self._import(_preload)     # a query typed during the warm-up waits for it (instant after)
         return await asyncio.to_thread(self.workspace.new_session, query, collections)
 
     async def reopen(self, session_id: int) -> ResearchSession:
+        await self._import(_preload)
         return await asyncio.to_thread(self.workspace.reopen, session_id)
 
     async def history(self) -> list[SessionSummary]:
