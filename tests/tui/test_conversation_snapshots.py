@@ -27,6 +27,7 @@ async def _reopened(pilot) -> None:
     await handled(screen)
     app.query_one(SourcesPanel).active_table.focus()
     await pilot.pause()
+    await pilot.wait_for_scheduled_animations()     # the tab underline slides to the relabelled tab
 
 
 @pytest.mark.parametrize("size", SIZES)
