@@ -6,6 +6,16 @@
         chroma/           embedded Chroma (absent when [chroma] host points at a server)
         records.sqlite3   ingest records and journal (stores.records)
         ingest.lock       held (flock) by the ingest writing into the collection (Collection.ingest_lock)
+        chroma.lock       the vector stores' reader/writer lock (Collection.vector_access)
+        chroma.generation how many vector writes were committed; readers reload Chroma when it moves on
+
+The multi-process rule: any number of processes may read a collection while one
+ingest writes into it. Chroma's embedded store is not safe to read while another
+process writes it (a reader loading the HNSW files mid-write crashed in native
+code) and never sees another process's writes (it loads an index once), so every
+vector access takes `chroma.lock`, shared to read and exclusive to write; a writer
+holds it for one store call at a time and then bumps the generation, and a reader
+that finds a newer generation than its process loaded restarts its Chroma system.
 
 Stores open lazily, so listing collections never imports chromadb.
 """
@@ -32,12 +42,21 @@ from ragtui.errors import RagtuiError
 from ragtui.model import CollectionState
 from ragtui.stores.keyword import KeywordIndex
 from ragtui.stores.records import RECORDS_FILE, IngestRecords
-from ragtui.stores.vector import VectorIndex, chroma_client, chroma_name, release_embedded
+from ragtui.stores.vector import (
+    VectorIndex,
+    chroma_client,
+    chroma_name,
+    embedded_epoch,
+    note_written,
+    release_embedded,
+)
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,62}")
 NAME_RULE = "1-63 letters, digits, '-' or '_', starting with a letter or digit"
 MANIFEST = "collection.json"
 LOCK_FILE = "ingest.lock"
+VECTOR_LOCK = "chroma.lock"
+GENERATION = "chroma.generation"
 
 
 class CollectionError(RagtuiError):
@@ -51,7 +70,7 @@ class IngestBusy(CollectionError):
 def validate_collection_name(name: str) -> str:
     """The name, when it is one a collection may have (it is also a folder name); CollectionError if not."""
     if not NAME_RE.fullmatch(name):
-        raise CollectionError(f"invalid collection name {name!r}: use {NAME_RULE}")
+        raise CollectionError(f"invalid collection name {name!r}: use {NAME_RULE}", exit_code=2)
     return name
 
 
@@ -76,6 +95,7 @@ class Collection:
         self._open_lock = threading.Lock()   # retrieval legs and ingest steps run in threads and open stores lazily
         self._vectors: dict[str, VectorIndex] = {}
         self._client: Any = None
+        self._client_epoch = 0
         self._records: IngestRecords | None = None
 
     # --- manifest ----------------------------------------------------------------
@@ -115,10 +135,12 @@ class Collection:
             return self._keyword
 
     def vectors(self, model: str) -> VectorIndex:
+        """The model's vector index; use it only inside `vector_access()` (see the module docstring)."""
         with self._open_lock:
             if model not in self._vectors:
                 if self._client is None:
                     self._client = chroma_client(self.settings.chroma, self.path / "chroma")
+                    self._client_epoch = embedded_epoch(self.path / "chroma", self.generation())
                 self._vectors[model] = VectorIndex(self._client, self.chroma_name(model), model)
             return self._vectors[model]
 
@@ -126,6 +148,50 @@ class Collection:
         """The Chroma collection of this model's vectors: prefixed by the collection's name on a shared
         server; in the collection's own embedded Chroma the model alone tells them apart."""
         return chroma_name(f"ragtui-{self.name}" if self.settings.chroma.host else "chunks", model)
+
+    def generation(self) -> int:
+        """How many vector writes were committed to this collection (0 before the first)."""
+        try:
+            return int((self.path / GENERATION).read_text(encoding="ascii"))
+        except (OSError, ValueError):
+            return 0
+
+    @contextmanager
+    def vector_access(self, *, write: bool = False) -> Iterator[None]:
+        """Around every use of `vectors()`: shared to read, exclusive to write, from any process.
+
+        A reader first makes sure its process's Chroma system holds the latest committed
+        generation (reloading it when another process wrote since); a writer bumps the
+        generation when its block ends. Never nested: flock locks of two descriptors
+        conflict even inside one process.
+        """
+        with open(self.path / VECTOR_LOCK, "a+") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX if write else fcntl.LOCK_SH)
+            try:
+                if not self.settings.chroma.host:
+                    self._follow(self.generation())
+                yield
+                if write:
+                    self._bump()
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _follow(self, generation: int) -> None:
+        """Drop this collection's client when its process's Chroma system had to be reloaded."""
+        epoch = embedded_epoch(self.path / "chroma", generation)
+        with self._open_lock:
+            if self._client is not None and self._client_epoch != epoch:
+                self._client = None      # its system is already stopped; vectors() makes a new client
+                self._vectors.clear()
+
+    def _bump(self) -> None:
+        generation = self.generation() + 1
+        fd, tmp = tempfile.mkstemp(dir=self.path, prefix=".generation-")
+        with os.fdopen(fd, "w", encoding="ascii") as f:
+            f.write(str(generation))
+        os.replace(tmp, self.path / GENERATION)
+        if not self.settings.chroma.host:
+            note_written(self.path / "chroma", generation)
 
     @property
     def records(self) -> IngestRecords:
@@ -211,13 +277,20 @@ class CollectionRegistry:
         return sorted(p.name for p in self.root.iterdir() if (p / MANIFEST).is_file())
 
     def exists(self, name: str) -> bool:
-        return (self.root / name / MANIFEST).is_file()
+        return (self.path(name) / MANIFEST).is_file()
+
+    def path(self, name: str) -> Path:
+        """The folder of collection `name`: the name passes the one rule first, and the folder (even through a
+        symlink) must lie inside the data dir, so no name or link reaches another directory."""
+        path = self.root / validate_collection_name(name)
+        if path.is_symlink() or not path.resolve().is_relative_to(self.root.resolve()):
+            raise CollectionError(f"collection folder {path} leads outside {self.root}; refusing to use it")
+        return path
 
     def create(self, name: str, topic: str = "") -> Collection:
-        validate_collection_name(name)
         if self.exists(name):
             raise CollectionError(f"collection {name!r} already exists")
-        path = self.root / name
+        path = self.path(name)
         path.mkdir(parents=True, exist_ok=True)
         manifest = {"name": name, "topic": topic, "uid": uuid.uuid4().hex,   # tells a recreated namesake apart
                     "created": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -226,12 +299,11 @@ class CollectionRegistry:
         return Collection(self.settings, path)
 
     def open(self, name: str) -> Collection:
-        validate_collection_name(name)
         if not self.exists(name):
             known = ", ".join(self.names()) or "none yet"
             raise CollectionError(f"no collection named {name!r} (collections: {known}); "
                                   f"create one with `ragtui ingest PATH -c {name}`")
-        return Collection(self.settings, self.root / name)
+        return Collection(self.settings, self.path(name))
 
     def delete(self, name: str) -> None:
         """Remove the collection's folder and, on a Chroma server, its vectors; refused while an ingest runs.
@@ -242,6 +314,11 @@ class CollectionRegistry:
         if collection.ingest_running():
             raise CollectionError(f"an ingest is writing into {name!r}; stop it before deleting the collection")
         models = collection.models
+        with open(collection.path / VECTOR_LOCK, "a+") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)      # no reader is inside Chroma while its files go
+            self._remove(collection, models)
+
+    def _remove(self, collection: Collection, models: list[str]) -> None:
         if self.settings.chroma.host:
             client = chroma_client(self.settings.chroma, collection.path / "chroma")
             existing = {c.name for c in client.list_collections()}

@@ -30,6 +30,7 @@ from ragtui.cli import (
 )
 from ragtui.config import Settings, load_settings
 from ragtui.errors import RagtuiError, describe
+from ragtui.sanitize import one_line
 
 COMMANDS = (config_cmd, doctor_cmd, wordnet_cmd, ingest_cmd, collections_cmd, query_cmd, eval_cmd, ask_cmd,
             history_cmd, serve_cmd, demo_cmd)
@@ -75,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_app(settings)
         return args.run(args, settings)
     except RagtuiError as exc:
-        print(f"ragtui: {describe(exc)}", file=sys.stderr)
+        print(f"ragtui: {one_line(describe(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("ragtui: interrupted", file=sys.stderr)

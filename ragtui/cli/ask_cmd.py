@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ragtui.config import ConfigError, Settings
 from ragtui.errors import RagtuiError
 from ragtui.model import StopReason
+from ragtui.sanitize import clean, one_line
 
 if TYPE_CHECKING:
     from ragtui.events import Event, SynthesisFinished
@@ -141,38 +142,41 @@ class TextPrinter:
         from ragtui.history import annotation_origin
 
         if isinstance(event, ev.RewriteReady):
-            self._line(f"Follow-up rewritten by {event.by}: {event.rewrite}")
+            self._line(one_line(f"Follow-up rewritten by {event.by}: {event.rewrite}"))
         elif isinstance(event, ev.SourcesReady):
             turn = f" (turn {event.turn})" if event.turn > 1 else ""
-            self._line(f"{len(event.sources)} source(s) for {session.query!r}{turn} in "
-                       f"{', '.join(session.collections)}"
+            self._line(one_line(f"{len(event.sources)} source(s) for {session.query!r}{turn} in "
+                                f"{', '.join(session.collections)}")
                        + (" (keyword leg only: the embedder was unreachable)" if event.keyword_only else "") + ":")
             for s in event.sources:
                 near = f"  neighbour of [{s.neighbor_of}]" if s.neighbor_of else ""
-                self._line(f"  [{s.number}] {s.chunk.label}  score {s.score:.3f}  {'+'.join(s.legs) or '-'}{near}")
+                self._line(f"  [{s.number}] {one_line(s.chunk.label)}  score {s.score:.3f}  "
+                           f"{'+'.join(s.legs) or '-'}{near}")
         elif isinstance(event, ev.AnnotationFinished):
             mark = "relevant" if event.relevant else "filtered"
             source = session.source(event.number)
-            self._line(f"  [{event.number}] {mark} ({annotation_origin(source)}): {_clip(event.text)}")
+            self._line(f"  [{event.number}] {mark} ({one_line(annotation_origin(source))}): "
+                       f"{_clip(clean(event.text))}")
         elif isinstance(event, ev.AnnotationFailed):
-            self._line(f"  [{event.number}] annotation failed: {event.error}")
+            self._line(f"  [{event.number}] annotation failed: {one_line(event.error)}")
         elif isinstance(event, ev.Notice):
-            print(f"ragtui: {event.level}: {event.message}", file=self.err, flush=True)
+            print(f"ragtui: {event.level}: {one_line(event.message)}", file=self.err, flush=True)
         elif isinstance(event, ev.SynthesisStarted):
             if event.continuation:
-                self.out.write(session.answer)
+                self.out.write(clean(session.answer))
             else:
-                self._line(f"\nAnswer ({event.model}, from {len(event.numbers)} source(s): {_refs(event.numbers)}"
+                self._line(f"\nAnswer ({one_line(event.model)}, "
+                           f"from {len(event.numbers)} source(s): {_refs(event.numbers)}"
                            + (f"; the most relevant part of {_refs(event.windowed)}" if event.windowed else "")
                            + (f"; did not fit: {_refs(event.left_out)}" if event.left_out else "") + "):\n")
             self.out.flush()
         elif isinstance(event, ev.SynthesisToken):
-            self.out.write(event.text)
+            self.out.write(clean(event.text))     # no ESC gets through, so no sequence spans two tokens
             self.out.flush()
         elif isinstance(event, ev.SynthesisFinished):
             self._finished(event)
         elif isinstance(event, ev.StageFailed):
-            print(f"ragtui: {event.stage} failed: {event.message}", file=self.err, flush=True)
+            print(f"ragtui: {event.stage} failed: {one_line(event.message)}", file=self.err, flush=True)
             return False
         elif isinstance(event, ev.SessionSaved):
             times = ", ".join(f"{k.removesuffix('_s')} {v:.1f} s" for k, v in event.timings.items())
@@ -201,7 +205,7 @@ class JsonPrinter:
         from ragtui import events as ev
 
         if isinstance(event, ev.StageFailed):
-            print(f"ragtui: {event.stage} failed: {event.message}", file=sys.stderr, flush=True)
+            print(f"ragtui: {event.stage} failed: {one_line(event.message)}", file=sys.stderr, flush=True)
             return False
         return True
 

@@ -9,6 +9,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from ragtui.config import Settings
+from ragtui.sanitize import one_line
 
 if TYPE_CHECKING:
     from ragtui.workspace import Workspace
@@ -55,7 +56,8 @@ def _list(workspace: Workspace, as_json: bool) -> int:
         print("no collections yet; create one with `ragtui ingest PATH -c NAME`")
         return 0
     rows = [("NAME", "FILES", "CHUNKS", "STATE", "MODELS", "TOPIC")]
-    rows += [(i.name, str(i.files), str(i.chunks), i.state, ",".join(i.models) or "-", i.topic) for i in infos]
+    rows += [(i.name, str(i.files), str(i.chunks), i.state, one_line(",".join(i.models)) or "-", one_line(i.topic))
+             for i in infos]
     widths = [max(len(r[k]) for r in rows) for k in range(5)]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[5])
@@ -83,20 +85,20 @@ def _info(workspace: Workspace, name: str, as_json: bool) -> int:
                           "histogram": hist, "clusters": [asdict(c) for c in clusters],
                           "pending_embeddings": pending, "quality": report.to_json()}, indent=2))
         return 0
-    print(f"{info.name}  ({info.state})  topic: {info.topic or '-'}  created {info.created}")
-    print(f"files {info.files}, chunks {info.chunks}, models {', '.join(info.models) or '-'}")
+    print(one_line(f"{info.name}  ({info.state})  topic: {info.topic or '-'}  created {info.created}"))
+    print(one_line(f"files {info.files}, chunks {info.chunks}, models {', '.join(info.models) or '-'}"))
     for model, n in pending.items():
         if n:
             print(f"  {n} chunks still need {model} embeddings")
-    print("formats: " + (", ".join(f"{k} {v}" for k, v in formats.items()) or "-"))
+    print("formats: " + one_line(", ".join(f"{k} {v}" for k, v in formats.items()) or "-"))
     if skipped:
         print(f"skipped ({len(skipped)}):")
         for source, reason in skipped:
-            print(f"  {source}: {reason}")
+            print(f"  {one_line(source)}: {one_line(reason)}")
     for source, reason in duplicates:
-        print(f"duplicate: {source} ({reason})")
+        print(f"duplicate: {one_line(source)} ({one_line(reason)})")
     for line in report.lines():
-        print(line)
+        print(one_line(line))
     if stats:
         width = (H_RANGE[1] - H_RANGE[0]) / len(hist)
         top = max(hist)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ragtui.config import Settings
+from ragtui.sanitize import one_line
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -18,7 +19,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     checks = run_checks(settings)
     width = max(len(c.name) for c in checks)
     for check in checks:
-        print(f"{check.verdict.value:<4}  {check.name:<{width}}  {check.detail}")
+        print(f"{check.verdict.value:<4}  {check.name:<{width}}  {one_line(check.detail)}")
     failed = sum(c.verdict is Verdict.FAIL for c in checks)
     print(f"\n{failed} problem(s) found." if failed else "\nAll good.")
     return 1 if failed else 0

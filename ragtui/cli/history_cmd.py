@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ragtui.config import Settings
 from ragtui.errors import RagtuiError
+from ragtui.sanitize import clean, one_line
 
 if TYPE_CHECKING:
     from ragtui.research import ResearchSession
@@ -59,15 +60,15 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                 print("No sessions yet: `ragtui ask \"...\"` starts one.")
             for s in sessions:
                 turns = f"{s.turns} turns" if s.turns > 1 else "1 turn"
-                print(f"{s.id:>5}  {s.created_at}  {s.stop_reason or '-':<9}  {s.relevant:>3}/{s.sources:<3} "
-                      f"{turns:<8} {','.join(s.collections):<20}  {s.query}")
+                print(one_line(f"{s.id:>5}  {s.created_at}  {s.stop_reason or '-':<9}  "
+                               f"{s.relevant:>3}/{s.sources:<3} {turns:<8} {','.join(s.collections):<20}  {s.query}"))
         elif args.action in ("show", "export"):
             text = store.export_markdown(args.id)
             if getattr(args, "output", None):
                 args.output.write_text(text, encoding="utf-8")
                 print(f"wrote session {args.id} to {args.output}")
             else:
-                sys.stdout.write(text)
+                sys.stdout.write(clean(text))
         elif args.action == "delete":
             if not store.delete(args.id):
                 raise HistoryError(f"no session {args.id} in {store.path}")
@@ -78,7 +79,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             session = _reopen_with(workspace, args.id, [args.number])
             source = session.rescue(args.number) if args.action == "rescue" else session.drop(args.number)
             where = "in" if source.relevant else "out of"
-            print(f"[{source.number}] {source.chunk.label} is now {where} the synthesis set of session {args.id}; "
+            print(f"[{source.number}] {one_line(source.chunk.label)} is now {where} the synthesis set "
+                  f"of session {args.id}; "
                   f"`ragtui ask --resynthesize --session {args.id}` answers again")
     return 0
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ragtui.config import Settings
+from ragtui.sanitize import one_line
 
 BAR = 24
 
@@ -31,7 +32,7 @@ def format_progress(event: object) -> str:
     assert isinstance(event, IngestProgress)
     eta = "--:--" if event.eta_s is None else f"{int(event.eta_s) // 60}:{int(event.eta_s) % 60:02d}"
     return (f"{event.files_done}/{event.files_total} files  {event.chunks} chunks  "
-            f"{event.embedded} embedded  {event.embed_rate:.1f} emb/s  ETA {eta}  {event.current}")
+            f"{event.embedded} embedded  {event.embed_rate:.1f} emb/s  ETA {eta}  {one_line(event.current)}")
 
 
 def bar(done: int, total: int) -> str:
@@ -56,15 +57,16 @@ async def _ingest(args: argparse.Namespace, settings: Settings, out: TextIO) -> 
                     out.write(f"progress: {line}\n")
                 out.flush()
             elif isinstance(event, FileSkipped):
-                out.write(("\r\x1b[2K" if tty else "") + f"skipped: {event.source}: {event.reason}\n")
+                line = f"skipped: {one_line(event.source)}: {one_line(event.reason)}\n"
+                out.write(("\r\x1b[2K" if tty else "") + line)
             elif isinstance(event, Notice):
                 if tty:
                     out.write("\n")
-                print(f"{event.level}: {event.message}", file=sys.stderr)
+                print(f"{event.level}: {one_line(event.message)}", file=sys.stderr)
             elif isinstance(event, IngestFinished):
                 if tty:
                     out.write("\n")
-                out.write("\n".join(event.report.lines()) + "\n")
+                out.write("".join(one_line(line) + "\n" for line in event.report.lines()))
                 status = 1 if event.report.interrupted else 0
     return status
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from ragtui.config import Settings
 from ragtui.retrieve.result import MODES, Retrieval
+from ragtui.sanitize import clean, one_line
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -97,18 +98,19 @@ def print_table(result: Retrieval) -> None:
     from ragtui.retrieve.explain import evidence_line, meta_lines
 
     for notice in result.notices:
-        print(f"note: {notice}")
+        print(f"note: {one_line(notice)}")
     rows = [("#", "score", "rel", "collection", "file", "page", "legs", "why (rank and score per leg)",
              "first line")]
     for i, h in enumerate(result.hits, 1):
         legs = "+".join(h.legs) or f"neighbour (d={h.distance})"
-        rows.append((str(i), f"{h.score:.3f}", f"{h.rel_score:.2f}", h.chunk.meta.collection, h.chunk.meta.source,
-                     h.chunk.meta.page, legs, evidence_line(h.evidence), _first_line(h.chunk.text)))
+        rows.append((str(i), f"{h.score:.3f}", f"{h.rel_score:.2f}", h.chunk.meta.collection,
+                     one_line(h.chunk.meta.source), one_line(h.chunk.meta.page), legs, evidence_line(h.evidence),
+                     one_line(_first_line(clean(h.chunk.text)))))
     if len(rows) > 1:
         widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]) - 1)]
         for r in rows:
             print("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=False)) + "  " + r[-1])
     for line in meta_lines(result.meta):
-        print(line)
+        print(one_line(line))
     print(f"timings (ms): embed {dict(result.meta.embed_ms)}, legs+merge {result.meta.legs_and_merge_ms}, "
           f"postprocess {result.meta.postprocess_ms}")

@@ -175,8 +175,9 @@ class _IngestRun:
         if unfinished:
             chunks = self.records.chunks_of(unfinished)
             self.coll.keyword.replace_sources(unfinished, chunks)
-            for model in self._store_models():
-                self.coll.vectors(model).delete_ids([c.id for c in chunks])
+            with self.coll.vector_access(write=True):
+                for model in self._store_models():
+                    self.coll.vectors(model).delete_ids([c.id for c in chunks])
             self.records.mark_done(unfinished)
             repaired += len(chunks)
         if not full:
@@ -188,12 +189,13 @@ class _IngestRun:
         if missing := expected - in_keyword:
             repaired += self.coll.keyword.replace_sources([], self.records.chunks_by_id(missing))
         for model in self._store_models():
-            store = self.coll.vectors(model)
-            in_store = store.ids()
             embedded = self.records.embedded_ids(model)
-            if extra := in_store - (embedded & expected):
-                store.delete_ids(sorted(extra))
-                repaired += len(extra)
+            with self.coll.vector_access(write=True):
+                store = self.coll.vectors(model)
+                in_store = store.ids()
+                if extra := in_store - (embedded & expected):
+                    store.delete_ids(sorted(extra))
+                    repaired += len(extra)
             if lost := embedded - in_store:
                 self.records.unmark_embedded(lost, model)
                 repaired += len(lost)
@@ -216,8 +218,9 @@ class _IngestRun:
         ids = [c.id for c in self.records.chunks_of(every)]
         self.records.remove(every)
         self.coll.keyword.delete_sources(every)
-        for model in self._store_models():
-            self.coll.vectors(model).delete_ids(ids)
+        with self.coll.vector_access(write=True):
+            for model in self._store_models():
+                self.coll.vectors(model).delete_ids(ids)
 
     # --- extraction and indexing -------------------------------------------------------------
 
@@ -366,8 +369,9 @@ class _IngestRun:
                                                      status=SKIPPED, reason=skip.reason))
         self.coll.keyword.replace_sources(stale, [c for _, chunks in docs for c in chunks])
         if old_ids:
-            for model in self._store_models():
-                self.coll.vectors(model).delete_ids(old_ids)
+            with self.coll.vector_access(write=True):
+                for model in self._store_models():
+                    self.coll.vectors(model).delete_ids(old_ids)
         self.records.mark_done([r.source for r, _ in docs])
         _, entropy_filter = self._transformations()
         self.report.filtered = entropy_filter.dropped.copy()
@@ -423,7 +427,8 @@ class _IngestRun:
     def _store_vectors(self, model: str, chunks: list[Chunk], vectors: list[list[float]]) -> None:
         """Runs while the next page is embedded; marks the chunks embedded only once Chroma holds them."""
         began = time.monotonic()
-        self.coll.vectors(model).add(chunks, vectors)
+        with self.coll.vector_access(write=True):
+            self.coll.vectors(model).add(chunks, vectors)
         self.records.mark_embedded([c.id for c in chunks], model)
         self.report.chunks_embedded += len(chunks)
         self.embed_left[model] -= len(chunks)

@@ -227,9 +227,10 @@ class HybridRetriever(BaseRetriever):
             if model not in embeddings.vectors:
                 continue
             t = time.perf_counter()
-            index = collection.vectors(model)
-            vectors[model] = index.count()
-            hits = index.query(embeddings.vectors[model], self.top_k)
+            with collection.vector_access():
+                index = collection.vectors(model)
+                vectors[model] = index.count()
+                hits = index.query(embeddings.vectors[model], self.top_k)
             timings_ms[model] = round((time.perf_counter() - t) * 1000, 2)
             for chunk, _ in hits:
                 scored.setdefault(chunk.id, Scored(chunk, collection.name))

@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 
 # Process-wide, like chromadb's own cache of one system per path: clients are created and released one at a time.
 _CLIENT_LOCK = threading.Lock()
+# Per persist path, also process-wide for the same reason: the collection generation this process's cached
+# Chroma system has loaded, and how many times that system was restarted to load a newer one.
+_LOADED: dict[str, int] = {}
+_EPOCH: dict[str, int] = {}
 
 
 def chroma_client(settings: ChromaSettings, path: Path) -> Any:
@@ -47,11 +51,40 @@ def release_embedded(path: Path) -> None:
     cached system would keep writing to deleted files, so deletion drops it (private
     API: chromadb has no public per-path release).
     """
+    with _CLIENT_LOCK:
+        _stop_system(str(path))
+        _LOADED.pop(str(path), None)
+        _EPOCH[str(path)] = _EPOCH.get(str(path), 0) + 1
+
+
+def embedded_epoch(path: Path, generation: int) -> int:
+    """Make sure this process's Chroma system for `path` has loaded `generation`; its epoch after that.
+
+    An embedded Chroma loads a collection's HNSW index once and never sees what another
+    process adds later, so when the collection's generation moved on, the cached system
+    is stopped; clients of an older epoch must then be recreated (Collection does this).
+    """
+    key = str(path)
+    with _CLIENT_LOCK:
+        if _LOADED.get(key, generation) != generation:
+            _stop_system(key)
+            _EPOCH[key] = _EPOCH.get(key, 0) + 1
+        _LOADED[key] = generation
+        return _EPOCH.get(key, 0)
+
+
+def note_written(path: Path, generation: int) -> None:
+    """This process wrote `generation` itself, so its system for `path` already holds it."""
+    with _CLIENT_LOCK:
+        _LOADED[str(path)] = generation
+
+
+def _stop_system(key: str) -> None:
+    """Drop chromadb's cached system for a persist path (private API: chromadb has no public per-path release)."""
     from chromadb.api.shared_system_client import SharedSystemClient
 
-    with _CLIENT_LOCK:
-        system = SharedSystemClient._identifier_to_system.pop(str(path), None)
-        SharedSystemClient._identifier_to_refcount.pop(str(path), None)
+    system = SharedSystemClient._identifier_to_system.pop(key, None)
+    SharedSystemClient._identifier_to_refcount.pop(key, None)
     if system is not None:
         system.stop()
 

@@ -1,0 +1,94 @@
+"""Nothing escapes the data dir: every entry point takes a collection name through the one rule first.
+
+A fuzz test feeds the CLI's name arguments arbitrary text (path separators, `..`,
+absolute paths, controls, Unicode) and checks that nothing outside the data dir is
+created, changed or removed, and that a refused name is one line with exit code 2.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ragtui.cli import main
+from ragtui.collections import NAME_RE
+
+ESCAPES = ["../../victim", "../victim", "/abs/victim", "victim/../../x", ".", "..", "", "a/b", "[/]", "a\x00b",
+           "-", "_x", "x" * 64, "ok\n", "ünï"]
+
+
+def _tree(root: Path) -> set[tuple[str, bytes]]:
+    return {(str(p.relative_to(root)), p.read_bytes() if p.is_file() else b"") for p in root.rglob("*")}
+
+
+def _run(base: Path, *args: str) -> tuple[int, str]:
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            code = main(["--data-dir", str(base / "data"), "--ollama-host", "http://127.0.0.1:9",
+                         "--set", "synonyms.enabled=false", *args])
+        except SystemExit as exc:          # argparse refusing an option-like name
+            code = int(exc.code or 0)
+    return code, err.getvalue()
+
+
+def _commands(base: Path, name: str) -> list[list[str]]:
+    victim = str(base / "victim")
+    name = name.replace("/abs/victim", victim)
+    return [["collections", "delete", name, "--yes"], ["collections", "info", name],
+            ["collections", "create", name], ["query", "-c", name, "pumps"],
+            ["ingest", str(base / "empty"), "-c", name]]
+
+
+def _check(base: Path, name: str) -> None:
+    (base / "victim").mkdir(exist_ok=True)
+    (base / "victim" / "keep.txt").write_text("keep")
+    (base / "empty").mkdir(exist_ok=True)
+    outside = {p for p in base.iterdir() if p.name != "data"}
+    before = {p: _tree(p) for p in outside}
+    for args in _commands(base, name):
+        code, err = _run(base, *args)
+        if not NAME_RE.fullmatch(name):
+            assert code == 2, (args, err)
+            assert err.count("\n") == 1 and "invalid collection name" in err, (args, err)
+    assert {p for p in base.iterdir() if p.name != "data"} == outside
+    assert {p: _tree(p) for p in outside} == before
+    data = base / "data"
+    if data.exists():
+        for path in data.rglob("*"):
+            assert path.resolve().is_relative_to(data.resolve())
+
+
+@pytest.mark.parametrize("name", ESCAPES)
+def test_names_that_would_leave_the_data_dir_are_refused_everywhere(tmp_path: Path, name: str) -> None:
+    _check(tmp_path, name)
+
+
+PARTS = st.sampled_from(["..", ".", "victim", "/", "abs", "x", "\\", "~"])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(st.text(max_size=80), st.lists(PARTS, max_size=6).map("/".join)))
+def test_fuzzed_collection_names_never_touch_anything_outside_the_data_dir(name: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        _check(Path(tmp), name)
+
+
+def test_a_collection_folder_linked_outside_the_data_dir_is_never_used(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "collection.json").write_text('{"name": "evil", "state": "empty"}')
+    (tmp_path / "data" / "collections").mkdir(parents=True)
+    (tmp_path / "data" / "collections" / "evil").symlink_to(victim)
+    before = _tree(victim)
+    for args in (["collections", "delete", "evil", "--yes"], ["collections", "info", "evil"],
+                 ["ingest", str(tmp_path), "-c", "evil"]):
+        code, err = _run(tmp_path, *args)
+        assert code == 1 and "leads outside" in err, (args, err)
+    assert _tree(victim) == before
