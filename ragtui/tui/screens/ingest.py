@@ -17,8 +17,10 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, ProgressBar, RichLog, Static
 
+from ragtui.collections import CollectionError, validate_collection_name
 from ragtui.errors import describe
 from ragtui.events import Event, FileSkipped, IngestFinished, IngestProgress, Notice
+from ragtui.sanitize import one_line
 from ragtui.tui.engine import Engine
 
 
@@ -74,9 +76,15 @@ class IngestScreen(ModalScreen[bool]):
         if not path or not collection:
             self.query_one("#ingest-hint", Static).update(Text("Give both a path and a collection.", style="yellow"))
             return
+        try:
+            validate_collection_name(collection)
+        except CollectionError as exc:    # before anything renders the name: "[/]" is Rich markup
+            self.query_one("#ingest-hint", Static).update(Text(one_line(describe(exc)), style="yellow"))
+            return
         target = Path(path).expanduser()
         if not target.exists():
-            self.query_one("#ingest-hint", Static).update(Text(f"{target}: no such file or folder", style="yellow"))
+            self.query_one("#ingest-hint", Static).update(
+                Text(f"{one_line(str(target))}: no such file or folder", style="yellow"))
             return
         self.run_ingest(target, collection)
 
@@ -85,12 +93,13 @@ class IngestScreen(ModalScreen[bool]):
         self.running = True
         self.skipped = 0
         self.query_one("#ingest-log", RichLog).clear()
-        self.query_one("#ingest-hint", Static).update(f"Ingesting into {collection} … esc cancels")
+        self.query_one("#ingest-hint", Static).update(Text(f"Ingesting into {collection} … esc cancels"))
         try:
             async for event in self.engine.ingest(path, collection):
                 self.apply(event)
         except Exception as exc:  # the engine's own failure: show it, keep the screen usable
-            self.query_one("#ingest-hint", Static).update(Text(f"Ingest failed: {describe(exc)}", style="bold red"))
+            self.query_one("#ingest-hint", Static).update(Text(f"Ingest failed: {one_line(describe(exc))}",
+                                                                    style="bold red"))
         finally:
             self.running = False
 
@@ -105,19 +114,20 @@ class IngestScreen(ModalScreen[bool]):
             if self.skipped:
                 numbers += f" · {self.skipped} skipped"
             if event.current:
-                numbers += f"\n{event.current}"
-            self.query_one("#ingest-numbers", Static).update(numbers)
+                numbers += f"\n{one_line(event.current)}"
+            self.query_one("#ingest-numbers", Static).update(Text(numbers))    # a file name is never markup
         elif isinstance(event, FileSkipped):
             self.skipped += 1
-            log.write(Text(f"skipped {event.source}: {event.reason}", style="yellow"))
+            log.write(Text(f"skipped {one_line(event.source)}: {one_line(event.reason)}", style="yellow"))
         elif isinstance(event, Notice):
-            log.write(Text(event.message, style={"error": "bold red", "warning": "yellow"}.get(event.level, "")))
+            style = {"error": "bold red", "warning": "yellow"}.get(event.level, "")
+            log.write(Text(one_line(event.message), style=style))
         elif isinstance(event, IngestFinished):
             self.changed = True
             bar = self.query_one("#ingest-bar", ProgressBar)
             bar.update(total=bar.total or 1, progress=bar.total or 1)
             for line in event.report.lines():
-                log.write(line)
+                log.write(Text(one_line(line)))
             self.query_one("#ingest-hint", Static).update(
                 Text(f"Finished ingesting into {event.collection}. esc closes.", style="bold green"))
 
