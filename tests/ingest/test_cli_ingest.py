@@ -59,6 +59,6 @@ def test_ingest_with_ollama_down_says_so(tmp_path: Path, capsys: pytest.CaptureF
 
 
 def test_bad_collection_name_is_one_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([*flags(tmp_path, "http://127.0.0.1:9"), "ingest", str(tmp_path), "-c", "../x"]) == 1
+    assert main([*flags(tmp_path, "http://127.0.0.1:9"), "ingest", str(tmp_path), "-c", "../x"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "invalid collection name" in err
