@@ -111,7 +111,7 @@ def run(workdir: Path, url: str, *, queries: int, parallel: int, files: int, see
     stop = threading.Event()
     seen: list[tuple[float, int, list[str]]] = []
     watch_errors: list[str] = []
-    text = f"pump valve {_marker(last)}"
+    text = _marker(last)    # the last file alone holds it: found by both legs once its batch is in
     watcher = threading.Thread(target=_watch, args=(data_dir, url, text, stop, seen, watch_errors), daemon=True)
     watcher.start()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -122,7 +122,7 @@ def run(workdir: Path, url: str, *, queries: int, parallel: int, files: int, see
         results = list(pool.map(lambda _: _query(data_dir, url, text), range(queries)))
     ingest_err = ingest.communicate()[1]
     ingest_end = time.monotonic()
-    final = _query(data_dir, url, f"{_marker(last)}")
+    final = _query(data_dir, url, text)
     while not any(started > ingest_end for started, _, _ in seen) and not watch_errors and watcher.is_alive():
         time.sleep(0.2)   # one round of the watcher that started after the ingest ended
     stop.set()
