@@ -94,6 +94,15 @@ class RetrieveSettings:
 
 
 @dataclass(frozen=True)
+class RerankSettings:
+    enabled: bool = _rule()
+    base_url: str = _rule()
+    model: str = _rule()
+    top_n: int = _rule(1, 1_000)
+    timeout: float = _rule(0.1, 3_600)
+
+
+@dataclass(frozen=True)
 class FtsSettings:
     enabled: bool = _rule()
     weight: float = _rule(0, 10)
@@ -175,6 +184,7 @@ SECTIONS: dict[str, type] = {
     "ingest": IngestSettings,
     "embed": EmbedSettings,
     "retrieve": RetrieveSettings,
+    "rerank": RerankSettings,
     "fts": FtsSettings,
     "synonyms": SynonymSettings,
     "llm": LlmSettings,
@@ -192,6 +202,7 @@ class Settings:
     ingest: IngestSettings
     embed: EmbedSettings
     retrieve: RetrieveSettings
+    rerank: RerankSettings
     fts: FtsSettings
     synonyms: SynonymSettings
     llm: LlmSettings
@@ -308,7 +319,11 @@ def _check_cross(s: Settings) -> None:
     if s.llm.provider == "openai" and not s.llm.base_url:
         raise ConfigError(_msg("llm.base_url", "", s.origins,
                                'a URL such as "http://localhost:8000/v1" when llm.provider = "openai"'))
-    for dotted in ("ollama.host", "llm.base_url"):
+    if s.rerank.enabled and not (s.rerank.base_url and s.rerank.model):
+        raise ConfigError(_msg("rerank.base_url", s.rerank.base_url, s.origins,
+                               'a URL such as "http://localhost:8080/v1" and a rerank.model when '
+                               'rerank.enabled = true'))
+    for dotted in ("ollama.host", "llm.base_url", "rerank.base_url"):
         section, key = dotted.split(".")
         url = getattr(getattr(s, section), key)
         if url and not re.match(r"^https?://[^/\s]+", url):

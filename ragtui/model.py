@@ -11,6 +11,7 @@ state changes, so an event that carried the old value keeps it.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any, Literal
@@ -109,6 +110,11 @@ class LegRank:
     score: float
 
 
+def leg_score(evidence: Sequence[LegRank], leg: str) -> float | None:
+    """The score `leg` gave, None when that leg did not rank the chunk."""
+    return next((e.score for e in evidence if e.leg == leg), None)
+
+
 @dataclass(frozen=True)
 class SessionSource:
     """A retrieved chunk inside a research session, as it stands at one moment."""
@@ -127,6 +133,11 @@ class SessionSource:
     evidence: tuple[LegRank, ...] = ()   # its rank and score in each leg (the "why this source" view)
     neighbor_of: int = 0             # a neighbour chunk added for context: the [N] of the hit it neighbours
     distance: int = 0                # how many chunks away from that hit
+
+    @property
+    def rerank_score(self) -> float | None:
+        """The reranker's relevance score ([rerank]), kept in `evidence`; None when it did not score this one."""
+        return leg_score(self.evidence, "rerank")
 
     @property
     def verdict_relevant(self) -> bool:

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 
 from ragtui.config import Settings
 from ragtui.model import Chunk, LegRank
-from ragtui.retrieve.result import Hit, Mode, Retrieval
+from ragtui.retrieve.rerank import failure_notice
+from ragtui.retrieve.result import Hit, Mode, RerankMeta, Retrieval
 
 if TYPE_CHECKING:
     from llama_index.core.schema import NodeWithScore
@@ -41,12 +42,19 @@ async def retrieve(settings: Settings, query: str, collections: Sequence[Collect
 
     retriever = HybridRetriever(settings, collections, lexicon=lexicon, mode=mode, synonyms=synonyms)
     nodes = await retriever.aretrieve(query)
+    notices = list(dict.fromkeys(retriever.notices))
+    rerank = None
+    if settings.rerank.enabled and nodes:
+        nodes, rerank = await _reranked(settings, query, nodes)
+        if rerank.error:
+            notices.append(failure_notice(rerank))
     t = time.perf_counter()
     for step in postprocessors(settings.retrieve):
         nodes = step.postprocess_nodes(nodes, query_str=query)
     postprocess_ms = round((time.perf_counter() - t) * 1000, 2)
     ranks = leg_ranks(retriever.evidence.values())
-    hits = [_hit(n, retriever.evidence[n.node.node_id], FUSED_SCORE_KEY, ranks, rank)
+    reranked = rerank_ranks(rerank)
+    hits = [_hit(n, retriever.evidence[n.node.node_id], FUSED_SCORE_KEY, ranks, rank, reranked.get(n.node.node_id))
             for rank, n in enumerate(nodes, start=1)]
     if settings.retrieve.neighbor_window:
         from ragtui.retrieve.neighbors import expand
@@ -57,12 +65,11 @@ async def retrieve(settings: Settings, query: str, collections: Sequence[Collect
             return by_name[name].records.chunks_by_id(ids)
 
         hits = expand(hits, settings.retrieve.neighbor_window, fetch)
-    notices = list(dict.fromkeys(retriever.notices))
     if not collections:
         notices.append("No collection selected: nothing to search.")
     elif not hits:
         notices.append(_nothing_found(retriever, [c.name for c in collections]))
-    meta = replace(retriever.meta, postprocess_ms=postprocess_ms, returned=len(hits))
+    meta = replace(retriever.meta, postprocess_ms=postprocess_ms, returned=len(hits), rerank=rerank)
     return Retrieval(query=query, hits=hits, meta=meta, keyword_only=retriever.keyword_only, notices=notices)
 
 
@@ -83,11 +90,44 @@ def leg_ranks(evidence: Iterable[Scored]) -> dict[LegKey, tuple[int, float]]:
     return out
 
 
+def rerank_ranks(meta: RerankMeta | None) -> dict[str, tuple[int, float]]:
+    """node id -> (rank, score) by the reranker's relevance scores; empty when no reranker scored anything."""
+    scores = meta.scores if meta is not None else {}
+    ordered = sorted(scores.items(), key=lambda item: -item[1])
+    return {nid: (rank, score) for rank, (nid, score) in enumerate(ordered, start=1)}
+
+
+async def _reranked(settings: Settings, query: str,
+                    nodes: list[NodeWithScore]) -> tuple[list[NodeWithScore], RerankMeta]:
+    """The fused top `rerank.top_n` in the reranker's order, the rest after them; the fused order on failure.
+
+    The reordered nodes take the fused scores in their old rank order (the best
+    score goes to the reranker's first), so the relative scores, min_score and
+    pre_annotate_keep cut the same share of the list as without a reranker; each
+    node's own fused score is kept under FUSED_SCORE_KEY for its hit.
+    """
+    from ragtui.retrieve.postprocess import FUSED_SCORE_KEY
+    from ragtui.retrieve.rerank import rerank_meta
+
+    head = nodes[:settings.rerank.top_n]
+    order, meta = await rerank_meta(settings.rerank, query, [n.node.node_id for n in head],
+                                    [n.node.get_content() for n in head])
+    if order is None:
+        return nodes, meta
+    moved = [head[i] for i in order]
+    for node, rank_score in zip(moved, [n.score for n in head], strict=True):
+        node.node.metadata[FUSED_SCORE_KEY] = node.score or 0.0
+        node.score = rank_score
+    return moved + nodes[len(head):], meta
+
+
 def _hit(node: NodeWithScore, scored: Scored, fused_key: str, ranks: dict[LegKey, tuple[int, float]],
-         rank: int) -> Hit:
+         rank: int, reranked: tuple[int, float] | None) -> Hit:
     fused = float(node.node.metadata.get(fused_key, node.score or 0.0))
     evidence = [LegRank(leg, *ranks[(scored.collection, scored.chunk.id, leg)]) for leg in scored.legs]
     evidence.append(LegRank("fused", rank, fused))
+    if reranked is not None:
+        evidence.append(LegRank("rerank", *reranked))
     return Hit(chunk=scored.chunk, score=fused, rel_score=float(node.score or 0.0), legs=scored.legs,
                evidence=tuple(evidence))
 

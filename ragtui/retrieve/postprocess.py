@@ -89,14 +89,18 @@ class LeadingTextDedupe(BaseNodePostprocessor):
 
 
 class RelativeScore(BaseNodePostprocessor):
-    """Score becomes the relative score in [0, 1]; the fused score moves to metadata (RAGWeed 3f)."""
+    """Score becomes the relative score in [0, 1]; the fused score moves to metadata (RAGWeed 3f).
+
+    After a reranker the scores are the fused ones redistributed by the new rank
+    (hybrid._reranked), and each node's own fused score is already in metadata.
+    """
 
     def _postprocess_nodes(self, nodes: list[NodeWithScore],
                            query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
         fused = [n.score or 0.0 for n in nodes]
         out = []
         for n, raw, rel in zip(nodes, fused, relative_scores(fused), strict=True):
-            n.node.metadata[FUSED_SCORE_KEY] = raw
+            n.node.metadata.setdefault(FUSED_SCORE_KEY, raw)   # a reranked node's own fused score is already there
             out.append(NodeWithScore(node=n.node, score=rel))
         return out
 

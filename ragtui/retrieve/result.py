@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from ragtui.model import Chunk, LegRank
+from ragtui.model import Chunk, LegRank, leg_score
 
 Mode = Literal["hybrid", "vector", "keyword"]
 MODES: tuple[Mode, ...] = get_args(Mode)
@@ -29,6 +29,11 @@ class Hit:
     evidence: tuple[LegRank, ...] = ()   # rank and score per leg, and the fused rank (why it was found)
     neighbor_of: str = ""        # a neighbour added by retrieve.neighbor_window: the chunk id of its hit
     distance: int = 0            # chunks away from that hit
+
+    @property
+    def rerank_score(self) -> float | None:
+        """The reranker's relevance score ([rerank]); None when it did not score this hit."""
+        return leg_score(self.evidence, "rerank")
 
 
 @dataclass(frozen=True)
@@ -148,6 +153,39 @@ class CollectionMeta:
 
 
 @dataclass(frozen=True)
+class RerankMeta:
+    """What the optional reranker did: its model and server, how many it scored, and each hit's score.
+
+    `scores` maps a hit's node id ("collection/chunk id") to its relevance score.
+    `error` is set when the reranker failed and the fused order stood.
+    """
+
+    model: str = ""
+    host: str = ""
+    candidates: int = 0
+    scores: Mapping[str, float] = field(default_factory=dict)
+    ms: float = 0.0
+    error: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"model": self.model, "host": self.host, "candidates": self.candidates,
+                               "scores": dict(self.scores), "ms": self.ms}
+        if self.error:
+            out["error"] = self.error
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RerankMeta:
+        return cls(model=data.get("model", ""), host=data.get("host", ""), candidates=data.get("candidates", 0),
+                   scores=dict(data.get("scores", {})), ms=data.get("ms", 0.0), error=data.get("error", ""))
+
+
+def node_id(collection: str, chunk_id: str) -> str:
+    """A hit's id across collections: chunk ids are unique within a collection only."""
+    return f"{collection}/{chunk_id}"
+
+
+@dataclass(frozen=True)
 class RetrievalMeta:
     """retrieval_meta: how every collection was searched, and the time each stage took (ms)."""
 
@@ -157,6 +195,7 @@ class RetrievalMeta:
     legs_and_merge_ms: float | None = None
     postprocess_ms: float | None = None
     returned: int | None = None          # hits after the postprocessors; None when they did not run
+    rerank: RerankMeta | None = None     # None when no reranker was asked
 
     def to_json(self) -> dict[str, Any]:
         timings: dict[str, Any] = {"embed": dict(self.embed_ms)}
@@ -169,6 +208,8 @@ class RetrievalMeta:
                                "timings_ms": timings}
         if self.returned is not None:
             out["returned"] = self.returned
+        if self.rerank is not None:
+            out["rerank"] = self.rerank.to_json()
         return out
 
     @classmethod
@@ -178,7 +219,8 @@ class RetrievalMeta:
                    collections={name: CollectionMeta.from_json(c)
                                 for name, c in data.get("collections", {}).items()},
                    embed_ms=dict(timings.get("embed", {})), legs_and_merge_ms=timings.get("legs_and_merge"),
-                   postprocess_ms=timings.get("postprocess"), returned=data.get("returned"))
+                   postprocess_ms=timings.get("postprocess"), returned=data.get("returned"),
+                   rerank=RerankMeta.from_json(data["rerank"]) if data.get("rerank") else None)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from ragtui.config import Settings
 from ragtui.model import Chunk
 from ragtui.retrieve.fusion import best_per_chunk, boost_merge, ranked, rrf_merge
 from ragtui.retrieve.keyword_leg import KeywordResult, keyword_search
-from ragtui.retrieve.result import MODES, CollectionMeta, KeywordMeta, LegHits, Mode, RetrievalMeta, VectorMeta
+from ragtui.retrieve.result import MODES, CollectionMeta, KeywordMeta, LegHits, Mode, RetrievalMeta, VectorMeta, node_id
 from ragtui.retrieve.wordnet import Lexicon, SynonymLookup, missing_lexicon_notice
 
 if TYPE_CHECKING:
@@ -168,9 +168,9 @@ class HybridRetriever(BaseRetriever):
         pooled.sort(key=lambda item: -item[1])
         nodes = []
         for found, score in pooled:
-            node_id = f"{found.collection}/{found.chunk.id}"
-            self.evidence[node_id] = found
-            nodes.append(NodeWithScore(node=TextNode(id_=node_id, text=found.chunk.text,
+            nid = node_id(found.collection, found.chunk.id)
+            self.evidence[nid] = found
+            nodes.append(NodeWithScore(node=TextNode(id_=nid, text=found.chunk.text,
                                                      metadata=found.chunk.meta.to_dict()), score=score))
         self.meta = RetrievalMeta(mode=self.mode, collections=collections, embed_ms=embeddings.timings_ms,
                                   legs_and_merge_ms=round((time.perf_counter() - started) * 1000, 2))

@@ -41,7 +41,8 @@ def describe(source: SessionSource, window: tuple[int, int] | None = None) -> Te
     if meta.heading:
         text.append(f"  {meta.heading}", style="italic")
     text.append(f"\nrel {source.rel_score:.2f} · score {source.score:.3f} · found by {'+'.join(source.legs) or '-'}"
-                f" · {source.state.value}", style="dim")
+                + (f" · reranked {source.rerank_score:.3f}" if source.rerank_score is not None else "")
+                + f" · {source.state.value}", style="dim")
     if source.override.value:
         text.append(f" ({source.override.value})", style="dim")
     if source.error:
