@@ -88,6 +88,8 @@ class RetrieveSettings:
     max_chunks_per_file: int = _rule(1, 10_000)
     min_score: float = _rule(0, 1)
     pre_annotate_keep: int = _rule(1, 100)
+    annotate_max: int = _rule(1, 10_000)
+    min_similarity: float = _rule(0, 1)
     fusion: str = _rule(choices=("boost", "rrf"))
     rrf_k: int = _rule(1, 10_000)
     neighbor_window: int = _rule(0, 5)

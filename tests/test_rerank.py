@@ -37,7 +37,8 @@ def reranker() -> Iterator[FakeRerank]:
 def library(make_settings: Callable[..., Settings]) -> Callable[..., Settings]:
     """Settings (with these overrides) over one collection built once."""
     build_collection(make_settings(), "lib", FILES)
-    return lambda *overrides: make_settings("retrieve.max_chunks_per_file=5", *overrides)
+    return lambda *overrides: make_settings("retrieve.max_chunks_per_file=5",
+                                                  "retrieve.min_similarity=0", *overrides)
 
 
 async def retrieve(settings: Settings) -> Retrieval:

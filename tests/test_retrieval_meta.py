@@ -81,7 +81,7 @@ def _shape(data: Any, timing: bool = False) -> Any:
 
 
 async def test_a_live_retrieval_writes_the_same_shape(make_settings: Callable[..., Settings]) -> None:
-    settings = make_settings("embed.extra_models=all-minilm")
+    settings = make_settings("embed.extra_models=all-minilm", "retrieve.min_similarity=0")
     build_collection(settings, "notes", NOTES)
     build_collection(settings, "b", {"x.txt": ["Turbine blade erosion in sandy air."]}, models=[])
     result = await retrieve(settings, "turbine blade water", ["notes", "b"])

@@ -43,6 +43,9 @@ async def retrieve(settings: Settings, query: str, collections: Sequence[Collect
     retriever = HybridRetriever(settings, collections, lexicon=lexicon, mode=mode, synonyms=synonyms)
     nodes = await retriever.aretrieve(query)
     notices = list(dict.fromkeys(retriever.notices))
+    floor = settings.retrieve.min_similarity
+    weak = [n for n in nodes if not similar_enough(retriever.evidence[n.node.node_id], floor)]
+    nodes = [n for n in nodes if similar_enough(retriever.evidence[n.node.node_id], floor)]
     rerank = None
     if settings.rerank.enabled and nodes:
         nodes, rerank = await _reranked(settings, query, nodes)
@@ -67,10 +70,23 @@ async def retrieve(settings: Settings, query: str, collections: Sequence[Collect
         hits = expand(hits, settings.retrieve.neighbor_window, fetch)
     if not collections:
         notices.append("No collection selected: nothing to search.")
+    elif not hits and weak:
+        best = max(retriever.evidence[n.node.node_id].vector or 0.0 for n in weak)
+        notices.append(f"Nothing relevant in {', '.join(c.name for c in collections)}: no keyword matched, and the "
+                       f"{len(weak)} nearest passages are all below retrieve.min_similarity = {floor:g} "
+                       f"(the best {best:.2f}).")
     elif not hits:
         notices.append(_nothing_found(retriever, [c.name for c in collections]))
-    meta = replace(retriever.meta, postprocess_ms=postprocess_ms, returned=len(hits), rerank=rerank)
+    meta = replace(retriever.meta, postprocess_ms=postprocess_ms, returned=len(hits), rerank=rerank,
+                   below_min_similarity=len(weak))
     return Retrieval(query=query, hits=hits, meta=meta, keyword_only=retriever.keyword_only, notices=notices)
+
+
+def similar_enough(scored: Scored, floor: float) -> bool:
+    """The retrieve.min_similarity rule: a chunk the keyword leg found passes (that leg judges it: its IDF
+    gate refuses uninformative queries and its hits hold a query word or synonym); a chunk only the vector
+    leg found passes when its cosine similarity reaches the floor. A floor of 0 keeps everything."""
+    return floor <= 0 or scored.keyword is not None or scored.vector is None or scored.vector >= floor
 
 
 LegKey = tuple[str, str, str]     # (collection, chunk id, leg)

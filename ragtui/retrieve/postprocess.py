@@ -116,18 +116,19 @@ class MinScoreCut(BaseNodePostprocessor):
 
 
 class PreAnnotateKeep(BaseNodePostprocessor):
-    """Keeps the best `percent` % of nodes by relative score (RAGWeed 3f PRE_ANNOTATE_KEEP)."""
+    """Keeps the best `percent` % of nodes by relative score (RAGWeed 3f PRE_ANNOTATE_KEEP), at most `most`."""
 
     percent: int = 100
+    most: int = 10_000
 
     def _postprocess_nodes(self, nodes: list[NodeWithScore],
                            query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
         ordered = sorted(nodes, key=lambda n: -(n.score or 0.0))
-        return ordered[:keep_top_percent(len(ordered), self.percent)]
+        return ordered[:min(self.most, keep_top_percent(len(ordered), self.percent))]
 
 
 def postprocessors(retrieve: RetrieveSettings, *, per_file_cap: bool = True) -> list[BaseNodePostprocessor]:
-    """The RAGWeed 3e-3f chain in order: cap, dedupe, normalise, min_score, pre_annotate_keep.
+    """The RAGWeed 3e-3f chain in order: cap, dedupe, normalise, min_score, pre_annotate_keep (and annotate_max).
 
     `per_file_cap=False` leaves the cap out (evaluation scores documents, and a
     cap would hide a document's lower chunks only, not change its best score).
@@ -135,4 +136,4 @@ def postprocessors(retrieve: RetrieveSettings, *, per_file_cap: bool = True) -> 
     chain: list[BaseNodePostprocessor] = [PerFileCap(max_per_file=retrieve.max_chunks_per_file)] \
         if per_file_cap else []
     return [*chain, LeadingTextDedupe(), RelativeScore(), MinScoreCut(min_score=retrieve.min_score),
-            PreAnnotateKeep(percent=retrieve.pre_annotate_keep)]
+            PreAnnotateKeep(percent=retrieve.pre_annotate_keep, most=retrieve.annotate_max)]

@@ -196,6 +196,7 @@ class RetrievalMeta:
     postprocess_ms: float | None = None
     returned: int | None = None          # hits after the postprocessors; None when they did not run
     rerank: RerankMeta | None = None     # None when no reranker was asked
+    below_min_similarity: int = 0        # vector-only hits left out by retrieve.min_similarity
 
     def to_json(self) -> dict[str, Any]:
         timings: dict[str, Any] = {"embed": dict(self.embed_ms)}
@@ -210,6 +211,8 @@ class RetrievalMeta:
             out["returned"] = self.returned
         if self.rerank is not None:
             out["rerank"] = self.rerank.to_json()
+        if self.below_min_similarity:
+            out["below_min_similarity"] = self.below_min_similarity
         return out
 
     @classmethod
@@ -220,13 +223,15 @@ class RetrievalMeta:
                                 for name, c in data.get("collections", {}).items()},
                    embed_ms=dict(timings.get("embed", {})), legs_and_merge_ms=timings.get("legs_and_merge"),
                    postprocess_ms=timings.get("postprocess"), returned=data.get("returned"),
-                   rerank=RerankMeta.from_json(data["rerank"]) if data.get("rerank") else None)
+                   rerank=RerankMeta.from_json(data["rerank"]) if data.get("rerank") else None,
+                   below_min_similarity=data.get("below_min_similarity", 0))
 
 
 @dataclass(frozen=True)
 class Retrieval:
     query: str
-    hits: list[Hit]              # best first, after cap, dedupe, min_score and pre_annotate_keep
+    hits: list[Hit]              # best first, after min_similarity, cap, dedupe, min_score, pre_annotate_keep
+                                 # and annotate_max
     meta: RetrievalMeta
     keyword_only: bool = False   # the embedder was unreachable: only the keyword leg answered
     notices: list[str] = field(default_factory=list)  # degraded modes to show the user, in plain words
