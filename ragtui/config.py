@@ -56,6 +56,7 @@ class IngestSettings:
     entropy_max: float = _rule(0, 8)
     entropy_min: float = _rule(0, 8)
     max_file_mb: int = _rule(1, 1_000_000)
+    follow_links_outside: bool = _rule()
     zip_max_ratio: int = _rule(1, 100_000)
     zip_max_total_mb: int = _rule(1, 1_000_000)
     toc_ratio: float = _rule(0, 1)

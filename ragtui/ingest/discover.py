@@ -1,8 +1,13 @@
 """Which files an ingest of some paths covers, and under which source names.
 
 A folder's files are named relative to it ("notes/a.md"); a file given directly
-by its own name. Symlinked folders are followed once (a loop is reported, never
-walked); sockets, FIFOs and devices are reported, never opened. Hidden entries and
+by its own name. Symlinked folders are followed once (a loop, keyed on device and
+inode, is reported, never walked); sockets, FIFOs and devices are reported, never
+opened. A link whose target lies outside the folder given on the command line is
+reported and not followed unless `ingest.follow_links_outside` is on (a link to a
+system file or a private folder would otherwise be indexed). A name that is not
+valid UTF-8 is reported (escaped by `one_line`) instead of failing the records,
+which store names as text. Hidden entries and
 paths matched by the ignore rules (`ingest.ignore` plus the folder's own
 `.ragtuiignore`, both in gitignore syntax via pathspec) are only counted: a build
 tree has thousands of them, and a list would bury the skips that matter.
@@ -21,10 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from ragtui.ingest.extract import Skip
+from ragtui.sanitize import one_line
 
 IGNORE_FILE = ".ragtuiignore"
 HIDDEN = "hidden"
 IGNORED = "ignore rules"
+NOT_UTF8 = "file name is not valid UTF-8: rename it to ingest it"
+LEAVES_ROOT = "link leaves the ingested folder (not followed unless ingest.follow_links_outside = true)"
+NOT_REGULAR = "not a regular file (socket, FIFO or device)"
 
 
 @dataclass(frozen=True)
@@ -45,8 +54,23 @@ def _stat_problem(path: Path) -> str | None:
             return "broken symlink" if path.is_symlink() else "file vanished"
         return f"unreadable: {exc.strerror}"
     if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
-        return "not a regular file (socket, FIFO or device)"
+        return NOT_REGULAR
     return None
+
+
+def _undecodable(name: str) -> bool:
+    """True for a name os.fsdecode could only carry with surrogate escapes (bytes that are not UTF-8)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def inside(path: Path, root: Path) -> bool:
+    """Whether `path`, links resolved, is `root` or lies under it."""
+    target = path.resolve()
+    return target == root or root in target.parents
 
 
 def ignore_spec(root: Path, patterns: Sequence[str]) -> Any:
@@ -59,7 +83,7 @@ def ignore_spec(root: Path, patterns: Sequence[str]) -> Any:
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
-def discover(paths: Sequence[Path], ignore: Sequence[str] = ()
+def discover(paths: Sequence[Path], ignore: Sequence[str] = (), follow_outside: bool = False
              ) -> tuple[list[Entry], list[Skip], list[str], Counter[str]]:
     """(files to ingest, entries skipped with a reason, folder roots that `--sync` may prune, paths
     left out uncounted-by-name: hidden ones and those the ignore rules match)."""
@@ -79,7 +103,7 @@ def discover(paths: Sequence[Path], ignore: Sequence[str] = ()
             found = [Entry(path.name, str(root), root)]
         else:
             roots.append(str(root))
-            found = _walk(root, skips, ignored, ignore_spec(root, ignore))
+            found = _walk(root, skips, ignored, ignore_spec(root, ignore), follow_outside)
         for entry in found:
             if seen.get(entry.source, entry.root) != entry.root:
                 skips.append(Skip(f"{entry.root}/{entry.source}",
@@ -91,9 +115,9 @@ def discover(paths: Sequence[Path], ignore: Sequence[str] = ()
     return entries, skips, roots, ignored
 
 
-def _walk(root: Path, skips: list[Skip], ignored: Counter[str], spec: Any) -> list[Entry]:
+def _walk(root: Path, skips: list[Skip], ignored: Counter[str], spec: Any, follow_outside: bool) -> list[Entry]:
     out: list[Entry] = []
-    visited = {os.stat(root).st_ino}
+    visited = {_identity(root)}
     stack = [root]
     while stack:
         folder = stack.pop()
@@ -109,17 +133,22 @@ def _walk(root: Path, skips: list[Skip], ignored: Counter[str], spec: Any) -> li
             if name.startswith("."):
                 ignored[HIDDEN] += 1
                 continue
+            if _undecodable(rel):
+                skips.append(Skip(one_line(rel), NOT_UTF8))
+                continue
             problem = _stat_problem(path)
             if problem:
                 skips.append(Skip(rel, problem))
             elif spec.match_file(rel + "/" if path.is_dir() else rel):
                 ignored[IGNORED] += 1
+            elif not follow_outside and path.is_symlink() and not inside(path, root):
+                skips.append(Skip(rel + "/" if path.is_dir() else rel, LEAVES_ROOT))
             elif path.is_dir():
-                inode = os.stat(path).st_ino
-                if inode in visited:
+                identity = _identity(path)
+                if identity in visited:
                     skips.append(Skip(rel + "/", "symlink loop (folder already walked)"))
                 else:
-                    visited.add(inode)
+                    visited.add(identity)
                     subdirs.append(path)
             else:
                 out.append(Entry(rel, str(root), path))
@@ -127,5 +156,56 @@ def _walk(root: Path, skips: list[Skip], ignored: Counter[str], spec: Any) -> li
     return sorted(out, key=lambda e: e.source)
 
 
+def _identity(path: Path) -> tuple[int, int]:
+    """(device, inode): an inode number alone repeats across filesystems (a mounted one's root is often 2)."""
+    st = os.stat(path)
+    return st.st_dev, st.st_ino
+
+
 def _rel(path: Path, root: Path) -> str:
     return path.relative_to(root).as_posix()
+
+
+class NotRead(Exception):
+    """A discovered file that is not read after all; the message is the skip reason."""
+
+
+def read_regular(path: Path, max_mb: int) -> bytes:
+    """The bytes of a regular file, at most `max_mb` MiB of them, never blocking and never a device.
+
+    Discovery's checks are stale by the time a file is read (it may be deleted, or replaced by a FIFO
+    or a link to /dev/zero), so the kind is checked again on the opened descriptor (O_NONBLOCK: opening
+    a FIFO does not wait for a writer) and the limit holds for the bytes actually read, not for stat.
+    """
+    limit = max_mb * 1024 * 1024
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
+    except FileNotFoundError:
+        raise NotRead("file vanished") from None
+    except OSError as exc:
+        raise NotRead(f"unreadable: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRead(NOT_REGULAR)
+        if st.st_size > limit:
+            raise NotRead(_too_large(st.st_size, max_mb))
+        parts: list[bytes] = []
+        total = 0
+        while total <= limit:
+            part = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not part:
+                break
+            parts.append(part)
+            total += len(part)
+        if total > limit:
+            raise NotRead(_too_large(total, max_mb))
+        return b"".join(parts)
+    except OSError as exc:
+        raise NotRead(f"unreadable: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def _too_large(size: int, max_mb: int) -> str:
+    return f"too large: {size // (1024 * 1024)} MiB exceeds ingest.max_file_mb ({max_mb})"

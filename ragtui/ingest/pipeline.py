@@ -36,7 +36,7 @@ from typing import Any
 from ragtui.collections import Collection
 from ragtui.config import Settings
 from ragtui.events import Event, FileSkipped, IngestFinished, IngestProgress, Notice
-from ragtui.ingest.discover import Entry, discover
+from ragtui.ingest.discover import LEAVES_ROOT, Entry, NotRead, discover, inside, read_regular
 from ragtui.ingest.extract import Extracted, Skip, extract, format_of
 from ragtui.ingest.report import IngestReport
 from ragtui.model import Chunk
@@ -129,7 +129,8 @@ class _IngestRun:
                     entries, skips, roots = [Entry(s, "", None, t) for s, t in documents], [], []
                 else:
                     entries, skips, roots, self.report.ignored = await _in_thread(
-                        discover, paths, self.settings.ingest.ignore)
+                        discover, paths, self.settings.ingest.ignore,
+                        self.settings.ingest.follow_links_outside)
                 self.files_total = len(entries)
                 for skip in skips:
                     self.report.skipped.append((skip.source, skip.reason))
@@ -239,22 +240,16 @@ class _IngestRun:
         if entry.text is not None:
             return entry.text.encode("utf-8")
         assert entry.path is not None
-        size = entry.path.stat().st_size
-        if size > self.settings.ingest.max_file_mb * 1024 * 1024:
-            raise _SkipFile(f"too large: {size // (1024 * 1024)} MiB exceeds ingest.max_file_mb "
-                            f"({self.settings.ingest.max_file_mb})")
-        try:
-            with open(entry.path, "rb") as f:
-                return f.read()
-        except OSError as exc:
-            raise _SkipFile(f"unreadable: {exc.strerror}") from None
+        if not self.settings.ingest.follow_links_outside and not inside(entry.path, Path(entry.root)):
+            raise NotRead(LEAVES_ROOT)              # replaced by such a link after discovery
+        return read_regular(entry.path, self.settings.ingest.max_file_mb)
 
     def _prepare(self, entry: Entry, batch_hashes: dict[str, str]) -> _Prepared:
         """Read, hash, compare with the records; extract + chunk + filter only what is new or changed."""
         prep = _Prepared(entry)
         try:
             data = self._read(entry)
-        except _SkipFile as exc:
+        except NotRead as exc:
             prep.skips.append(Skip(entry.source, str(exc)))
             prep.record = FileRecord(entry.source, entry.root, status=SKIPPED, reason=str(exc))
             prep.outcome = "skipped"
@@ -286,7 +281,8 @@ class _IngestRun:
         if entry.text is not None:
             found: list[Extracted | Skip] = [Extracted(entry.source, entry.text, "txt")]
         else:
-            found = extract(entry.source, data, self.settings.ingest, self.coll.path / "tmp", entry.path)
+            # converters get the bytes read, never the path again (it may have been swapped since)
+            found = extract(entry.source, data, self.settings.ingest, self.coll.path / "tmp")
         if len(found) == 1 and isinstance(found[0], Skip) and found[0].source == entry.source:
             prep.skips = [found[0]]
             prep.record = FileRecord(entry.source, **stamp, status=SKIPPED, reason=found[0].reason)
@@ -472,10 +468,6 @@ async def _in_thread(fn: Any, *args: Any) -> Any:
     except asyncio.CancelledError:
         await asyncio.wait([task])
         raise
-
-
-class _SkipFile(Exception):
-    pass
 
 
 def _node_chunk(node: Any) -> Chunk:
