@@ -104,6 +104,10 @@ class FakeOllama:
         self.responder: Callable[[dict[str, Any]], Reply] = default_responder
         self.embed_failures = 0            # answer this many embed calls with HTTP 500 first
         self.embed_delay = 0.0
+        # A fault per test: given the texts of an /api/embed call and the model's dimension, the raw body to
+        # answer with (malformed JSON, nulls, NaN, wrong dimensions), or None for the normal answer.
+        self.embed_body: Callable[[list[str], int], bytes | None] | None = None
+        self.embed_drip_s = 0.0            # send an /api/embed body one byte per this many seconds
         self.disconnects = 0               # streams the client closed before the end
         self._lock = threading.Lock()
         self._in_flight = 0
@@ -259,9 +263,30 @@ class _Handler(JsonHandler):
             return self._json({"embedding": hashed_embedding(str(body.get("prompt", "")), model.dim)})
         inputs = body.get("input", "")
         texts = [inputs] if isinstance(inputs, str) else list(inputs)
+        raw = fake.embed_body(texts, model.dim) if fake.embed_body else None
+        if raw is not None or fake.embed_drip_s:
+            return self._raw(raw if raw is not None else json.dumps(
+                {"model": model.name, "embeddings": [hashed_embedding(t, model.dim) for t in texts]}).encode())
         return self._json({"model": model.name,
                            "embeddings": [hashed_embedding(t, model.dim) for t in texts],
                            "total_duration": 1, "load_duration": 0, "prompt_eval_count": len(texts)})
+
+    def _raw(self, data: bytes) -> None:
+        """A 200 answer with exactly these bytes, dripped one byte at a time when embed_drip_s is set."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if not self.server_ref.embed_drip_s:
+            self.wfile.write(data)
+            return
+        try:
+            for i in range(len(data)):
+                self.wfile.write(data[i:i + 1])
+                self.wfile.flush()
+                time.sleep(self.server_ref.embed_drip_s)
+        except OSError:                    # the client gave up: what the deadline is for
+            pass
 
     def _chat(self, name: str, body: dict[str, Any]) -> None:
         fake = self.server_ref

@@ -28,6 +28,12 @@ class EmbedUnavailable(RagtuiError):
     """Ollama did not answer (down, timing out, failing) after every retry."""
 
 
+class EmbedInvalid(EmbedUnavailable):
+    """Ollama answered a batch with something that is not usable vectors (malformed JSON, nulls, strings,
+    NaN, zeros, the wrong count or dimension). Not retried; nothing of the batch is stored, so the chunks
+    stay pending and the collection resumable ("needs embeddings")."""
+
+
 def split_long(text: str, limit: int = LONG_CHUNK_CHARS, overlap: int = LONG_CHUNK_OVERLAP) -> list[str]:
     """Parts of at most `limit` chars, each overlapping its neighbour by `overlap` (RAGWeed 2d)."""
     if len(text) <= limit:
@@ -71,6 +77,11 @@ class Embedder:
         self.retries = settings.embed.retries
         self.backoff_s = settings.embed.backoff_s
         self.contextual = settings.embed.contextual_prefix
+        self.host = settings.ollama.host
+        self.deadline_s = settings.ollama.timeout
+        # The dimension every vector must have: the collection's index's (set by the caller), else the
+        # first valid batch's, so a model cannot switch dimensions between batches either.
+        self.dimension: int | None = None
         self._ollama = ollama_embedding(settings, model)
 
     async def embed_chunks(self, chunks: Sequence[Chunk]) -> list[list[float]]:
@@ -91,27 +102,48 @@ class Embedder:
         return [mean_normalized(g) for g in grouped]
 
     async def _batch(self, texts: list[str]) -> list[list[float]]:
-        """One /api/embed call, retried with exponential backoff; a missing model is not retried."""
+        """One /api/embed call, retried with exponential backoff; a missing model or an unusable answer is
+        not retried. The whole answer must arrive within ollama.timeout: httpx's timeout is per read, so a
+        server dripping a byte at a time would otherwise hold the ingest forever."""
         import httpx
         from ollama import ResponseError
+
+        from ragtui.stores.vector import BadVectors, check_vectors
 
         last: Exception | None = None
         for attempt in range(self.retries):
             if attempt:
                 await asyncio.sleep(self.backoff_s * 2 ** (attempt - 1))
             try:
-                vectors: Any = await self._ollama.aget_general_text_embeddings(texts)
+                vectors: Any = await asyncio.wait_for(self._ollama.aget_general_text_embeddings(texts),
+                                                      self.deadline_s)
             except ResponseError as exc:
                 if exc.status_code == 404 or "not found" in str(exc.error).lower():
                     raise ModelMissing(f"embedding model {self.model!r} is not available in Ollama; "
                                        f"run `ollama pull {self.model}`") from None
                 last = exc
+            except TimeoutError:
+                last = EmbedUnavailable(f"no complete answer within {self.deadline_s:g} s (ollama.timeout)")
             except (ConnectionError, httpx.HTTPError, OSError) as exc:
                 last = exc
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:   # non-JSON, truncated, wrong shape
+                raise self._invalid(f"malformed response ({type(exc).__name__}: {_first_line(str(exc))})") from None
             else:
-                if len(vectors) != len(texts):
-                    last = EmbedUnavailable(f"Ollama returned {len(vectors)} vectors for {len(texts)} texts")
-                    continue
-                return [list(map(float, v)) for v in vectors]
-        raise EmbedUnavailable(f"embedding with {self.model!r} failed after {self.retries} attempts: "
-                               f"{describe(last) if last else 'no answer'}")
+                try:
+                    checked = check_vectors(vectors, len(texts), self.dimension)
+                except BadVectors as exc:
+                    raise self._invalid(str(exc)) from None
+                self.dimension = self.dimension or len(checked[0])
+                return checked
+        raise EmbedUnavailable(f"embedding with {self.model!r} at {self.host} failed after {self.retries} "
+                               f"attempts: {_first_line(describe(last)) if last else 'no answer'}")
+
+    def _invalid(self, why: str) -> EmbedInvalid:
+        return EmbedInvalid(f"embedding model {self.model!r} at {self.host} returned an unusable batch: {why}; "
+                            "nothing of it was stored")
+
+
+def _first_line(text: str, limit: int = 200) -> str:
+    """One line of at most `limit` chars: a pydantic or JSON error can run to dozens of lines."""
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[:limit - 3] + "..."

@@ -397,7 +397,9 @@ class _IngestRun:
             try:
                 while chunks := [c for c in await _in_thread(self.records.pending, model, page + len(in_flight))
                                  if c.id not in in_flight]:
-                    embedder = embedder or Embedder(self.settings, model)
+                    if embedder is None:
+                        embedder = Embedder(self.settings, model)
+                        embedder.dimension = await _in_thread(self._dimension, model)
                     began = time.monotonic()
                     try:
                         vectors = await embedder.embed_chunks(chunks)
@@ -419,6 +421,10 @@ class _IngestRun:
             finally:
                 if writing is not None:
                     await writing
+
+    def _dimension(self, model: str) -> int | None:
+        with self.coll.vector_access():
+            return self.coll.vectors(model).dimension()
 
     def _store_vectors(self, model: str, chunks: list[Chunk], vectors: list[list[float]]) -> None:
         """Runs while the next page is embedded; marks the chunks embedded only once Chroma holds them."""

@@ -25,6 +25,7 @@ from ragtui.retrieve.fusion import best_per_chunk, boost_merge, ranked, rrf_merg
 from ragtui.retrieve.keyword_leg import KeywordResult, keyword_search
 from ragtui.retrieve.result import MODES, CollectionMeta, KeywordMeta, LegHits, Mode, RetrievalMeta, VectorMeta, node_id
 from ragtui.retrieve.wordnet import Lexicon, SynonymLookup, missing_lexicon_notice
+from ragtui.stores.vector import check_vectors
 
 if TYPE_CHECKING:
     from ragtui.collections import Collection
@@ -57,7 +58,8 @@ QueryEmbedder = Callable[[Settings, str, Sequence[str]], Awaitable[QueryEmbeddin
 def describe_embed_error(host: str, model: str, exc: BaseException) -> str:
     """One plain sentence for an embedding failure, with the `ollama pull` hint when the model is missing."""
     status = getattr(exc, "status_code", None)
-    text = str(exc) or type(exc).__name__
+    lines = str(exc).strip().splitlines()        # a pydantic error on a malformed answer runs to many lines
+    text = lines[0][:200] if lines else type(exc).__name__
     if status == 404 or "not found" in text.lower():
         return f"embedding model {model} is not available at {host}; run `ollama pull {model}`"
     return f"Ollama at {host} did not embed the query with {model} ({text})"
@@ -73,9 +75,13 @@ async def embed_query(settings: Settings, query: str, models: Sequence[str]) -> 
     async def one(model: str) -> None:
         started = time.perf_counter()
         embedder = ollama_embedding(settings, model)
-        try:
-            out.vectors[model] = await embedder.aget_query_embedding(text)
-        except Exception as exc:  # connection, HTTP and model errors all mean "no vector leg"
+        try:     # one deadline for the whole answer: a server dripping bytes resets httpx's per-read timeout
+            vector = await asyncio.wait_for(embedder.aget_query_embedding(text), settings.ollama.timeout)
+            out.vectors[model] = check_vectors([vector], 1, None)[0]
+        except TimeoutError:
+            out.errors[model] = (f"Ollama at {settings.ollama.host} did not embed the query with {model} within "
+                                 f"{settings.ollama.timeout:g} s (ollama.timeout)")
+        except Exception as exc:  # connection, HTTP, model and malformed-answer errors all mean "no vector leg"
             out.errors[model] = describe_embed_error(settings.ollama.host, model, exc)
         out.timings_ms[model] = round((time.perf_counter() - started) * 1000, 2)
 
@@ -227,10 +233,17 @@ class HybridRetriever(BaseRetriever):
             if model not in embeddings.vectors:
                 continue
             t = time.perf_counter()
+            query_vector = embeddings.vectors[model]
             with collection.vector_access():
                 index = collection.vectors(model)
+                dim = index.dimension()
+                if dim is not None and dim != len(query_vector):
+                    self.notices.append(f"The query's {model} embedding has {len(query_vector)} dimensions but "
+                                        f"collection {collection.name}'s index has {dim}; its vector leg is "
+                                        "skipped (keyword matches only).")
+                    continue
                 vectors[model] = index.count()
-                hits = index.query(embeddings.vectors[model], self.top_k)
+                hits = index.query(query_vector, self.top_k)
             timings_ms[model] = round((time.perf_counter() - t) * 1000, 2)
             for chunk, _ in hits:
                 scored.setdefault(chunk.id, Scored(chunk, collection.name))

@@ -109,6 +109,42 @@ def chroma_name(prefix: str, model: str) -> str:
     return f"{slug}-{digest}"
 
 
+class BadVectors(ValueError):
+    """An embedding answer that cannot be stored or searched; the message says what is wrong with it."""
+
+
+def check_vectors(vectors: Any, count: int, dim: int | None) -> list[list[float]]:
+    """`count` vectors of `dim` dimensions (or of one shared dimension when `dim` is None), every value a
+    finite number and no vector all zeros, as lists of floats; otherwise BadVectors.
+
+    The one rule for what a model's answer must be before Chroma sees it: a wrong-dimension batch fixes
+    the index's dimension for good, and NaN or zero vectors make cosine scores meaningless.
+    """
+    if not isinstance(vectors, (list, tuple)):
+        raise BadVectors(f"expected a list of vectors, got {type(vectors).__name__}")
+    if len(vectors) != count:
+        raise BadVectors(f"{len(vectors)} vectors for {count} texts")
+    out: list[list[float]] = []
+    for i, vector in enumerate(vectors):
+        if not isinstance(vector, (list, tuple)):
+            raise BadVectors(f"vector {i + 1} is {type(vector).__name__}, not a list of numbers")
+        if not vector:
+            raise BadVectors(f"vector {i + 1} is empty")
+        if any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in vector):
+            raise BadVectors(f"vector {i + 1} holds something other than numbers")
+        floats = [float(x) for x in vector]
+        if not all(map(math.isfinite, floats)):
+            raise BadVectors(f"vector {i + 1} holds NaN or infinity")
+        if not any(floats):
+            raise BadVectors(f"vector {i + 1} is all zeros")
+        want = dim if dim is not None else (len(out[0]) if out else len(floats))
+        if len(floats) != want:
+            whose = "the collection's index has" if dim is not None else "the batch's first has"
+            raise BadVectors(f"vector {i + 1} has {len(floats)} dimensions; {whose} {want}")
+        out.append(floats)
+    return out
+
+
 class VectorIndex:
     """One Chroma collection (cosine space) holding one model's vectors for a ragtui collection."""
 
@@ -151,6 +187,11 @@ class VectorIndex:
 
     def count(self) -> int:
         return int(self.collection.count())
+
+    def dimension(self) -> int | None:
+        """The dimension of the stored vectors (None while the index is empty)."""
+        got = self.collection.get(limit=1, include=["embeddings"])["embeddings"]
+        return len(got[0]) if got is not None and len(got) else None
 
     def query(self, embedding: Sequence[float], top_k: int) -> list[tuple[Chunk, float]]:
         """The top_k nearest chunks with their cosine similarity, best first."""
