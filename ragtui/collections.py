@@ -27,6 +27,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import tempfile
 import threading
 import uuid
@@ -84,6 +85,7 @@ class CollectionInfo:
     state: CollectionState
     files: int = 0                   # files indexed (zip members count, zips themselves do not)
     skipped: int = 0                 # files skipped with a reason
+    damaged: str = ""                # state "damaged": which file could not be read, and why
 
 
 class Collection:
@@ -244,6 +246,14 @@ class Collection:
         return state
 
     def info(self) -> CollectionInfo:
+        """The collection's summary; a damaged manifest or records file gives state "damaged" (naming the file
+        and the error) instead of failing, so one broken collection never hides the others."""
+        try:
+            return self._info()
+        except (OSError, ValueError, sqlite3.DatabaseError) as exc:   # JSONDecodeError and UnicodeError are ValueErrors
+            return CollectionInfo(self.name, "", "", (), 0, "damaged", damaged=_damage(self.path, exc))
+
+    def _info(self) -> CollectionInfo:
         manifest = self.manifest
         chunks = self.keyword.doc_count() if (self.path / "whoosh").exists() else 0
         files = skipped = 0
@@ -264,6 +274,13 @@ class Collection:
                 self._client.close()
                 self._client = None
                 self._vectors.clear()
+
+
+def _damage(path: Path, exc: Exception) -> str:
+    """"<file>: <error>" for a damaged collection: the file is the manifest unless the error came from SQLite."""
+    file = RECORDS_FILE if isinstance(exc, sqlite3.DatabaseError) else MANIFEST
+    lines = str(exc).strip().splitlines()
+    return f"{path / file}: {lines[0] if lines else type(exc).__name__}"
 
 
 class CollectionRegistry:
@@ -313,7 +330,10 @@ class CollectionRegistry:
         collection = self.open(name)
         if collection.ingest_running():
             raise CollectionError(f"an ingest is writing into {name!r}; stop it before deleting the collection")
-        models = collection.models
+        try:
+            models = collection.models
+        except (OSError, ValueError):          # a damaged manifest: its folder still goes (embedded Chroma with it)
+            models = []
         with open(collection.path / VECTOR_LOCK, "a+") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)      # no reader is inside Chroma while its files go
             self._remove(collection, models)

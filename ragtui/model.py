@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any, Literal
 
-CollectionState = Literal["empty", "ready", "ingesting", "needs embeddings", "interrupted"]
+CollectionState = Literal["empty", "ready", "ingesting", "needs embeddings", "interrupted", "damaged"]
 
 
 def chunk_id(source: str, index: int) -> str:

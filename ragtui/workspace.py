@@ -116,7 +116,15 @@ class Workspace:
         return self.registry.names()
 
     def list_collections(self) -> list[CollectionInfo]:
-        return [self.collection(name).info() for name in self.registry.names()]
+        return [self.collection_info(name) for name in self.registry.names()]
+
+    def collection_info(self, name: str) -> CollectionInfo:
+        """The summary of `name`; a collection whose manifest cannot be read is not kept open, and its
+        info says "damaged" (with the file and the error) instead of failing."""
+        try:
+            return self.collection(name).info()
+        except (OSError, ValueError):          # the manifest: JSON and UTF-8 errors are ValueErrors
+            return self.registry.open(name).info()
 
     def create_collection(self, name: str, topic: str = "") -> Collection:
         self.registry.create(name, topic).close()

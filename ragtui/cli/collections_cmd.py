@@ -61,6 +61,10 @@ def _list(workspace: Workspace, as_json: bool) -> int:
     widths = [max(len(r[k]) for r in rows) for k in range(5)]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[5])
+    for info in infos:
+        if info.damaged:
+            print(f"{info.name} is damaged: {one_line(info.damaged)}; remove it with "
+                  f"`ragtui collections delete {info.name} --yes`, then ingest again")
     return 0
 
 
@@ -118,7 +122,7 @@ def _info(workspace: Workspace, name: str, as_json: bool) -> int:
 def _delete(workspace: Workspace, name: str, yes: bool) -> int:
     from ragtui.errors import RagtuiError
 
-    info = workspace.collection(name).info()
+    info = workspace.collection_info(name)
     if not yes:
         if not sys.stdin.isatty():
             raise RagtuiError(f"refusing to delete {name!r} without confirmation; pass --yes", exit_code=2)
