@@ -63,7 +63,7 @@ class Chunk:
 
 
 class AnnotationState(StrEnum):
-    PENDING = "pending"
+    PENDING = "pending"  # not annotated (yet, or a cancel cut it): listed as relevant, sent to synthesis (RAGWeed)
     RUNNING = "running"
     RELEVANT = "relevant"
     IRRELEVANT = "irrelevant"
@@ -141,8 +141,9 @@ class SessionSource:
 
     @property
     def verdict_relevant(self) -> bool:
-        """The model's verdict (or annotation off), before any override by the user."""
-        return self.state in (AnnotationState.RELEVANT, AnnotationState.OFF)
+        """The model's verdict before any override by the user; a source without one (annotation off, not
+        annotated yet, or cancelled before its annotation finished) counts as relevant, as in RAGWeed."""
+        return self.state not in (AnnotationState.IRRELEVANT, AnnotationState.FAILED)
 
     @property
     def relevant(self) -> bool:

@@ -25,7 +25,9 @@ the session, and `retrieve`, an async callable `(query, collection names) -> Ret
 
 Cancelling the consuming task, or closing an iterator, stops the LLM stream at once
 and leaves the history record consistent: a cut answer keeps its partial text with
-stop_reason "cancelled"; annotations still running are marked failed ("cancelled").
+stop_reason "cancelled" (also when the cancel came before the answer started); a source whose
+annotation a cancel cut keeps what it had before (its earlier annotation, or "not annotated", which
+counts as relevant): finished work is never thrown away or filtered by a cancel.
 
 Sources are frozen: the session replaces one (`_update`) when its state changes, so
 the sources an event carried keep the values they had when it was yielded.
@@ -38,6 +40,7 @@ answer properties are its. Source numbers continue across turns ([1]-[8] in turn
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
@@ -227,6 +230,22 @@ class ResearchSession:
     async def run(self) -> AsyncGenerator[Event, None]:
         """Turn 1: check the models, retrieve, annotate (when on), synthesize; save after each stage.
 
+        A cancel (or a closed iterator) before an answer finished is saved as stop reason "cancelled",
+        so history tells an interrupted session from one still waiting for its answer.
+        """
+        try:
+            async with aclosing(self._run()) as events:
+                async for event in events:
+                    yield event
+        except (asyncio.CancelledError, GeneratorExit):
+            if self.turn.stop_reason is StopReason.NONE:
+                self.turn.stop_reason = StopReason.CANCELLED
+                self.save()
+            raise
+
+    async def _run(self) -> AsyncGenerator[Event, None]:
+        """The stages of run().
+
         When the LLM cannot be used (Ollama down, model missing, llm.model unset) the
         session still retrieves (keyword-only if the embedder is down too) and is saved
         with its sources; the LLM stage then fails with the reason, and a later
@@ -412,6 +431,7 @@ class ResearchSession:
         except (ConfigError, LLMError) as exc:
             yield self._fail("annotate", str(exc))     # earlier annotations stay as they were
             return
+        before = {n: self.source(n) for n in targets}   # what a cancel puts back
         started = time.perf_counter()
         try:
             for turn in self.record.turns:     # each turn's sources are judged against that turn's question
@@ -424,7 +444,8 @@ class ResearchSession:
         finally:
             for n in targets:
                 if self.source(n).state in (AnnotationState.PENDING, AnnotationState.RUNNING):
-                    self._update(n, state=AnnotationState.FAILED, error="cancelled before the annotation finished")
+                    turn, i = self._index(n)
+                    turn.sources[i] = before[n]   # cut by a cancel: as it was before this pass
             self.timings["annotate_s"] = self.timings.get("annotate_s", 0.0) + time.perf_counter() - started
             if len(targets) == len(self.sources):
                 self.record.annotation_model = llm.model

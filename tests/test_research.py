@@ -344,8 +344,9 @@ async def test_cancel_mid_stream_keeps_a_consistent_record(make_settings: Callab
     assert session.answer == partial + "and the rest [1]." and session.stop_reason == "stop"
 
 
-async def test_closing_the_iterator_during_annotation_marks_the_rest_cancelled(
+async def test_closing_the_iterator_during_annotation_leaves_the_rest_not_annotated(
         make_settings: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
+    """Sources a cancel cut are "not annotated": relevant, never filtered; the session says it was cancelled."""
     def respond(body: dict[str, Any]) -> Reply:
         prompt = body["messages"][-1]["content"]
         return Reply.text("quick quote") if "Centrifugal" in prompt else Reply(pieces=["slow"], delay=0.5)
@@ -359,10 +360,40 @@ async def test_closing_the_iterator_during_annotation_marks_the_rest_cancelled(
     await events.aclose()
     await session.aclose()
     stored = HistoryStore(session.settings.data_dir).load(session.id)
-    assert stored.sources[0].state is AnnotationState.RELEVANT
-    assert [s.state for s in stored.sources[1:]] == [AnnotationState.FAILED] * 3
-    assert all("cancelled" in s.error for s in stored.sources[1:])
-    assert stored.turn.answer == "" and stored.turn.stop_reason == ""
+    for sources in (stored.sources, session.sources):
+        assert sources[0].state is AnnotationState.RELEVANT
+        assert [s.state for s in sources[1:]] == [AnnotationState.PENDING] * 3
+        assert all(s.relevant and not s.filtered and not s.error for s in sources)
+    assert stored.turn.answer == "" and stored.turn.stop_reason == "cancelled"
+
+
+async def test_cancelled_reannotation_keeps_every_earlier_annotation(
+        make_settings: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
+    fake_ollama.responder = responder(Reply.text("Pumps start at 3 bar [1]."))
+    session = make_session(make_settings("annotation.concurrency=2"))
+    await collect(session.run())
+    before = session.sources
+    assert [s.number for s in before if s.filtered] == [2]
+
+    def slow(body: dict[str, Any]) -> Reply:
+        prompt = body["messages"][-1]["content"]
+        if "Centrifugal" in prompt:
+            return Reply.text('"Centrifugal pumps start at 3 bar." A new reading.')
+        return Reply(pieces=["[IRRELEVANT!!!]"], delay=2.0)
+
+    fake_ollama.responder = slow
+    events = session.reannotate()
+    async for event in events:
+        if isinstance(event, AnnotationFinished):
+            break
+    await events.aclose()
+    await session.aclose()
+    stored = HistoryStore(session.settings.data_dir).load(session.id)
+    for sources in (stored.sources, session.sources):
+        assert "A new reading" in sources[0].annotation            # the one that finished is new
+        assert list(sources[1:]) == list(before[1:])                # the cut ones are as they were
+        assert [s.number for s in sources if s.filtered] == [2]
+    assert stored.turn.answer == "Pumps start at 3 bar [1]." and stored.turn.stop_reason == "stop"
 
 
 async def test_synthesis_failure_is_a_stage_failure_with_partial_text(
