@@ -36,6 +36,10 @@ if TYPE_CHECKING:
     from ragtui.retrieve.result import Mode, Retrieval
 
 
+Spans = tuple[tuple[int, int], ...]
+Pages = tuple[tuple[int, str], ...]
+
+
 @dataclass(frozen=True)
 class DocumentView:
     """The text the source viewer shows, with the chunk's span in it."""
@@ -44,6 +48,8 @@ class DocumentView:
     start: int
     end: int
     note: str = ""                   # why only part of the document is shown, if it is
+    chunks: Spans = ()               # (start, end) of every chunk of the document, in order
+    pages: Pages = ()                # (start, label) of every page (PDF), in order
 
 
 class Workspace:
@@ -182,7 +188,7 @@ class Workspace:
         """The chunk inside its document's text (kept by the ingest); the chunk alone when that is gone."""
         chunk = source.chunk
         try:
-            text = self._document_text(chunk.meta)
+            text, pages, spans = self._document_text(chunk.meta)
         except Exception as exc:  # a moved, changed or unreadable file still leaves the chunk to show
             return DocumentView(chunk.text, 0, len(chunk.text), note=f"showing the chunk only: {exc}")
         start, end = chunk.meta.char_start, chunk.meta.char_end
@@ -192,14 +198,19 @@ class Workspace:
                 return DocumentView(chunk.text, 0, len(chunk.text),
                                     note="showing the chunk only: the document changed since this session")
             end = start + len(chunk.text)
-        return DocumentView(text, start, end)
+        return DocumentView(text, start, end, chunks=spans, pages=pages)
 
-    def _document_text(self, meta: ChunkMeta) -> str:
-        """The extracted text of the chunk's file, as the ingest stored it."""
-        found = self.collection(meta.collection).document(meta.source)
+    def _document_text(self, meta: ChunkMeta) -> tuple[str, Pages, Spans]:
+        """The extracted text of the chunk's file as the ingest stored it, its pages and its chunks' spans
+        (those that still match the text), for reading the document chunk by chunk and page by page."""
+        collection = self.collection(meta.collection)
+        found = collection.document(meta.source)
         if found is None:
             raise CollectionError(f"{meta.source} is no longer indexed in {meta.collection}")
-        return found[0]
+        text, pages = found
+        spans = sorted({(c.meta.char_start, c.meta.char_end) for c in collection.records.chunks_of([meta.source])
+                        if text[c.meta.char_start:c.meta.char_end] == c.text})
+        return text, tuple((start, label) for start, label, _ in pages), tuple(spans)
 
     # --- ingest ------------------------------------------------------------------------
 

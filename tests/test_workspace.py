@@ -62,6 +62,7 @@ def test_document_shows_the_chunk_in_its_file_and_says_when_it_cannot(ingested: 
         view = workspace.document(source)
         assert view.text.startswith("Intro line.") and view.text[view.start:view.end] == source.chunk.text
         assert view.note == ""
+        assert view.chunks == ((view.start, view.end),) and view.pages == ()   # one chunk; not a PDF: no pages
         workspace.delete_collection("c")
         gone = workspace.document(source)
     assert (gone.text, gone.start, gone.end) == (source.chunk.text, 0, len(source.chunk.text))
@@ -89,3 +90,24 @@ def test_a_second_ingest_into_a_collection_is_busy(ingested: Settings, tmp_path:
     asyncio.run(overlapping())
     with Workspace(ingested) as workspace, pytest.raises(CollectionError, match="invalid collection name"):
         workspace.create_collection("no spaces")
+
+
+def test_document_lists_every_chunk_of_a_long_file_in_order(make_settings: Callable[..., Settings],
+                                                            fake_ollama: FakeOllama, tmp_path: Path) -> None:
+    import asyncio
+
+    settings = make_settings()
+    (tmp_path / "long").mkdir()
+    paragraphs = [f"Paragraph {i} says that pump number {i} starts at {i} bar after priming." for i in range(300)]
+    (tmp_path / "long" / "pumps.txt").write_text("\n\n".join(paragraphs))
+
+    async def ingest() -> None:
+        async with Workspace(settings) as workspace:
+            [_ async for _ in workspace.ingest([tmp_path / "long"], "c")]
+
+    asyncio.run(ingest())
+    with Workspace(settings) as workspace:
+        view = workspace.document(source_for(workspace, "pump number 150"))
+    assert len(view.chunks) >= 3 and (view.start, view.end) in view.chunks          # for n / p in the viewer
+    assert [s for s, _ in view.chunks] == sorted(s for s, _ in view.chunks)
+    assert view.chunks[0][0] == 0 and view.chunks[-1][1] >= len(view.text.rstrip())

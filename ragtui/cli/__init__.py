@@ -10,6 +10,7 @@ and the TUI's first frame stay fast.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,7 +29,7 @@ from ragtui.cli import (
     serve_cmd,
     wordnet_cmd,
 )
-from ragtui.config import Settings, load_settings
+from ragtui.config import Settings, load_settings, user_config_path
 from ragtui.errors import RagtuiError, describe
 from ragtui.sanitize import one_line
 
@@ -44,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ragtui {__version__}")
     parser.add_argument("--config", type=Path, metavar="FILE",
-                        help="user config file (default: ~/.config/ragtui/config.toml)")
+                        help=f"user config file (default: {user_config_path()}, which follows XDG_CONFIG_HOME)")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="override one setting, e.g. --set retrieve.top_k=32 (repeatable)")
     parser.add_argument("--data-dir", metavar="DIR", help="shorthand for --set storage.data_dir=DIR")
@@ -81,3 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ragtui: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader stopped reading (`ragtui config show | head`): nothing is wrong, say nothing. Point
+        # stdout at /dev/null so the interpreter's final flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

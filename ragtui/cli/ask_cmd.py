@@ -10,6 +10,7 @@ import sys
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ragtui.cli.query_cmd import positive
 from ragtui.config import ConfigError, Settings
 from ragtui.errors import RagtuiError
 from ragtui.model import StopReason
@@ -32,6 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="collection to search (repeatable; default: all)")
     parser.add_argument("--no-annotate", action="store_true", help="skip annotation: every source goes to synthesis")
     parser.add_argument("--json", action="store_true", help="print the finished session as one JSON object")
+    parser.add_argument("--limit", type=positive, metavar="N",
+                        help="print at most N sources (all of them are still used and saved)")
     parser.add_argument("--continue", dest="cont", action="store_true",
                         help="continue the last answer that was cut for length (or --session ID)")
     parser.add_argument("--follow-up", metavar="QUESTION",
@@ -93,7 +96,8 @@ def _ask(args: argparse.Namespace, workspace: Workspace) -> int:
             raise RagtuiError("no collections to search: ingest a folder first with `ragtui ingest`")
         session = workspace.new_session(args.query.strip(), collections)
         events = session.run()
-    printer = JsonPrinter() if args.json else TextPrinter(sys.stdout, sys.stderr, continuing=args.cont)
+    printer = JsonPrinter() if args.json else TextPrinter(sys.stdout, sys.stderr, continuing=args.cont,
+                                                          limit=args.limit)
     try:
         ok = asyncio.run(drive(session, events, printer))
     except KeyboardInterrupt:
@@ -133,9 +137,11 @@ async def drive(session: ResearchSession, events: AsyncGenerator[Event, None],
 class TextPrinter:
     """Sources and annotations as they arrive, then the answer token by token."""
 
-    def __init__(self, out: TextIO, err: TextIO, *, continuing: bool = False) -> None:
+    def __init__(self, out: TextIO, err: TextIO, *, continuing: bool = False, limit: int | None = None) -> None:
         self.out, self.err = out, err
         self.continuing = continuing
+        self.limit = limit          # sources printed (their annotations too); None: all
+        self.printed: set[int] = set()
 
     def show(self, event: Event, session: ResearchSession) -> bool:
         from ragtui import events as ev
@@ -148,10 +154,15 @@ class TextPrinter:
             self._line(one_line(f"{len(event.sources)} source(s) for {session.query!r}{turn} in "
                                 f"{', '.join(session.collections)}")
                        + (" (keyword leg only: the embedder was unreachable)" if event.keyword_only else "") + ":")
-            for s in event.sources:
+            self.printed = {s.number for s in event.sources[:self.limit]}
+            for s in event.sources[:self.limit]:
                 near = f"  neighbour of [{s.neighbor_of}]" if s.neighbor_of else ""
                 self._line(f"  [{s.number}] {one_line(s.chunk.label)}  score {s.score:.3f}  "
                            f"{'+'.join(s.legs) or '-'}{near}")
+            if self.limit is not None and len(event.sources) > self.limit:
+                self._line(f"  ({len(event.sources) - self.limit} more not shown: --limit {self.limit})")
+        elif isinstance(event, ev.AnnotationFinished | ev.AnnotationFailed) and not self._shown(event.number):
+            pass
         elif isinstance(event, ev.AnnotationFinished):
             mark = "relevant" if event.relevant else "filtered"
             source = session.source(event.number)
@@ -182,6 +193,9 @@ class TextPrinter:
             times = ", ".join(f"{k.removesuffix('_s')} {v:.1f} s" for k, v in event.timings.items())
             print(f"ragtui: session {event.session_id} saved ({times})", file=self.err, flush=True)
         return True
+
+    def _shown(self, number: int) -> bool:
+        return self.limit is None or number in self.printed
 
     def _finished(self, event: SynthesisFinished) -> None:
         self._line("")

@@ -14,8 +14,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    from ragtui.config import user_config_path
     from ragtui.doctor import Verdict, run_checks
 
+    config = args.config or user_config_path()
+    print(f"config file: {config}" + ("" if config.is_file() else " (not there: shipped defaults only)"))
     checks = run_checks(settings)
     width = max(len(c.name) for c in checks)
     for check in checks:

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
 import sys
 from contextlib import aclosing
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ragtui.config import Settings
 from ragtui.sanitize import one_line
+
+if TYPE_CHECKING:
+    from ragtui.events import IngestProgress
 
 BAR = 24
 
@@ -25,14 +29,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def format_progress(event: object) -> str:
-    """One line: files, chunks, embeddings/s, ETA, current file."""
-    from ragtui.events import IngestProgress
+def format_progress(event: IngestProgress, width: int | None = None) -> str:
+    """One line: files, chunks (counted from the start), embeddings/s, the ETA of the whole job, and the
+    current file shortened from the middle so the line fits `width` columns (a longer line would wrap, and
+    the next "\r" would leave the wrapped part behind as a trail of lines)."""
+    from ragtui.tui.textfit import shorten_middle
 
-    assert isinstance(event, IngestProgress)
     eta = "--:--" if event.eta_s is None else f"{int(event.eta_s) // 60}:{int(event.eta_s) % 60:02d}"
-    return (f"{event.files_done}/{event.files_total} files  {event.chunks} chunks  "
-            f"{event.embedded} embedded  {event.embed_rate:.1f} emb/s  ETA {eta}  {one_line(event.current)}")
+    line = (f"{event.files_done}/{event.files_total} files  {event.chunks} chunks  "
+            f"{event.embedded} embedded  {event.embed_rate:.1f} emb/s  ETA {eta}")
+    if width is None:
+        return f"{line}  {one_line(event.current)}".rstrip()
+    room = width - len(line) - 2
+    if room >= 8 and event.current:
+        line += "  " + shorten_middle(one_line(event.current), room)
+    return line[:width]
 
 
 def bar(done: int, total: int) -> str:
@@ -50,11 +61,13 @@ async def _ingest(args: argparse.Namespace, settings: Settings, out: TextIO) -> 
             aclosing(workspace.ingest(args.paths, args.collection, topic=args.topic, sync=args.sync)) as events:
         async for event in events:
             if isinstance(event, IngestProgress):
-                line = format_progress(event)
                 if tty:
-                    out.write(f"\r\x1b[2K{bar(event.files_done, event.files_total)} {line}"[:400])
+                    width = shutil.get_terminal_size().columns - 1      # the last column would wrap
+                    head = bar(event.files_done, event.files_total)
+                    visible = f"{head} {format_progress(event, width - len(head) - 1)}"[:width]
+                    out.write("\r\x1b[2K" + visible)
                 else:
-                    out.write(f"progress: {line}\n")
+                    out.write(f"progress: {format_progress(event)}\n")
                 out.flush()
             elif isinstance(event, FileSkipped):
                 line = f"skipped: {one_line(event.source)}: {one_line(event.reason)}\n"

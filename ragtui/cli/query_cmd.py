@@ -30,6 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--mode", choices=MODES, default="hybrid", help="which legs run (default: hybrid)")
     parser.add_argument("--no-synonyms", action="store_true", help="no WordNet expansion for this query")
     parser.add_argument("--json", action="store_true", help="hits and retrieval_meta as JSON")
+    parser.add_argument("--limit", type=positive, metavar="N", help="print at most N sources (default: all)")
     parser.set_defaults(run=run)
 
 
@@ -39,6 +40,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
     if (args.text is None) == (args.queries is None):
         raise RagtuiError("give a query or --queries FILE (not both)", exit_code=2)
+    if args.text is not None and not args.text.strip():
+        raise RagtuiError("query needs some text to search for", exit_code=2)
     queries = [args.text] if args.queries is None else read_queries(args.queries)
     synonyms = False if args.no_synonyms else None
     with Workspace(settings) as workspace:
@@ -51,11 +54,11 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                 result = await workspace.retrieve(query, names, mode=args.mode, synonyms=synonyms)
                 if args.json:
                     indent = 2 if args.queries is None else None
-                    print(json.dumps(as_json(result), indent=indent, default=str), flush=True)
+                    print(json.dumps(as_json(result, args.limit), indent=indent, default=str), flush=True)
                 else:
                     if args.queries is not None:
                         print(f"== {query}")
-                    print_table(result)
+                    print_table(result, args.limit)
 
         asyncio.run(run_all())
     return 0
@@ -72,7 +75,14 @@ def read_queries(path: Path) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-def as_json(result: Retrieval) -> dict[str, Any]:
+def positive(value: str) -> int:
+    """argparse type for --limit: a whole number of at least 1."""
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {value!r}")
+    return int(value)
+
+
+def as_json(result: Retrieval, limit: int | None = None) -> dict[str, Any]:
     return {
         "query": result.query,
         "keyword_only": result.keyword_only,
@@ -82,7 +92,8 @@ def as_json(result: Retrieval) -> dict[str, Any]:
                    "label": h.chunk.label, "text": h.chunk.text,
                    "evidence": [{"leg": e.leg, "rank": e.rank, "score": e.score} for e in h.evidence],
                    "neighbor_of": h.neighbor_of, "distance": h.distance}
-                  for i, h in enumerate(result.hits, 1)],
+                  for i, h in enumerate(result.hits[:limit], 1)],
+        "hits_total": len(result.hits),
         "retrieval_meta": result.meta.to_json(),
     }
 
@@ -92,7 +103,7 @@ def _first_line(text: str, width: int = 60) -> str:
     return line if len(line) <= width else line[:width - 1] + "…"
 
 
-def print_table(result: Retrieval) -> None:
+def print_table(result: Retrieval, limit: int | None = None) -> None:
     """The hits with why each was found (rank and score per leg), then how each collection was searched:
     the same formatter (ragtui.retrieve.explain) as the TUI's details view."""
     from ragtui.retrieve.explain import evidence_line, meta_lines
@@ -101,7 +112,7 @@ def print_table(result: Retrieval) -> None:
         print(f"note: {one_line(notice)}")
     rows = [("#", "score", "rel", "collection", "file", "page", "legs", "why (rank and score per leg)",
              "first line")]
-    for i, h in enumerate(result.hits, 1):
+    for i, h in enumerate(result.hits[:limit], 1):
         legs = "+".join(h.legs) or f"neighbour (d={h.distance})"
         rows.append((str(i), f"{h.score:.3f}", f"{h.rel_score:.2f}", h.chunk.meta.collection,
                      one_line(h.chunk.meta.source), one_line(h.chunk.meta.page), legs, evidence_line(h.evidence),
@@ -110,6 +121,8 @@ def print_table(result: Retrieval) -> None:
         widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]) - 1)]
         for r in rows:
             print("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=False)) + "  " + r[-1])
+    if limit is not None and len(result.hits) > limit:
+        print(f"({len(result.hits) - limit} more not shown: --limit {limit})")
     for line in meta_lines(result.meta):
         print(one_line(line))
     print(f"timings (ms): embed {dict(result.meta.embed_ms)}, legs+merge {result.meta.legs_and_merge_ms}, "

@@ -106,6 +106,8 @@ class _IngestRun:
         self.started = time.monotonic()
         self.files_total = 0
         self.files_done = 0
+        self.chunks_read = 0                    # chunks of the files read so far (progress counts from the start)
+        self._chunks_at_embed = 0               # chunks_read when the last embedding pass counted what it had left
         self.embed_time = 0.0
         self.current = ""
         self._last_progress = 0.0
@@ -333,6 +335,7 @@ class _IngestRun:
             else:
                 batch.append(prep)
                 pending_chunks += sum(len(c) for _, c in prep.docs)
+                self.chunks_read += sum(len(c) for _, c in prep.docs)
             if pending_chunks >= BATCH_CHUNKS or len(batch) >= BATCH_FILES:
                 await _in_thread(self._commit, batch)
                 batch, batch_hashes, pending_chunks = [], {}, 0
@@ -392,6 +395,7 @@ class _IngestRun:
             embedder: Embedder | None = None
             page = self.settings.embed.batch_size * EMBED_PAGES
             self.embed_left[model] = await _in_thread(self.records.pending_count, model)
+            self._chunks_at_embed = self.chunks_read
             writing: asyncio.Future[Any] | None = None      # the previous page's Chroma write, still running
             in_flight: set[str] = set()
             try:
@@ -448,9 +452,17 @@ class _IngestRun:
         now = self._last_progress = time.monotonic()
         rate = self.report.chunks_embedded / self.embed_time if self.embed_time else 0.0
         eta = estimate_eta(now - self.started - self.embed_time, self.files_done, self.files_total,
-                           sum(self.embed_left.values()), rate)
-        return IngestProgress(self.files_done, self.files_total, self.report.chunks_indexed,
+                           sum(self.embed_left.values()) + self._embeds_to_come(), rate)
+        return IngestProgress(self.files_done, self.files_total, max(self.chunks_read, self.report.chunks_indexed),
                               self.report.chunks_embedded, rate, eta, self.current)
+
+    def _embeds_to_come(self) -> int:
+        """Embeddings the pending counts do not hold yet, so the ETA covers the whole job: the chunks read
+        since the last embedding pass counted, and the files still to read at the chunks per file so far."""
+        models = sum(m not in self.down for m in self.models)
+        files_left = self.files_total - self.files_done
+        per_file = self.chunks_read / self.files_done if self.files_done else 0.0
+        return models * (self.chunks_read - self._chunks_at_embed + round(per_file * files_left))
 
 
 def estimate_eta(file_seconds: float, files_done: int, files_total: int, embed_left: int,

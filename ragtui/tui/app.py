@@ -8,21 +8,26 @@ reached through `Engine` (tui/engine.py) and nothing else.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import ClassVar
 
 from textual import on
 from textual.app import App
-from textual.notifications import SeverityLevel
+from textual.notifications import Notify, SeverityLevel
 
 from ragtui.config import Settings
 from ragtui.tui import keymap
-from ragtui.tui.clipboard import osc52, save_copy
+from ragtui.tui.clipboard import ask_tmux, clipboard_sequences, save_copy
 from ragtui.tui.commands import RagtuiCommands
 from ragtui.tui.engine import Engine
 from ragtui.tui.messages import CopyRequested
 from ragtui.tui.screens.main import MainScreen
+from ragtui.tui.screens.notices import LoggedNotice, NoticesScreen
+from ragtui.tui.textfit import one_line
 from ragtui.tui.themes import DEFAULT_THEME, load_themes, shipped_themes_dir, user_themes_dir
+
+TOAST_SECONDS: dict[SeverityLevel, float] = {"information": 4, "warning": 6, "error": 8}
 
 
 class RagtuiApp(App[int]):
@@ -38,8 +43,9 @@ class RagtuiApp(App[int]):
     def __init__(self, settings: Settings, *, in_tmux: bool = False, cursor_blink: bool = True,
                  start_workers: bool = True, theme_dirs: list[Path] | None = None,
                  ingest_on_start: tuple[Path, str] | None = None) -> None:
-        """`in_tmux` wraps OSC 52 for tmux; `start_workers=False` skips the start-up probes (tests set state);
-        `ingest_on_start` (path, collection) opens the ingest screen and starts it (the demo's first run)."""
+        """`in_tmux`: a copy asks tmux which OSC 52 forms it passes on; `start_workers=False` skips the start-up
+        probes (tests set state); `ingest_on_start` (path, collection) opens the ingest screen and starts it
+        (the demo's first run)."""
         super().__init__()
         self.settings = settings
         self.engine = Engine(settings)
@@ -47,6 +53,7 @@ class RagtuiApp(App[int]):
         self.install_screen(MainScreen(settings, self.engine, cursor_blink=cursor_blink, start_workers=start_workers,
                                        ingest_on_start=ingest_on_start), "research")
         self.startup_notes: list[tuple[SeverityLevel, str]] = []
+        self.notices: list[LoggedNotice] = []
         self.theme_names: list[str] = []
         self._load_themes(theme_dirs if theme_dirs is not None else [shipped_themes_dir(), user_themes_dir()])
 
@@ -76,6 +83,31 @@ class RagtuiApp(App[int]):
         self.theme = names[(names.index(self.theme) + 1) % len(names)] if self.theme in names else names[0]
         self.notify(f"Theme: {self.theme}", timeout=2)
 
+    # --- notices ---------------------------------------------------------------------------
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Every notice goes to the notices log (! shows it whole); its toast is one line, alone (the one
+        before is cleared), brief, and sits over the query bar's top border, so it never covers the answer.
+        Messages are plain text: brackets from documents or errors (`[llm]`) are shown, never read as markup."""
+        self.notices.append(LoggedNotice(time.strftime("%H:%M:%S"), severity, message))
+        room = max(20, self.size.width * 6 // 10 - 6)   # the toast: 60% of the width, less padding and edges
+        line = one_line(message, room)
+        if line != " ".join(message.split()):
+            line = one_line(message, room - 8) + " (! all)"
+        seconds = TOAST_SECONDS[severity] if timeout is None else min(timeout, TOAST_SECONDS[severity])
+        super().notify(line, title="", severity=severity, timeout=seconds, markup=False)
+
+    def _on_notify(self, event: Notify) -> None:
+        """One toast at a time: a new notice replaces the one shown (Textual adds toasts here, a message
+        after notify(), so this is where the earlier one is dropped)."""
+        self._notifications.clear()
+        self.screen.query("ToastHolder").remove()   # Textual's rack removes a stale toast but not its holder
+        super()._on_notify(event)
+
+    def action_notices(self) -> None:
+        self.push_screen(NoticesScreen(self.notices))
+
     # --- screens and copying --------------------------------------------------------------------
 
     def action_help(self) -> None:
@@ -88,16 +120,25 @@ class RagtuiApp(App[int]):
         self.copy_text(message.text, message.what)
 
     def copy_text(self, text: str, what: str) -> None:
-        """OSC 52 to the terminal's clipboard (wrapped inside tmux), and the same text saved to a file."""
+        """OSC 52 in the forms the terminal (or the tmux we run in) accepts, and the text written to a file.
+
+        The terminal never confirms a copy, so the message says what was sent and where the file is."""
         self._clipboard = text
-        if self._driver is not None:
-            self._driver.write(osc52(text, in_tmux=self.in_tmux))
+        tmux = ask_tmux() if self.in_tmux else None
+        sequences = clipboard_sequences(text, tmux)
+        if self._driver is not None and sequences:
+            self._driver.write(sequences)
         try:
-            path = save_copy(text, self.settings.data_dir)
+            where, saved = f"written to {save_copy(text, self.settings.data_dir)}", True
         except OSError as exc:
-            self.notify(f"Copied {what} (OSC 52); saving a copy failed: {exc.strerror}", severity="warning")
+            where, saved = f"not written to a file: {exc.strerror}", False
+        if not sequences:
+            self.notify(f"Not sent to the clipboard: {tmux.describe() if tmux else 'tmux'} passes no OSC 52 "
+                        f"(set -g set-clipboard on). {what.capitalize()} {where}", severity="warning")
             return
-        self.notify(f"Copied {what} ({len(text)} chars, OSC 52); also saved to {path}", timeout=6)
+        via = f"OSC 52 via {tmux.describe()}" if tmux else "OSC 52"
+        self.notify(f"Sent {what} to the clipboard ({len(text)} chars, {via}; terminals do not confirm); {where}",
+                    severity="information" if saved else "warning")
 
     def copy_to_clipboard(self, text: str) -> None:
         """Textual's copy of a mouse selection goes the same way as ours."""

@@ -20,7 +20,7 @@ class RagtuiCommands(Provider):
         return self.app if action.scope == "app" else self.screen
 
     def _actions(self) -> list[Action]:
-        return [a for a in ACTIONS if hasattr(self._target(a), f"action_{a.action}")]
+        return [a for a in ACTIONS if hasattr(self._target(a), f"action_{a.method}")]
 
     async def discover(self) -> Hits:
         for action in self._actions():

@@ -23,6 +23,11 @@ class Action:
     footer: bool = True
     scope: Scope = "main"    # where the action is defined and bound
 
+    @property
+    def method(self) -> str:
+        """The action's name without its arguments: `show_tab('all')` is `show_tab`."""
+        return self.action.split("(", 1)[0]
+
 
 ACTIONS: tuple[Action, ...] = (
     Action("slash", "/", "focus_query", "Query", "Focus the query bar (enter runs it; up/down recall past queries)",
@@ -45,14 +50,21 @@ ACTIONS: tuple[Action, ...] = (
            "Details: how the selected source was found (keyword tier, IDF, synonyms, rank per leg)", footer=False),
     Action("m", "m", "reannotate_with", "Re-annotate with…",
            "Re-annotate the selected or every source with a model Ollama lists, or a prompt file", footer=False),
+    Action("1", "1", "show_tab('relevant')", "Relevant", "Sources: the Relevant tab", footer=False),
+    Action("2", "2", "show_tab('filtered')", "Filtered", "Sources: the Filtered tab", footer=False),
+    Action("3", "3", "show_tab('all')", "All", "Sources: the All tab", footer=False),
     Action("escape", "esc", "cancel", "Cancel", "Cancel running retrieval, annotation or synthesis"),
     Action("y", "y", "copy_answer", "Copy", "Copy the answer (OSC 52, also saved to a file)"),
     Action("Y", "Y", "copy_source", "Copy source", "Copy the selected source's text", footer=False),
     Action("h", "h", "history", "History", "Browse past sessions and reopen one"),
     Action("i", "i", "ingest", "Ingest", "Ingest a folder or file into a collection", footer=False),
     Action("n", "n", "new_collection", "New coll.", "Create a new collection", footer=False),
+    Action("ctrl+r", "ctrl+r", "refresh_collections", "Refresh", "Read the collections and their states again",
+           footer=False),
     Action("b", "b", "toggle_collections", "Collections pane", "Show or hide the collections pane", footer=False),
     Action("t", "t", "next_theme", "Theme", "Switch to the next theme", footer=False, scope="app"),
+    Action("exclamation_mark", "!", "notices", "Notices", "Every notice of this run in full (toasts show one line)",
+           footer=False, scope="app"),
     Action("question_mark", "?", "help", "Help", "Show all keys", scope="app"),
     Action("q", "q", "quit", "Quit", "Quit ragtui", footer=False, scope="app"),
 )
@@ -62,7 +74,8 @@ WIDGET_KEYS: tuple[tuple[str, str], ...] = (
     ("enter", "In the query bar: run the query. On a source row: open it in the source viewer"),
     ("up / down", "In the query bar: recall earlier queries. In lists and tables: move"),
     ("space", "In the collections pane: toggle whether the collection is searched"),
-    ("tab / shift+tab", "Next / previous pane"),
+    ("tab / shift+tab", "Next / previous pane: collections, query, sources, answer. The one-letter keys act "
+                        "on the panes, so they work there; in the query bar every key types"),
     ("e / d", "In the history screen: export the session as Markdown / delete it"),
     ("ctrl+p", "Command palette: every action above by name"),
 )

@@ -75,7 +75,7 @@ async def test_a_conversation_by_keys(settings: Settings, fake_ollama: FakeOllam
         synthesis = app.query_one(SynthesisView)
         assert synthesis.text == session.answer == f"Answer from [{min(panel.sources)}]."
 
-        await pilot.press("left_square_bracket")          # back to turn 1: its sources and its answer
+        await pilot.press("tab", "left_square_bracket")   # to the sources, then back to turn 1: its sources and answer
         assert set(panel.sources) == turn1 and synthesis.text == session.turns[0].answer
         assert "Turn 1 of 2" in str(app.query_one(TurnBar).render())
         await pilot.press("right_square_bracket")

@@ -26,3 +26,21 @@ def test_corpus_has_a_labelled_pdf_and_markdown_with_headings() -> None:
     notes = (CORPUS / "notes" / "reading-sources.md").read_text(encoding="utf-8")
     assert notes.startswith("# ") and "\n## " in notes
     assert not (CORPUS / "README.md").exists()  # the corpus description is not a document to search
+
+
+async def test_the_demo_shows_its_collection_as_soon_as_its_ingest_ends(make_settings, fake_ollama) -> None:
+    from ragtui.demo import COLLECTION
+    from ragtui.tui.app import RagtuiApp
+    from ragtui.tui.screens.ingest import IngestScreen
+    from tests.tui.conftest import main_screen
+    from tests.tui.test_session import settle
+
+    app = RagtuiApp(demo_settings(make_settings()), cursor_blink=False, ingest_on_start=(CORPUS, COLLECTION))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        assert isinstance(app.screen, IngestScreen) and app.screen.changed   # still open, showing the report
+        main = main_screen(app)
+        assert [v.name for v in main.collection_views] == [COLLECTION] and main.active == {COLLECTION}
+        assert main.collection_views[0].state == "ready"
+        assert "No collections yet" not in str(main.query_one("#collections-note").render())
+        assert "No query yet" in str(main.query_one("#source-detail").render())

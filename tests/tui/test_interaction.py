@@ -60,12 +60,12 @@ async def test_y_copies_the_answer_and_saves_it(snapshot_settings) -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("escape")  # leave the query bar, where y would be typed
         await pilot.press("y")
-        assert any("No answer" in n.message for n in app._notifications)
+        assert any("No answer" in n.message for n in app.notices)
         await feed(app, finished_session())
         app.query_one(SourcesPanel).active_table.focus()
         await pilot.press("y")
-        assert app.clipboard == ANSWER
-        assert (settings.data_dir / "clipboard.md").read_text(encoding="utf-8") == ANSWER
+        assert app.clipboard.startswith(ANSWER) and "\n\nSources:\n[1] " in app.clipboard
+        assert (settings.data_dir / "clipboard.md").read_text(encoding="utf-8") == app.clipboard
         await pilot.press("Y")
         assert app.clipboard == app.query_one(SourcesPanel).sources[1].chunk.text
 
@@ -124,8 +124,10 @@ async def test_new_collection_dialog_creates_it_in_the_registry(snapshot_setting
         assert isinstance(app.screen, NewCollectionScreen)
         await pilot.press(*"bad name", "enter")
         assert "letters, digits" in str(app.screen.query_one("#new-note").render())
+        await pilot.press(*["backspace"] * 5)                     # "bad" is a good name: the error goes
+        assert "enter (in either field) creates it" in str(app.screen.query_one("#new-note").render())
         app.screen.query_one("#new-name").value = ""
-        await pilot.press(*"papers", "enter", *"genetics", "enter")
+        await pilot.press(*"papers", "tab", *"genetics", "enter")
         await app.workers.wait_for_complete()
         await pilot.pause()
         views = main_screen(app).collection_views
@@ -190,3 +192,34 @@ async def test_the_viewer_selects_the_part_the_annotator_read(snapshot_settings)
         assert passage in area.selected_text and len(area.selected_text) <= 1200
         assert area.selected_text != source.chunk.text
         assert "selected: the part the annotator read" in str(app.screen.query_one("#viewer-head").render())
+
+
+async def test_enter_in_the_name_field_creates_the_collection(snapshot_settings) -> None:
+    settings = snapshot_settings()
+    app = quiet_app(settings)
+    async with app.run_test(size=(120, 30)) as pilot:
+        app.query_one(SourcesPanel).active_table.focus()
+        await pilot.press("n")
+        await pilot.pause()
+        await pilot.press(*"notes", "enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not isinstance(app.screen, NewCollectionScreen)
+        assert [v.name for v in main_screen(app).collection_views] == ["notes"]
+        assert "notes" in main_screen(app).active
+
+
+async def test_ctrl_r_reads_the_collections_again(snapshot_settings) -> None:
+    from ragtui.collections import CollectionRegistry
+
+    settings = snapshot_settings()
+    app = quiet_app(settings)
+    async with app.run_test(size=(120, 30)) as pilot:
+        main = main_screen(app)
+        assert main.collection_views == []
+        CollectionRegistry(settings).create("later", "made by another process")
+        await pilot.press("ctrl+r")          # works from the query bar too: it types nothing
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert [v.name for v in main.collection_views] == ["later"]
+        assert app.query_one("#query").value == ""

@@ -114,6 +114,7 @@ async def test_a_whole_session_by_keys(settings: Settings, script: Script, fake_
         await settle(app, pilot)
         assert main.active == {"docs"}
         await ask(app, pilot)
+        await pilot.press("tab")  # the query bar keeps the focus after enter; tab goes on to the sources
         panel = app.query_one(SourcesPanel)
         synthesis = app.query_one(SynthesisView)
         session = main.session
@@ -192,10 +193,10 @@ async def test_history_reopens_an_earlier_session(settings: Settings, script: Sc
         await ask(app, pilot, QUERY)
         first_id, first_answer = main.session.id, main.session.answer
         script.answers.append(Reply.text("Seals last 5,000 hours [1]."))
-        await pilot.press("N")                  # a new session, not a follow-up of the first
+        await pilot.press("tab", "N")           # to the sources; a new session, not a follow-up of the first
         await ask(app, pilot, "when do seals wear out")
         assert main.session.id != first_id
-        await pilot.press("h")
+        await pilot.press("tab", "h")
         await settle(app, pilot)
         assert isinstance(app.screen, HistoryScreen)
         await pilot.press("down", "e")
@@ -224,7 +225,7 @@ async def test_escape_cancels_a_slow_stream_and_keys_still_work(settings: Settin
                 break
             await pilot.pause(0.01)
         assert synthesis.text and main.busy
-        await pilot.press("question_mark")  # handled while the answer is still streaming
+        await pilot.press("tab", "question_mark")  # handled while the answer is still streaming
         assert isinstance(app.screen, HelpScreen) and main.busy
         await pilot.press("escape")  # closes help
         assert not isinstance(app.screen, HelpScreen)
@@ -243,7 +244,7 @@ async def test_enter_opens_the_source_in_its_document(settings: Settings, script
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(app, pilot)
         await ask(app, pilot)
-        await pilot.press("enter")
+        await pilot.press("tab", "enter")
         await settle(app, pilot)
         assert isinstance(app.screen, SourceViewer)
         source = app.screen.source
@@ -286,7 +287,7 @@ async def test_ollama_down_gives_keyword_only_sources_and_says_why(settings: Set
         assert panel.sources and all(s.state is AnnotationState.OFF for s in panel.sources.values())
         assert all(s.legs == ("keyword",) for s in panel.sources.values())
         assert main.session is not None and main.session.id is not None   # saved: reopen it when Ollama is back
-        assert any("127.0.0.1:9" in n.message and "Sources only" in n.message for n in app._notifications)
+        assert any("127.0.0.1:9" in n.message and "Sources only" in n.message for n in app.notices)
         assert "127.0.0.1:9" in str(app.query_one("#synthesis-banner").render())
 
 
@@ -315,6 +316,9 @@ async def test_ingest_screen_runs_the_real_ingest(make_settings: Callable[..., S
         screen = app.screen
         assert isinstance(screen, IngestScreen) and screen.changed
         assert "Finished" in str(screen.query_one("#ingest-hint").render())
+        # the pane behind the dialog is already up to date, and the new collection is searched next
+        assert [v.name for v in main.collection_views] == ["notes"] and main.active == {"notes"}
+        assert "No query yet" in str(app.query_one("#source-detail").render())
         await pilot.press("escape")
         await settle(app, pilot)
         views = {v.name: v for v in main.collection_views}

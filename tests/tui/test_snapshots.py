@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from ragtui.events import FileSkipped, IngestProgress
+from ragtui.events import FileSkipped, IngestProgress, Notice, SynthesisToken
 from ragtui.tui.screens.help import HelpScreen
 from ragtui.tui.screens.ingest import IngestScreen
 from ragtui.tui.screens.source_viewer import SourceViewer
 from ragtui.tui.widgets.sources import SourcesPanel
 from ragtui.workspace import DocumentView
-from tests.tui.conftest import feed, quiet_app
+from tests.tui.conftest import feed, post_events, quiet_app
 from tests.tui.scripted import finished_session, make_sources
 
 
@@ -98,3 +98,35 @@ def test_theme_light(snap_compare, snapshot_settings) -> None:
 def test_theme_basic(snap_compare, snapshot_settings) -> None:
     app = quiet_app(snapshot_settings("ui.theme=ragtui-basic"))
     assert snap_compare(app, terminal_size=(80, 24), run_before=_finished)
+
+
+def test_answer_streaming_80x24(snap_compare, snapshot_settings) -> None:
+    """The query bar keeps the focus; the streaming answer has the room, the sources a few rows."""
+    async def run_before(pilot) -> None:
+        events = finished_session()
+        cut = next(i for i, e in enumerate(events) if isinstance(e, SynthesisToken)) + 12
+        await feed(pilot.app, events[:cut])
+        await pilot.pause()
+
+    assert snap_compare(quiet_app(snapshot_settings()), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_notice_80x24(snap_compare, snapshot_settings) -> None:
+    """A long notice: one line over the query bar's border, the answer uncovered; ! shows it whole."""
+    async def run_before(pilot) -> None:
+        await _finished(pilot)
+        await post_events(pilot.app, [Notice("warning", "2 relevant source(s) did not fit the context window "
+                                                        "(4096 tokens, llm.max_tokens 1024): [4] [5]")])
+        await pilot.pause()
+        await pilot.pause()
+
+    assert snap_compare(quiet_app(snapshot_settings()), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_wide_detail_with_chunk_text_200x50(snap_compare, snapshot_settings) -> None:
+    """200x50: two-line annotations, the highlighted source's chunk with the query's words marked."""
+    async def run_before(pilot) -> None:
+        pilot.app.query_one(SourcesPanel).query_words = ("natural", "selection", "variations")
+        await _finished(pilot)
+
+    assert snap_compare(quiet_app(snapshot_settings()), terminal_size=(200, 50), run_before=run_before)

@@ -83,7 +83,7 @@ async def test_bad_theme_file_and_unknown_theme_still_start_with_default(snapsho
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert app.theme == "ragtui-dark"
-        messages = [n.message for n in app._notifications]
+        messages = [n.message for n in app.notices]
         assert any("bad.toml" in m for m in messages)
         assert any("'nope' not found" in m for m in messages)
 
@@ -205,7 +205,7 @@ async def test_no_active_collection_is_said_not_ignored(snapshot_settings) -> No
     app = quiet_app(snapshot_settings())
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press(*"why", "enter")
-        assert any("No active collection" in n.message for n in app._notifications)
+        assert any("No active collection" in n.message for n in app.notices)
         assert main_screen(app).session is None
 
 
@@ -222,7 +222,7 @@ async def test_every_action_is_bound_and_in_the_palette(snapshot_settings) -> No
         for action in ACTIONS:
             home = homes[action.scope]
             assert action.action in {b.action for b in home.BINDINGS if isinstance(b, Binding)}
-            assert hasattr(home, f"action_{action.action}")
+            assert hasattr(home, f"action_{action.method}")
         provider = RagtuiCommands(app.screen)
         titles = [str(hit.text) async for hit in provider.discover()]
         assert len(titles) == len(ACTIONS)

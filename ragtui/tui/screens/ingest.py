@@ -6,6 +6,7 @@ an interrupted ingest next time), a second esc closes the screen.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
@@ -37,8 +38,11 @@ class IngestScreen(ModalScreen[bool]):
     BINDINGS: ClassVar = [Binding("escape", "cancel_or_close", "Cancel / close")]
 
     def __init__(self, engine: Engine, default_collection: str = "", default_path: str = "", start: bool = False,
-                 cursor_blink: bool = True) -> None:
+                 cursor_blink: bool = True, on_ended: Callable[[str, bool], None] | None = None) -> None:
+        """`on_ended(collection, finished)` is called when an ingest ends (finished, cancelled or failed),
+        while this screen is still open, so the collections pane behind it is up to date at once."""
         super().__init__()
+        self.on_ended = on_ended
         self.engine = engine
         self.cursor_blink = cursor_blink
         self.start = start
@@ -92,16 +96,20 @@ class IngestScreen(ModalScreen[bool]):
     async def run_ingest(self, path: Path, collection: str) -> None:
         self.running = True
         self.skipped = 0
+        finished = False
         self.query_one("#ingest-log", RichLog).clear()
         self.query_one("#ingest-hint", Static).update(Text(f"Ingesting into {collection} … esc cancels"))
         try:
             async for event in self.engine.ingest(path, collection):
                 self.apply(event)
+                finished = finished or isinstance(event, IngestFinished)
         except Exception as exc:  # the engine's own failure: show it, keep the screen usable
             self.query_one("#ingest-hint", Static).update(Text(f"Ingest failed: {one_line(describe(exc))}",
                                                                     style="bold red"))
         finally:
             self.running = False
+            if self.on_ended is not None:
+                self.on_ended(collection, finished)
 
     def apply(self, event: Event) -> None:
         """Render one ingest event."""

@@ -1,5 +1,11 @@
 """The research view: collections, query, sources and synthesis panes, a status line and a footer.
 
+Typing is safe: the query bar keeps the focus after enter (its text selected, so the
+next question replaces it), and the panes' one-letter actions only run where the
+focus is on a pane (tab, or esc, moves there). Below 150 columns the panes are
+stacked and the one in use (`expanded`: the focused pane, or the answer while it
+streams) gets the room; the other keeps a few lines, one key (tab) away.
+
 Everything slow (the Ollama probe, retrieval, annotation, synthesis, loading the
 engine's heavy modules) runs in workers. A research worker never draws: it posts
 each engine event to this screen as a message (ragtui.tui.messages.Research), and
@@ -9,16 +15,17 @@ the @on handlers below render them one after another, in the order they came.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Container, Horizontal, Vertical
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Input
 
 from ragtui.collections import CollectionInfo
@@ -69,6 +76,17 @@ def describe_retrieval(meta: RetrievalMeta | None) -> str:
     return " · ".join(parts)
 
 
+def answer_with_sources(answer: str, sources: Mapping[int, SessionSource]) -> str:
+    """The answer followed by the numbered list of the sources it cites, so a pasted [N] still resolves."""
+    from ragtui.llm.citations import cited_numbers
+
+    cited = [n for n in cited_numbers(answer) if n in sources]
+    if not cited:
+        return answer
+    listing = "\n".join(f"[{n}] {sources[n].chunk.label}" for n in sorted(cited))
+    return f"{answer.rstrip()}\n\nSources:\n{listing}\n"
+
+
 class MainScreen(Screen[None]):
     BINDINGS: ClassVar = keymap.bindings("main")
     HORIZONTAL_BREAKPOINTS = WIDTH_CLASSES
@@ -76,6 +94,7 @@ class MainScreen(Screen[None]):
     active: reactive[frozenset[str]] = reactive(frozenset())   # the collections a query searches
     collections_shown: reactive[bool | None] = reactive(None)  # b's choice; None: the width decides
     turns: reactive[int] = reactive(0)     # turns of the conversation a submitted query follows up; 0: a new one
+    expanded: reactive[str] = reactive("sources")              # the stacked pane with the room: sources or answer
 
     def __init__(self, settings: Settings, engine: Engine, *, cursor_blink: bool = True, start_workers: bool = True,
                  ingest_on_start: tuple[Path, str] | None = None) -> None:
@@ -102,7 +121,7 @@ class MainScreen(Screen[None]):
                 yield QueryInput(id="query")
                 yield TurnBar(id="turn-bar")
                 with Container(id="results"):
-                    yield SourcesPanel(id="sources")
+                    yield SourcesPanel(self.settings.annotation.irrelevant_pattern, id="sources")
                     yield SynthesisView(id="synthesis")
         llm = self.settings.llm
         yield StatusLine(self.settings.ollama.host, llm.model, llm.annotator, id="status")
@@ -125,6 +144,26 @@ class MainScreen(Screen[None]):
     def watch_collections_shown(self, shown: bool | None) -> None:
         self.set_class(shown is True, "-collections-shown")
         self.set_class(shown is False, "-collections-hidden")
+
+    def watch_expanded(self, expanded: str) -> None:
+        self.set_class(expanded == "sources", "-sources-first")
+        self.set_class(expanded == "answer", "-answer-first")
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """The pane that takes the focus takes the room."""
+        if self._within(event.widget, SourcesPanel):
+            self.expanded = "sources"
+        elif self._within(event.widget, SynthesisView):
+            self.expanded = "answer"
+
+    @staticmethod
+    def _within(widget: Widget, kind: type[Widget]) -> bool:
+        return isinstance(widget, kind) or any(isinstance(a, kind) for a in widget.ancestors)
+
+    def action_show_tab(self, tab: str) -> None:
+        """1 2 3: the Relevant, Filtered or All tab of the sources."""
+        self.query_one(SourcesPanel).show_tab(tab)
+        self.expanded = "sources"
 
     def action_toggle_collections(self) -> None:
         self.collections_shown = not self.query_one(CollectionsPane).display
@@ -168,7 +207,9 @@ class MainScreen(Screen[None]):
             synthesis.note("Not pulled on this Ollama: " + ", ".join(missing) + ". Run "
                            + "; ".join(f"`ollama pull {m}`" for m in missing), "warning")
         elif not llm.model:
-            synthesis.note("No synthesis model set: set llm.model in ~/.config/ragtui/config.toml.", "warning")
+            from ragtui.config import user_config_path
+
+            synthesis.note(f"No synthesis model set: set llm.model in {user_config_path()}.", "warning")
 
     @work(group="probe")
     async def check_wordnet(self) -> None:
@@ -194,14 +235,14 @@ class MainScreen(Screen[None]):
     def show_collections(self, views: list[CollectionInfo]) -> None:
         """Render the collections; the first time, every non-empty one is active."""
         if not self.collection_views:
-            self.active = frozenset(v.name for v in views if v.chunks)
-        else:
-            self.active &= {v.name for v in views}
+            self.active |= {v.name for v in views if v.chunks}
+        self.active &= {v.name for v in views}
         self.collection_views = views
         self.query_one(CollectionsPane).set_collections(views, self.active)
         sources = self.query_one(SourcesPanel)
-        if not views and not sources.sources:
-            sources.clear("No collections yet: press i to ingest a folder, or n to create a collection.")
+        if not sources.sources:
+            sources.clear("No collections yet: esc, then i ingests a folder or n creates a collection." if not views
+                          else "No query yet: type a question and press enter.")
 
     def watch_active(self, active: frozenset[str]) -> None:
         self._title_query()
@@ -251,12 +292,14 @@ class MainScreen(Screen[None]):
             self.notify("No active collection: show the collections pane (b) and toggle one with space.",
                         severity="warning")
             return
-        self.query_one(QueryInput).remember(query)
+        bar = self.query_one(QueryInput)
+        bar.remember(query)
+        bar.select_all()   # the focus stays here: typing the next question replaces this one
+        self.expanded = "sources"
         if self.turns and self.session is not None and not self.busy:
             self.run_follow_up(self.session, query)
         else:
             self.run_research(query, sorted(self.active))
-        self.query_one(SourcesPanel).active_table.focus()
 
     @work(group=RESEARCH, exclusive=True)
     async def run_research(self, query: str, collections: list[str]) -> None:
@@ -295,7 +338,9 @@ class MainScreen(Screen[None]):
     @on(Research.Started)
     async def _started(self) -> None:
         await self.query_one(SynthesisView).reset("")
-        self.query_one(SourcesPanel).clear("Retrieving …")
+        sources = self.query_one(SourcesPanel)
+        sources.query_words = tuple(self.query_one(QueryInput).value.split())
+        sources.clear("Retrieving …")
 
     @on(Research.Cancelled)
     async def _cancelled(self) -> None:
@@ -310,7 +355,7 @@ class MainScreen(Screen[None]):
             if source.state is AnnotationState.RUNNING:
                 sources.set_state(number, AnnotationState.PENDING)
         synthesis.note("Cancelled. s writes the answer again, R re-annotates.", "warning")
-        self.query_one(StatusLine).activity = "cancelled"
+        self._status("cancelled", "(finished work kept)")
 
     @on(Research.Failed)
     async def _failed(self, message: Research.Failed) -> None:
@@ -318,6 +363,7 @@ class MainScreen(Screen[None]):
         synthesis = self.query_one(SynthesisView)
         await synthesis.stop_stream()
         synthesis.note(f"Failed: {error}", "error")
+        self._status("failed")
         self.notify(error, severity="error", timeout=10)
 
     @on(Research.Notice)
@@ -326,7 +372,7 @@ class MainScreen(Screen[None]):
 
     @on(Research.RetrievalStarted)
     def _retrieving(self, message: Research.RetrievalStarted) -> None:
-        self.query_one(StatusLine).activity = f"retrieving from {', '.join(message.event.collections)}"
+        self._status("retrieving", f"from {', '.join(message.event.collections)}")
 
     @on(Research.RewriteReady)
     def _rewritten(self, message: Research.RewriteReady) -> None:
@@ -349,31 +395,46 @@ class MainScreen(Screen[None]):
         status = self.query_one(StatusLine)
         status.keyword_only = message.event.keyword_only
         status.retrieval = describe_retrieval(message.event.meta)
-        status.activity = f"{len(found)} sources"
+        status.state, status.activity = "retrieved", f"{len(found)} sources"
         if not found:
             self.query_one(SynthesisView).note(note, "warning")
 
     @on(Research.AnnotationStarted)
     def _annotating(self, message: Research.AnnotationStarted) -> None:
-        self.query_one(SourcesPanel).set_state(message.event.number, AnnotationState.RUNNING)
-        self.query_one(StatusLine).activity = "annotating"
+        sources = self.query_one(SourcesPanel)
+        sources.set_state(message.event.number, AnnotationState.RUNNING)
+        self._annotation_progress(sources)
 
     @on(Research.AnnotationFinished)
     def _annotated(self, message: Research.AnnotationFinished) -> None:
         event = message.event
         state = AnnotationState.RELEVANT if event.relevant else AnnotationState.IRRELEVANT
-        self.query_one(SourcesPanel).set_state(event.number, state, event.text)
+        sources = self.query_one(SourcesPanel)
+        sources.set_state(event.number, state, event.text)
+        self._annotation_progress(sources)
 
     @on(Research.AnnotationFailed)
     def _annotation_failed(self, message: Research.AnnotationFailed) -> None:
-        self.query_one(SourcesPanel).set_state(message.event.number, AnnotationState.FAILED, error=message.event.error)
+        sources = self.query_one(SourcesPanel)
+        sources.set_state(message.event.number, AnnotationState.FAILED, error=message.event.error)
+        self._annotation_progress(sources)
+
+    def _annotation_progress(self, sources: SourcesPanel) -> None:
+        waiting = sum(s.state in (AnnotationState.PENDING, AnnotationState.RUNNING) for s in sources.sources.values())
+        self._status("annotating", f"{len(sources.sources) - waiting}/{len(sources.sources)}")
+
+    def _status(self, state: str, activity: str = "") -> None:
+        status = self.query_one(StatusLine)
+        status.state, status.activity = state, activity
 
     @on(Research.SynthesisStarted)
     async def _writing(self, message: Research.SynthesisStarted) -> None:
         event = message.event
         self.query_one(SourcesPanel).set_use(event.numbers, event.windowed, event.left_out)
         await self.query_one(SynthesisView).begin(event.model, event.continuation)
-        self.query_one(StatusLine).activity = "writing the answer"
+        self._status("writing", f"with {event.model}")
+        if not self._within(self.focused or self, SourcesPanel):
+            self.expanded = "answer"   # the answer takes the room while it streams, unless the sources are in use
 
     @on(Research.SynthesisToken)
     async def _token(self, message: Research.SynthesisToken) -> None:
@@ -384,13 +445,15 @@ class MainScreen(Screen[None]):
         event = message.event
         known = set(self.query_one(SourcesPanel).sources)
         await self.query_one(SynthesisView).finish(event.text, event.stop_reason, known, event.unknown_citations)
-        self.query_one(StatusLine).activity = f"answer: {event.stop_reason}"
+        state = {"stop": "done", "cancelled": "cancelled", "error": "failed"}.get(event.stop_reason, "done")
+        self._status(state, "" if event.stop_reason == "stop" else f"(answer: {event.stop_reason})")
         self._sync_conversation()
 
     @on(Research.StageFailed)
     def _stage_failed(self, message: Research.StageFailed) -> None:
         stage, text = message.event.stage, message.event.message
         self.notify(f"{stage} failed: {text}", severity="error", timeout=10)
+        self._status("failed", f"({stage})")
         if stage == "synthesize":
             self.query_one(SynthesisView).note(f"Synthesis failed: {text}", "error")
         elif stage == "retrieve":
@@ -398,7 +461,10 @@ class MainScreen(Screen[None]):
 
     @on(Research.SessionSaved)
     def _saved(self, message: Research.SessionSaved) -> None:
-        self.query_one(StatusLine).activity = f"saved as session {message.event.session_id}"
+        status = self.query_one(StatusLine)
+        if status.state in ("retrieving", "retrieved", "annotating", "writing"):
+            status.state = "done"
+        status.activity = f"saved as session {message.event.session_id}"
         self._sync_conversation()
 
     def _session_or_say(self) -> ResearchSession | None:
@@ -492,7 +558,8 @@ class MainScreen(Screen[None]):
         if not text:
             self.notify("No answer to copy yet.", severity="warning")
             return
-        self.post_message(CopyRequested(text, "the answer"))
+        self.post_message(CopyRequested(answer_with_sources(text, self.query_one(SourcesPanel).sources),
+                                        "the answer"))
 
     def action_copy_source(self) -> None:
         source = self.query_one(SourcesPanel).selected()
@@ -659,7 +726,7 @@ class MainScreen(Screen[None]):
         known = {s.number for s in session.sources}
         await synthesis.finish(session.answer, session.stop_reason, known)
         status = self.query_one(StatusLine)
-        status.activity = f"reopened session {session.id}"
+        status.state, status.activity = "ready", f"reopened session {session.id}"
         status.retrieval = describe_retrieval(session.meta)
 
     @work(group="ingest-dialog", exclusive=True)
@@ -670,9 +737,19 @@ class MainScreen(Screen[None]):
         names = [v.name for v in self.collection_views]
         default = collection or (sorted(self.active)[0] if self.active else (names[0] if names else ""))
         screen = IngestScreen(self.engine, default, str(path or ""), start=path is not None,
-                              cursor_blink=self.cursor_blink)
-        if await self.app.push_screen_wait(screen):
-            self.load_collections()
+                              cursor_blink=self.cursor_blink, on_ended=self.ingest_ended)
+        await self.app.push_screen_wait(screen)
+
+    def ingest_ended(self, collection: str, finished: bool) -> None:
+        """An ingest from the TUI ended: the pane shows the collections' new states at once, and a
+        collection just ingested is searched by the next query."""
+        if finished:
+            self.active |= {collection}
+        self.load_collections()
+
+    def action_refresh_collections(self) -> None:
+        self.load_collections()
+        self.notify("Collections refreshed.")
 
     @work(group="new-collection", exclusive=True)
     async def action_new_collection(self) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -13,6 +14,8 @@ from textual.validation import Function
 from textual.widgets import Input, Static
 
 from ragtui.collections import NAME_RULE, CollectionError, validate_collection_name
+
+HINT = "enter (in either field) creates it · tab: topic · esc cancels"
 
 
 def name_problem(name: str, existing: set[str]) -> str:
@@ -39,17 +42,21 @@ class NewCollectionScreen(ModalScreen[tuple[str, str] | None]):
             yield Input(placeholder="name, e.g. papers", id="new-name",
                         validators=[Function(lambda name: not name_problem(name, set()))])
             yield Input(placeholder="topic (optional): what is in it", id="new-topic")
-            yield Static("enter creates it · esc cancels", id="new-note", classes="dialog-hint")
+            yield Static(HINT, id="new-note", classes="dialog-hint")
 
     @on(Input.Submitted)
-    def _submit(self, event: Input.Submitted) -> None:
+    def _submit(self) -> None:
+        """enter in either field creates the collection (the topic is optional), once the name is good."""
         name = self.query_one("#new-name", Input).value.strip()
         problem = name_problem(name, self.existing)
         if problem:
-            self.query_one("#new-note", Static).update(f"Name: {problem}")
+            self.query_one("#new-note", Static).update(Text(f"Name: {problem}", style="yellow"))
             self.query_one("#new-name", Input).focus()
             return
-        if event.input.id == "new-name":
-            self.query_one("#new-topic", Input).focus()
-            return
         self.dismiss((name, self.query_one("#new-topic", Input).value.strip()))
+
+    @on(Input.Changed, "#new-name")
+    def _check(self, event: Input.Changed) -> None:
+        """The error goes as soon as the name is fixed."""
+        problem = name_problem(event.value.strip(), self.existing) if event.value.strip() else ""
+        self.query_one("#new-note", Static).update(Text(f"Name: {problem}", style="yellow") if problem else HINT)

@@ -72,7 +72,7 @@ class CollectionsPane(Vertical):
             note.update("")
 
     def set_note(self, text: str) -> None:
-        self.query_one("#collections-note", Static).update(text)
+        self.query_one("#collections-note", Static).update(Text(text))   # plain: an error may hold brackets
 
     def action_toggle_collection(self) -> None:
         item = self.query_one(ListView).highlighted_child

@@ -12,6 +12,7 @@ being annotated runs on a timer that runs only while one is.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -20,18 +21,22 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.timer import Timer
-from textual.widgets import DataTable, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Static, TabbedContent, TabPane, Tabs
 
 from ragtui.model import AnnotationState, Override, SessionSource
 from ragtui.tui.messages import SourceChosen
+from ragtui.tui.textfit import one_line, shorten_middle, without_sentinel
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPIN_EVERY = 0.1         # seconds per spinner frame
 TABS = (("relevant", "Relevant"), ("filtered", "Filtered"), ("all", "All"))
 # Column widths; "annotation" takes what is left of the pane's width.
-WIDE_COLUMNS = {"#": 3, "rel": 4, "collection": 12, "file": 28, "page": 5, "legs": 3, "state": 8, "annotation": 0}
-NARROW_COLUMNS = {"#": 2, "rel": 4, "file": 20, "page": 4, "state": 8, "annotation": 0}
+WIDE_COLUMNS = {"#": 3, "rel": 4, "collection": 10, "file": 26, "page": 4, "legs": 3, "state": 10, "annotation": 0}
+NARROW_COLUMNS = {"#": 2, "rel": 4, "file": 18, "page": 4, "state": 10, "annotation": 0}
 WIDE_FROM = 100
+CHUNK_FROM_HEIGHT = 24       # a panel this tall shows the highlighted source's chunk text in its detail
+TWO_LINES_FROM_HEIGHT = 30   # a wide panel this tall gives each annotation two lines
+QUERY_WORD = re.compile(r"[^\W_]{3,}")
 LEGS: dict[tuple[str, ...], str] = {("vector",): "V", ("keyword",): "K"}
 # How a source went into the answer (ResearchSession.use_in_answer): the style of its number, and words.
 USE_STYLES = {"whole": "bold reverse green", "window": "bold reverse cyan", "did not fit": "bold strike red"}
@@ -39,17 +44,18 @@ USE_WORDS = {"whole": "in the answer", "window": "in the answer: its most releva
              "did not fit": "did not fit the context window: not in the answer"}
 
 
-def state_text(source: SessionSource, frame: int = 0) -> Text:
-    """A short, coloured word for where the source stands (the spinner frame while annotating)."""
+def state_text(source: SessionSource, frame: int = 0, running: bool = False) -> Text:
+    """A short, coloured word for where the source stands (the spinner frame while annotating); a source
+    without an annotation is "pending" while an annotation pass runs and "not annot." once none does."""
     if source.override is Override.RESCUED:
         return Text("rescued", style="bold green")
     if source.override is Override.DROPPED:
         return Text("dropped", style="bold yellow")
     return {
-        AnnotationState.PENDING: Text("pending", style="dim"),
+        AnnotationState.PENDING: Text("pending" if running else "not annot.", style="dim"),
         AnnotationState.RUNNING: Text(SPINNER[frame % len(SPINNER)] + " …", style="cyan"),
         AnnotationState.RELEVANT: Text("relevant", style="green"),
-        AnnotationState.IRRELEVANT: Text("filtered", style="yellow"),
+        AnnotationState.IRRELEVANT: Text("irrelevant", style="yellow"),
         AnnotationState.FAILED: Text("failed", style="bold red"),
         AnnotationState.OFF: Text("-", style="dim"),
     }[source.state]
@@ -74,12 +80,16 @@ class SourceTable(DataTable):
 class SourcesPanel(Vertical):
     """Renders SessionSource objects: set_sources and set_state take what the engine's events carry."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, sentinel: re.Pattern[str], **kwargs: Any) -> None:
+        """`sentinel` is annotation.irrelevant_re: shown as the state word "irrelevant", not as raw text."""
         super().__init__(**kwargs)
+        self.sentinel = sentinel
+        self.query_words: tuple[str, ...] = ()   # highlighted in the chunk text of the detail
         self.sources: dict[int, SessionSource] = {}
         self.use: dict[int, str] = {}        # number -> "whole" | "window" | "did not fit", for the last answer
         self.wide = False
         self.note_width = 20
+        self.row_lines = 1       # 2 on a wide, tall panel: each annotation gets two lines
         self.frame = 0
         self.empty_note = "No query yet. Press / to type one."
         self._spinner: Timer | None = None
@@ -92,6 +102,8 @@ class SourcesPanel(Vertical):
         yield Static("", id="source-detail")
 
     def on_mount(self) -> None:
+        # the tabs are switched by keys (1 2 3), so tab moves from the query bar straight to the rows
+        self.query_one(Tabs).can_focus = False
         self._spinner = self.set_interval(SPIN_EVERY, self._tick, pause=True)
         self._columns()
         self._render_all()
@@ -122,13 +134,22 @@ class SourcesPanel(Vertical):
         self.sources[number] = dataclasses.replace(source, state=state, annotation=annotation, error=error)
         self._render_all()
 
+    def show_tab(self, tab: str) -> None:
+        """Switch to Relevant, Filtered or All, keeping the focus on the rows when they had it."""
+        had_focus = self.active_table.has_focus
+        self.query_one(TabbedContent).active = tab
+        if had_focus:
+            self.active_table.focus()
+
     def on_resize(self) -> None:
+        self._show_detail()
         columns = WIDE_COLUMNS if self.size.width >= WIDE_FROM else NARROW_COLUMNS
         fixed = sum(columns.values()) + 2 * len(columns) + 2  # cell padding, scrollbar
         note_width = max(10, self.size.width - fixed)
-        if (columns is WIDE_COLUMNS) != self.wide or note_width != self.note_width:
+        row_lines = 2 if columns is WIDE_COLUMNS and self.size.height >= TWO_LINES_FROM_HEIGHT else 1
+        if (columns is WIDE_COLUMNS) != self.wide or (note_width, row_lines) != (self.note_width, self.row_lines):
             self.wide = columns is WIDE_COLUMNS
-            self.note_width = note_width
+            self.note_width, self.row_lines = note_width, row_lines
             self._columns()
             self._render_all()
 
@@ -146,7 +167,7 @@ class SourcesPanel(Vertical):
         for table in self.query(SourceTable):
             for source in self.sources.values():
                 if source.state is AnnotationState.RUNNING and str(source.number) in table.rows:
-                    table.update_cell(str(source.number), "state", state_text(source, self.frame))
+                    table.update_cell(str(source.number), "state", state_text(source, self.frame, True))
 
     # --- reading ---------------------------------------------------------------------
 
@@ -174,32 +195,35 @@ class SourcesPanel(Vertical):
             for name, width in columns.items():
                 table.add_column(name, key=name, width=width or self.note_width)
 
-    def _row(self, s: SessionSource) -> list[Text | str]:
+    def _row(self, s: SessionSource, running: bool) -> list[Text | str]:
         meta = s.chunk.meta
         legs = LEGS.get(tuple(s.legs), "V+K" if s.legs else "-")
-        note = s.error or s.annotation
-        note_line = " ".join(note.split())
-        width = self.note_width - 1
-        note_cell = Text(note_line[:width] + ("…" if len(note_line) > width else ""),
+        note = s.error or self.annotation_text(s)
+        note_cell = Text(one_line(note, self.row_lines * (self.note_width - 1) - 1),
                          style="red" if s.error else ("dim" if s.filtered else ""))
         room = (WIDE_COLUMNS if self.wide else NARROW_COLUMNS)["file"]
-        file = meta.source if len(meta.source) <= room else meta.source.rsplit("/", 1)[-1]
-        file = file if len(file) <= room else file[: room - 1] + "…"
         cells: dict[str, Text | str] = {
             "#": Text(str(s.number), style=USE_STYLES.get(self.use.get(s.number, ""), "bold")),
             "rel": f"{s.rel_score:.2f}",
             "collection": meta.collection,
-            "file": file,
+            "file": shorten_middle(meta.source, room),
             "page": meta.page or "",
             "legs": legs,
-            "state": state_text(s, self.frame),
+            "state": state_text(s, self.frame, running),
             "annotation": note_cell,
         }
         return [cells[name] for name in (WIDE_COLUMNS if self.wide else NARROW_COLUMNS)]
 
+    def annotation_text(self, source: SessionSource) -> str:
+        """The annotation as a reader wants it: the irrelevance marker is the state word, not text."""
+        if source.state is AnnotationState.IRRELEVANT:
+            return without_sentinel(source.annotation, self.sentinel)
+        return source.annotation
+
     def _render_all(self) -> None:
         self._spin_while_running()
         ordered = sorted(self.sources.values(), key=lambda s: s.number)
+        running = self.running
         for table in self.query(SourceTable):
             keep = None
             if table.row_count:
@@ -207,7 +231,7 @@ class SourcesPanel(Vertical):
             table.clear()
             for source in ordered:
                 if in_tab(source, table.tab):
-                    table.add_row(*self._row(source), key=str(source.number))
+                    table.add_row(*self._row(source, running), key=str(source.number), height=self.row_lines)
             if keep is not None and keep in table.rows:
                 table.move_cursor(row=table.get_row_index(keep), animate=False)
         tabs = self.query_one(TabbedContent)
@@ -233,9 +257,34 @@ class SourcesPanel(Vertical):
             text.append(f" · {USE_WORDS[use]}", style=USE_STYLES[use].replace("reverse ", ""))
         if source.error:
             text.append(f"\nannotation failed: {source.error}", style="red")
+        elif source.state is AnnotationState.IRRELEVANT:
+            text.append("\nirrelevant: ", style="yellow")
+            text.append(" ".join(self.annotation_text(source).split()))
         elif source.annotation:
             text.append("\n" + " ".join(source.annotation.split()))
+        if self.size.height >= CHUNK_FROM_HEIGHT:
+            text.append("\n\n")
+            text.append_text(self.chunk_text(source))
         detail.update(text)
+
+    def chunk_text(self, source: SessionSource) -> Text:
+        """The source's chunk text: when it is longer than what the annotator read, that window (the part
+        most relevant to the query, llm.window) stands out and the rest is dim; the query's words are marked."""
+        from ragtui.llm.window import WINDOW_CHARS, best_window
+        from ragtui.words import FUNCTION_WORDS
+
+        text = source.chunk.text
+        chunk = Text(text)
+        query = " ".join(self.query_words)
+        start, end = best_window(text, query, WINDOW_CHARS) if query else (0, len(text))
+        if (start, end) != (0, len(text)):
+            chunk.stylize("dim")
+            chunk.stylize("not dim", start, end)
+        words = [w for w in QUERY_WORD.findall(query) if w.lower() not in FUNCTION_WORDS]
+        if words:
+            chunk.highlight_regex(r"(?i)\b(" + "|".join(re.escape(w) for w in words) + r")\w*",
+                                  style="bold reverse")
+        return chunk
 
     @on(DataTable.RowHighlighted)
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:

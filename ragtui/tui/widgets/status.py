@@ -1,4 +1,5 @@
-"""The status line: where Ollama is and whether it answers, models, retrieval tier and timings, WordNet.
+"""The status line: first the state word (is work running or done?), then where Ollama is and whether
+it answers, models, WordNet, the retrieval tier and timings.
 
 Degraded modes are spelled out here in words (and in colour), never only implied.
 Its state is a set of reactives: setting one redraws the line.
@@ -12,6 +13,9 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+# The state words' colours: the outcomes in theirs, running work (retrieving, annotating, writing) in cyan.
+STATE_STYLE = {"done": "bold green", "cancelled": "bold yellow", "failed": "bold red", "ready": "bold"}
+
 
 class StatusLine(Widget):
     reachable: reactive[bool | None] = reactive(None)       # None while the start-up probe runs
@@ -20,7 +24,8 @@ class StatusLine(Widget):
     wordnet: reactive[bool | None] = reactive(None)
     wordnet_reason = reactive("")
     retrieval = reactive("")                                  # "tier AND · 42 ms"
-    activity = reactive("")                                   # "retrieving", "annotating", "saved as session 4"
+    state = reactive("ready")                                 # the first word: ready, retrieving, annotating, ...
+    activity = reactive("")                                   # what goes with it: "3/10", "saved as session 4"
 
     def __init__(self, host: str, chat_model: str, annotation_model: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -30,6 +35,10 @@ class StatusLine(Widget):
 
     def render(self) -> Text:
         line = Text(no_wrap=True, overflow="ellipsis")
+        line.append(self.state, style=STATE_STYLE.get(self.state, "bold cyan"))
+        if self.activity:
+            line.append(f" {self.activity}", style="italic")
+        line.append(" · ")
         if self.reachable is None:
             line.append(f"ollama {self.host} …", style="dim")
         elif self.reachable:
@@ -50,6 +59,4 @@ class StatusLine(Widget):
             line.append(" · WordNet " + ("on" if self.wordnet else "off"), style="" if self.wordnet else "yellow")
         if self.retrieval:
             line.append(f" · {self.retrieval}")
-        if self.activity:
-            line.append(f" · {self.activity}", style="italic")
         return line
