@@ -7,7 +7,7 @@ httpx so it is cheap to import and times out quickly.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -51,8 +51,30 @@ def probe(host: str, timeout: float = PROBE_TIMEOUT) -> OllamaStatus:
             tags.raise_for_status()
     except (httpx.HTTPError, ValueError) as exc:
         raise _explain(host, exc) from None
-    names = tuple(m.get("name") or m.get("model", "") for m in tags.json().get("models", []))
-    return OllamaStatus(host=host, version=version.json().get("version", "?"), models=names)
+    models = _answer(host, "/api/tags", tags).get("models", [])
+    if not isinstance(models, list) or not all(isinstance(m, dict) for m in models):
+        raise _not_ollama(host, "/api/tags", "a model list that is not a list of models")
+    names = tuple(str(m.get("name") or m.get("model", "")) for m in models)
+    return OllamaStatus(host=host, version=str(_answer(host, "/api/version", version).get("version", "?")),
+                        models=names)
+
+
+def _not_ollama(host: str, path: str, what: str) -> OllamaUnreachable:
+    return OllamaUnreachable(
+        f"Ollama at {host} answered {path} with {what}. "
+        f"Is [ollama] host (RAGTUI_OLLAMA_HOST) pointing at Ollama?"
+    )
+
+
+def _answer(host: str, path: str, response: httpx.Response) -> dict[str, Any]:
+    """A probe answer is untrusted: anything but a JSON object is one clear problem, never a traceback."""
+    try:
+        body = response.json()
+    except ValueError:          # JSONDecodeError and UnicodeDecodeError both are
+        raise _not_ollama(host, path, "something that is not JSON") from None
+    if not isinstance(body, dict):
+        raise _not_ollama(host, path, "JSON that is not an object")
+    return body
 
 
 def has_model(available: tuple[str, ...], wanted: str) -> bool:

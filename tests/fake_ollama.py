@@ -107,6 +107,7 @@ class FakeOllama:
         # A fault per test: given the texts of an /api/embed call and the model's dimension, the raw body to
         # answer with (malformed JSON, nulls, NaN, wrong dimensions), or None for the normal answer.
         self.embed_body: Callable[[list[str], int], bytes | None] | None = None
+        self.tags_body: bytes | None = None  # answer /api/tags with exactly these bytes (a broken server)
         self.embed_drip_s = 0.0            # send an /api/embed body one byte per this many seconds
         self.disconnects = 0               # streams the client closed before the end
         self._lock = threading.Lock()
@@ -207,6 +208,8 @@ class _Handler(JsonHandler):
         if self.path == "/api/version":
             return self._json({"version": "0.12.6"})
         if self.path == "/api/tags":
+            if fake.tags_body is not None:
+                return self._raw(fake.tags_body)
             return self._json({"models": [
                 {"name": f"{m.name}:latest", "model": f"{m.name}:latest", "modified_at": "2026-01-01T00:00:00Z",
                  "size": 1000, "digest": hashlib.sha256(m.name.encode()).hexdigest(),

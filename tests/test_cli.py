@@ -99,3 +99,14 @@ def test_doctor_reports_unset_chat_model(fake_ollama: FakeOllama, tmp_path: Path
     out = capsys.readouterr().out
     assert "FAIL  llm.model" in out and "not set" in out
     assert "ok    model nomic-embed-text" in out
+
+
+@pytest.mark.parametrize("body", [b"<html>proxy error</html>", b"\xff\xfe", b"[1, 2]", b'{"models": "x"}',
+                                  b'{"models": [null]}'])
+def test_doctor_on_a_tags_answer_that_is_not_ollama_s_is_one_line_exit_1(
+        fake_ollama: FakeOllama, tmp_path: Path, capsys: pytest.CaptureFixture[str], body: bytes) -> None:
+    fake_ollama.tags_body = body
+    assert main([*base_flags(tmp_path, fake_ollama.url), "doctor"]) == 1
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if "/api/tags" in line)
+    assert fake_ollama.url in line and "Traceback" not in out
