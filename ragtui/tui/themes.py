@@ -14,6 +14,10 @@ from textual.theme import Theme
 
 DEFAULT_THEME = "ragtui-dark"
 _FIELDS = {f.name for f in dataclasses.fields(Theme)}
+# Theme does not check its fields' types, and a wrong one (name = 5) crashes the app later, far from the file;
+# so each key's TOML type is checked here, read off Theme's own annotations ("str | None" -> str).
+_TOML_TYPES: dict[str, tuple[type, ...]] = {"str": (str,), "bool": (bool,), "float": (int, float), "dict": (dict,)}
+_EXPECTED = {f.name: str(f.type).split(" |")[0].split("[")[0] for f in dataclasses.fields(Theme)}
 
 
 def shipped_themes_dir() -> Path:
@@ -40,6 +44,12 @@ def parse_theme(path: Path) -> Theme:
     unknown = sorted(set(data) - _FIELDS)
     if unknown:
         raise ValueError(f"unknown key {unknown[0]!r}; allowed: {', '.join(sorted(_FIELDS))}")
+    for key, value in data.items():
+        expected = _EXPECTED[key]
+        is_bool_as_number = expected == "float" and isinstance(value, bool)
+        if not isinstance(value, _TOML_TYPES.get(expected, (object,))) or is_bool_as_number:
+            raise ValueError(f"key {key!r} must be a {'number' if expected == 'float' else expected}, "
+                             f"not {type(value).__name__}")
     data.setdefault("name", path.stem)
     if "primary" not in data:
         raise ValueError("missing the required key 'primary'")

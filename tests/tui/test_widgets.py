@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
+import pytest
 from textual.binding import Binding
 from textual.content import Content
 from textual.style import Style
@@ -86,6 +87,20 @@ async def test_bad_theme_file_and_unknown_theme_still_start_with_default(snapsho
         messages = [n.message for n in app.notices]
         assert any("bad.toml" in m for m in messages)
         assert any("'nope' not found" in m for m in messages)
+
+
+@pytest.mark.parametrize("body", ["name = 5", "name = ['a']", "dark = 'yes'", "text_alpha = true", "accent = 3"])
+async def test_a_theme_key_of_the_wrong_type_is_skipped_naming_file_and_key(snapshot_settings, tmp_path: Path,
+                                                                           body: str) -> None:
+    (tmp_path / "odd.toml").write_text(f"{body}\nprimary = '#ff0000'", encoding="utf-8")
+    key = body.split(" =")[0]
+    themes, errors = load_themes([tmp_path])
+    assert themes == [] and len(errors) == 1 and "odd.toml" in errors[0] and f"'{key}'" in errors[0]
+    app = quiet_app(snapshot_settings(), theme_dirs=[shipped_themes_dir(), tmp_path])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert app.theme == "ragtui-dark" and app.is_running
+        assert any("odd.toml" in n.message and f"'{key}'" in n.message for n in app._notifications)
 
 
 async def test_theme_setting_and_switch(snapshot_settings) -> None:
