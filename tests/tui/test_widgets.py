@@ -100,7 +100,7 @@ async def test_a_theme_key_of_the_wrong_type_is_skipped_naming_file_and_key(snap
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert app.theme == "ragtui-dark" and app.is_running
-        assert any("odd.toml" in n.message and f"'{key}'" in n.message for n in app._notifications)
+        assert any("odd.toml" in n.message and f"'{key}'" in n.message for n in app.notices)
 
 
 async def test_theme_setting_and_switch(snapshot_settings) -> None:
