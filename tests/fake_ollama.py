@@ -186,6 +186,10 @@ class JsonHandler(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:
         pass
 
+    def _body(self) -> Any:
+        """The request's JSON body ({} when empty); JSONDecodeError for a body that is not JSON."""
+        return json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+
     def _json(self, obj: Any, code: int = 200) -> None:
         data = json.dumps(obj).encode()
         self.send_response(code)
@@ -220,9 +224,8 @@ class _Handler(JsonHandler):
         return self._json({"error": "not found"}, 404)
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
         try:
-            body = json.loads(self.rfile.read(length) or b"{}")
+            body = self._body()
         except json.JSONDecodeError:
             return self._json({"error": "invalid JSON"}, 400)
         self._record(body)

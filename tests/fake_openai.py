@@ -36,7 +36,7 @@ class FakeOpenAI:
                 return self._json({"error": {"message": "not found"}}, 404)
 
             def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                body = self._body()
                 fake.requests.append(body)
                 if self.path != "/v1/chat/completions":
                     return self._json({"error": {"message": "not found"}}, 404)

@@ -6,7 +6,6 @@ body, a reply of the wrong shape, a delay. Records every request."""
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Callable
@@ -38,7 +37,7 @@ class FakeRerank:
 
         class Handler(JsonHandler):
             def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                body = self._body()
                 fake.requests.append(body)
                 time.sleep(fake.delay)
                 if self.path != "/v1/rerank":
