@@ -230,6 +230,8 @@ class MainScreen(Screen[None]):
         except Exception as exc:  # shown in the pane: the rest of the app still works
             pane.set_note(f"Collections unavailable:\n{describe(exc)}")
             return
+        if not pane.is_attached:   # the app quit while the list was loading: nothing left to show it in
+            return
         self.show_collections(views)
 
     def show_collections(self, views: list[CollectionInfo]) -> None:
