@@ -35,7 +35,8 @@ def main() -> int:
 
     from ragtui.collections import CollectionRegistry
     from ragtui.evaluation.beir import load_dataset
-    from ragtui.evaluation.runner import EVAL_TOP_K, doc_ranking, ingest_corpus, summarise
+    from ragtui.evaluation.metrics import summarise
+    from ragtui.evaluation.runner import EVAL_TOP_K, doc_ranking, ingest_corpus
     from ragtui.retrieve.retriever import HybridRetriever
     from ragtui.workspace import Workspace
     from tests.fake_ollama import FakeOllama
@@ -48,7 +49,7 @@ def main() -> int:
 
     async def run() -> None:
         async with Workspace(settings) as workspace:
-            if CollectionRegistry(settings).exists(name):
+            if workspace.registry.exists(name):
                 workspace.delete_collection(name)
             await ingest_corpus(workspace, name, dataset, lambda _: None)
             await grid_search(workspace.lexicon)
