@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
 from ragtui.model import SessionSource, StopReason
+from ragtui.quotes import QuoteCheck
 
 if TYPE_CHECKING:
     from ragtui.ingest.report import IngestReport
@@ -123,6 +124,11 @@ class SynthesisFinished(Event):
     stop_reason: StopReason
     citations: tuple[int, ...] = ()
     unknown_citations: tuple[int, ...] = ()
+    quotes: tuple[QuoteCheck, ...] = ()   # the answer's attributed quotes, each checked against the sources
+
+    @property
+    def unverified(self) -> tuple[QuoteCheck, ...]:
+        return tuple(q for q in self.quotes if not q.verified)
 
 
 @dataclass(frozen=True)

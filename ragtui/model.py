@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any, Literal
 
+from ragtui.quotes import misquotes
+
 CollectionState = Literal["empty", "ready", "ingesting", "needs embeddings", "interrupted", "damaged"]
 
 
@@ -138,6 +140,11 @@ class SessionSource:
     def rerank_score(self) -> float | None:
         """The reranker's relevance score ([rerank]), kept in `evidence`; None when it did not score this one."""
         return leg_score(self.evidence, "rerank")
+
+    @property
+    def misquoted(self) -> tuple[str, ...]:
+        """What the annotation quotes that this chunk does not say (`quotes.misquotes`): not a real quote."""
+        return misquotes(self.annotation, self.chunk.text) if self.annotation else ()
 
     @property
     def verdict_relevant(self) -> bool:

@@ -8,6 +8,7 @@ The CLI and the TUI drive the same object and only render what it yields
     .stop_reason: StopReason, .meta: RetrievalMeta | None, .truncated (stop_reason == "length"),
     .can_continue (cut for length, or cancelled with partial text),
     .continuations, .citations, .unknown_citations, .timings, .relevant
+    session.quote_checks(turn=None)   # the answer's attributed quotes, each looked up in the sources
 
     async for event in session.run(): ...          # turn 1: retrieve, annotate (if on), synthesize, save
     async for event in session.follow_up(question, rewrite=None): ...   # another turn (see follow_up)
@@ -71,6 +72,7 @@ from ragtui.history import HistoryStore, SessionRecord, Turn
 from ragtui.llm.chat import ChatModel, LLMError
 from ragtui.llm.synthesize import Plan
 from ragtui.model import AnnotationState, Override, SessionSource, StopReason
+from ragtui.quotes import QuoteCheck
 from ragtui.retrieve.result import Hit, Retrieval, RetrievalMeta
 
 RetrieveFn = Callable[[str, Sequence[str]], Awaitable[Retrieval]]
@@ -632,7 +634,8 @@ class ResearchSession:
         if continuation and len(self.answer) == before and reason is not StopReason.CANCELLED:
             yield Notice("warning", f"{model.model} repeated its answer instead of continuing it; nothing new "
                                     "was added (re-synthesize, or raise llm.max_tokens)")
-        yield SynthesisFinished(self.answer, reason, tuple(self.citations), tuple(self.unknown_citations))
+        yield SynthesisFinished(self.answer, reason, tuple(self.citations), tuple(self.unknown_citations),
+                                self.quote_checks())
         yield self._saved()
 
     def _finish_answer(self, reason: StopReason) -> None:
@@ -642,6 +645,15 @@ class ResearchSession:
         turn.stop_reason = reason
         found = check_citations(turn.answer, set(turn.prompt_numbers))
         turn.citations, turn.unknown_citations = list(found.cited), list(found.unknown)
+
+    def quote_checks(self, turn: Turn | None = None) -> tuple[QuoteCheck, ...]:
+        """The quotes a turn's answer (the latest's by default) attributes to sources, each looked up in every
+        source of the session: a quote its cited source does not hold is unverified (`ragtui.quotes`).
+        Computed from the stored answer and chunk texts, so a reopened session is checked the same way."""
+        from ragtui.llm.citations import quote_checks
+
+        turn = turn or self.turn
+        return quote_checks(turn.answer, {s.number: s.chunk.text for s in self.record.sources})
 
     # --- helpers --------------------------------------------------------------------
 

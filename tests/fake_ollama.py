@@ -83,11 +83,17 @@ class Recorded:
     at: float
 
 
+def fenced(text: str) -> str:
+    """The document text of a prompt's first fence (`<<<` ... `>>>` lines), or the text itself without one."""
+    match = re.search(r"(?ms)^<<<\n(.*?)\n>>>$", text)
+    return (match.group(1) if match else text).strip()
+
+
 def default_responder(body: dict[str, Any]) -> Reply:
     """Annotation prompts get a quote of the extract's first sentence; anything else a short cited answer."""
     text = "\n".join(str(m.get("content", "")) for m in body.get("messages", [])) or body.get("prompt", "")
     if "EXTRACT" in text:
-        extract = text.split("EXTRACT:", 1)[-1].strip()
+        extract = fenced(text.split("EXTRACT:", 1)[-1])
         first = re.split(r"(?<=[.!?])\s", extract, maxsplit=1)[0][:160]
         return Reply.text(f'"{first}" This quote is relevant to the question.')
     return Reply.text("The sources agree on this [1].")

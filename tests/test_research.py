@@ -27,7 +27,7 @@ from ragtui.history import HistoryStore
 from ragtui.model import AnnotationState, Override
 from ragtui.research import ResearchSession
 from ragtui.retrieve.result import CollectionMeta, KeywordMeta, RetrievalMeta
-from tests.fake_ollama import FakeOllama, Reply
+from tests.fake_ollama import FakeOllama, Reply, fenced
 from tests.research_helpers import StaticRetrieval, new_session, reopen_session
 
 TEXTS = [
@@ -47,7 +47,7 @@ def annotator(body: dict[str, Any]) -> Reply | None:
         return Reply.text("[IRRELEVANT!!!]")
     if "loader skips" in prompt:
         return Reply.text('"The log format writes IRRELEVANT!!! for rows the loader skips." Relevant: pump logs.')
-    first = prompt.split("EXTRACT:", 1)[1].strip().split(".")[0]
+    first = fenced(prompt.split("EXTRACT:", 1)[1]).split(".")[0]
     return Reply.text(f'"{first}." This is relevant to the question.')
 
 
@@ -201,7 +201,7 @@ async def test_reannotate_one_source_with_another_model_and_prompt(
     await session.aclose()
     (call,) = fake_ollama.calls("/api/chat")
     assert call.body["model"] == "annotator"
-    assert call.body["messages"][-1]["content"] == f"Be generous. How do pumps start? -- {TEXTS[1]}"
+    assert call.body["messages"][-1]["content"] == f"Be generous. How do pumps start? -- \n<<<\n{TEXTS[1]}\n>>>"
     assert [type(e).__name__ for e in events] == ["AnnotationStarted", "AnnotationFinished", "SessionSaved"]
     assert session.source(2).state is AnnotationState.RELEVANT
     assert session.source(1).annotation.startswith('"Centrifugal')    # untouched

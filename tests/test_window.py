@@ -48,4 +48,4 @@ def test_the_annotator_reads_the_window() -> None:
     prompt = build_prompt(DEFAULT_PROMPT, text, "how to set a logscale axis")
     assert "logscale" not in text[:1200]                    # RAGWeed's first 1,200 chars would miss it
     assert "set logscale followed by the axis name" in prompt
-    assert len(prompt) <= len(DEFAULT_PROMPT) + WINDOW_CHARS
+    assert len(prompt) <= len(DEFAULT_PROMPT) + WINDOW_CHARS + len("\n<<<\n\n>>>")

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ragtui.cli.query_cmd import positive
 from ragtui.config import ConfigError, Settings
 from ragtui.errors import RagtuiError
-from ragtui.model import StopReason
+from ragtui.model import SessionSource, StopReason
+from ragtui.quotes import QuoteCheck
 from ragtui.sanitize import clean, one_line
 
 if TYPE_CHECKING:
@@ -167,7 +168,7 @@ class TextPrinter:
             mark = "relevant" if event.relevant else "filtered"
             source = session.source(event.number)
             self._line(f"  [{event.number}] {mark} ({one_line(annotation_origin(source))}): "
-                       f"{_clip(clean(event.text))}")
+                       f"{_misquote_note(source)}{_clip(clean(event.text))}")
         elif isinstance(event, ev.AnnotationFailed):
             self._line(f"  [{event.number}] annotation failed: {one_line(event.error)}")
         elif isinstance(event, ev.Notice):
@@ -204,6 +205,8 @@ class TextPrinter:
         if event.unknown_citations:
             print("ragtui: warning: cited but not among the sources given to the model: "
                   + " ".join(f"[{n}]" for n in event.unknown_citations), file=self.err, flush=True)
+        for check in event.unverified:
+            print(f"ragtui: warning: {unverified_line(check)}", file=self.err, flush=True)
         if event.stop_reason is StopReason.LENGTH:
             print("ragtui: the answer was cut at llm.max_tokens; `ragtui ask --continue` goes on",
                   file=self.err, flush=True)
@@ -224,6 +227,17 @@ class JsonPrinter:
         return True
 
 
+def unverified_line(check: QuoteCheck) -> str:
+    """One line saying where an answer's quote was not found (and where it was, if anywhere)."""
+    where = f"it is in {_refs(check.found_in)}" if check.found_in else "it is in none of the sources"
+    return one_line(f"the answer quotes {_clip(check.quote, 80)!r} as {_refs(check.cited)}, which does not say "
+                    f"it; {where}")
+
+
+def _misquote_note(source: SessionSource) -> str:
+    return "(quote not found in this source) " if source.misquoted else ""
+
+
 def _refs(numbers: tuple[int, ...]) -> str:
     return " ".join(f"[{n}]" for n in numbers)
 
@@ -240,7 +254,9 @@ def session_json(session: ResearchSession) -> dict[str, Any]:
 
 
 def _turn_json(session: ResearchSession, index: int, turn: Turn) -> dict[str, Any]:
-    """One turn; "in_answer", "used", "used_window" and "did_not_fit" describe the prompt built in this run."""
+    """One turn; "in_answer", "used", "used_window" and "did_not_fit" describe the prompt built in this run;
+    "quotes" checks each quote the answer attributes, "misquoted" what an annotation quotes that its chunk lacks."""
+    quotes = session.quote_checks(turn)
     return {
         "turn": index, "query": turn.query, "rewrite": turn.rewrite, "rewrite_by": turn.rewrite_by,
         "sources": [{"number": s.number, "label": s.chunk.label, "chunk_id": s.chunk.id, "score": s.score,
@@ -249,12 +265,15 @@ def _turn_json(session: ResearchSession, index: int, turn: Turn) -> dict[str, An
                      "annotated_by": s.annotated_by, "annotation_prompt": s.annotation_prompt,
                      "neighbor_of": s.neighbor_of, "distance": s.distance,
                      "evidence": [{"leg": e.leg, "rank": e.rank, "score": e.score} for e in s.evidence],
+                     "misquoted": list(s.misquoted),
                      "error": s.error, "in_answer": session.use_in_answer(s.number)} for s in turn.sources],
         "used": [n for n in turn.prompt_numbers if session.use_in_answer(n) == "whole"],
         "used_window": [n for n in turn.prompt_numbers if session.use_in_answer(n) == "window"],
         "did_not_fit": [s.number for s in turn.sources if session.use_in_answer(s.number) == "did not fit"],
         "answer": turn.answer, "stop_reason": turn.stop_reason.value, "continuations": turn.continuations,
         "citations": turn.citations, "unknown_citations": turn.unknown_citations,
+        "quotes": [check.to_json() for check in quotes],
+        "unverified_citations": sorted({n for check in quotes if not check.verified for n in check.cited}),
         "context_turns": turn.context_turns,
         "retrieval_meta": turn.retrieval_meta.to_json() if turn.retrieval_meta else {},
         "rewrite_meta": turn.rewrite_meta.to_json() if turn.rewrite_meta else {}, "timings": turn.timings,

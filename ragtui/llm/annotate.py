@@ -1,7 +1,9 @@
 """Per-source annotation (RAGWeed 4): quote-and-why, or the irrelevance sentinel.
 
 The prompt is RAGWeed 4a verbatim (or a custom template with the same two tokens),
-CONTENT is the chunk's most relevant 1,200 characters for the query
+CONTENT is the chunk's most relevant 1,200 characters for the query, fenced like every
+document text in a prompt (`fencing.fence`, explained in a system message), so an extract
+cannot pose as instructions or as another source
 (`window.best_window`, the part packing sends when the whole does not fit and
 the source viewer highlights; RAGWeed reads the first 1,200) and QUERY the raw query. Calls
 run at most `annotation.concurrency` at a time and report in completion order; one
@@ -19,6 +21,7 @@ from ragtui.config import ConfigError
 from ragtui.errors import describe
 from ragtui.events import AnnotationFailed, AnnotationFinished, AnnotationStarted, Event
 from ragtui.llm.chat import ChatModel, LLMError
+from ragtui.llm.fencing import FENCE_RULE, fence
 from ragtui.llm.window import WINDOW_CHARS, best_window
 
 DEFAULT_PROMPT = (
@@ -27,6 +30,7 @@ DEFAULT_PROMPT = (
     "If no quote is relevant write only [IRRELEVANT!!!] and stop.\n"
     "Here is the EXTRACT: CONTENT"
 )
+SYSTEM_PROMPT = "You annotate one extract of a document for a research question. " + FENCE_RULE
 TOKENS = ("CONTENT", "QUERY")
 _TOKEN = re.compile(r"CONTENT|QUERY")
 
@@ -52,10 +56,10 @@ def load_template(prompt_file: str | Path | None) -> str:
 def build_prompt(template: str, text: str, query: str) -> str:
     """Fill both tokens in one pass, so a query or chunk that contains "CONTENT"/"QUERY" is left alone.
 
-    CONTENT is the window of `text` around its best match for the query.
+    CONTENT is the window of `text` around its best match for the query, fenced on lines of its own.
     """
     start, end = best_window(text, query, WINDOW_CHARS)
-    values = {"CONTENT": text[start:end], "QUERY": query}
+    values = {"CONTENT": "\n" + fence(text[start:end]), "QUERY": query}
     return _TOKEN.sub(lambda m: values[m.group()], template)
 
 
@@ -94,7 +98,7 @@ def _full(pattern: re.Pattern[str], text: str) -> bool:
 
 async def annotate_one(model: ChatModel, prompt: str) -> str:
     """The model's whole answer to one annotation prompt; an empty answer is a failure."""
-    text, _ = await model.complete([("user", prompt)])
+    text, _ = await model.complete([("system", SYSTEM_PROMPT), ("user", prompt)])
     if not text.strip():
         raise LLMError(f"{model.model} returned an empty annotation")
     return text.strip()

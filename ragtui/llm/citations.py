@@ -7,8 +7,10 @@ the TUI turns the same spans into links, so both agree on what is a citation.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+
+from ragtui.quotes import QuoteCheck, check_quotes
 
 _PART = r"\d+(?:\s*[-–]\s*\d+)?"
 _CITE = re.compile(rf"\[\s*({_PART}(?:\s*[,;]\s*{_PART})*)\s*\](?!\()")
@@ -57,3 +59,8 @@ def check_citations(text: str, in_prompt: Collection[int]) -> Citations:
     """The citations of an answer, with the ones pointing outside the prompt flagged."""
     cited = cited_numbers(text)
     return Citations(cited=cited, unknown=tuple(n for n in cited if n not in in_prompt))
+
+
+def quote_checks(text: str, sources: Mapping[int, str]) -> tuple[QuoteCheck, ...]:
+    """Each quote of an answer that a citation attributes, looked up in every source's text (`quotes`)."""
+    return check_quotes(text, citation_spans(text), sources)

@@ -23,7 +23,7 @@ from ragtui.tui.screens.source_viewer import SourceViewer
 from ragtui.tui.widgets.sources import SourcesPanel
 from ragtui.tui.widgets.synthesis import SynthesisView
 from ragtui.tui.widgets.turns import TurnBar
-from tests.fake_ollama import FakeOllama, Reply
+from tests.fake_ollama import FakeOllama, Reply, fenced
 from tests.tui.conftest import main_screen
 from tests.tui.test_session import CORPUS, QUERY, ask, ingest, settle
 
@@ -33,7 +33,7 @@ REWRITE = "How long do centrifugal pump seals last?"
 def respond(body: dict[str, Any]) -> Reply:
     last = body["messages"][-1]["content"]
     if "EXTRACT:" in last:
-        return Reply.text(f'"{last.split("EXTRACT:", 1)[1].strip().split(".")[0]}." Relevant ({body["model"]}).')
+        return Reply.text(f'"{fenced(last.split("EXTRACT:", 1)[1]).split(".")[0]}." Relevant ({body["model"]}).')
     if last.endswith("Standalone question:"):
         return Reply.text(REWRITE)
     first = last.split("SOURCES:\n\n[", 1)[1].split("]", 1)[0]

@@ -25,7 +25,7 @@ from ragtui.tui.screens.source_viewer import SourceViewer
 from ragtui.tui.widgets.sources import SourcesPanel
 from ragtui.tui.widgets.status import StatusLine
 from ragtui.tui.widgets.synthesis import SynthesisView
-from tests.fake_ollama import FakeOllama, Reply
+from tests.fake_ollama import FakeOllama, Reply, fenced
 from tests.tui.conftest import handled, main_screen
 
 CORPUS = {
@@ -48,7 +48,7 @@ class Script:
         prompt = body["messages"][-1]["content"]
         if "EXTRACT:" in prompt:
             self.annotations += 1
-            extract = prompt.split("EXTRACT:", 1)[1].strip()
+            extract = fenced(prompt.split("EXTRACT:", 1)[1])
             if "cafeteria" in extract:
                 return Reply.text("IRRELEVANT!!! This is about coffee.")
             return Reply.text(f'"{extract.split(".")[0]}." Relevant (call {self.annotations}).')

@@ -446,7 +446,8 @@ class MainScreen(Screen[None]):
     async def _written(self, message: Research.SynthesisFinished) -> None:
         event = message.event
         known = set(self.query_one(SourcesPanel).sources)
-        await self.query_one(SynthesisView).finish(event.text, event.stop_reason, known, event.unknown_citations)
+        await self.query_one(SynthesisView).finish(event.text, event.stop_reason, known, event.unknown_citations,
+                                                   event.quotes)
         state = {"stop": "done", "cancelled": "cancelled", "error": "failed"}.get(event.stop_reason, "done")
         self._status(state, "" if event.stop_reason == "stop" else f"(answer: {event.stop_reason})")
         self._sync_conversation()
@@ -595,7 +596,7 @@ class MainScreen(Screen[None]):
         synthesis = self.query_one(SynthesisView)
         await synthesis.reset()
         await synthesis.finish(turn.answer, turn.stop_reason, {s.number for s in turn.sources},
-                               tuple(turn.unknown_citations))
+                               tuple(turn.unknown_citations), session.quote_checks(turn))
         self._show_turn_bar(session, index)
         self.query_one(StatusLine).retrieval = describe_retrieval(turn.retrieval_meta)
 
@@ -726,7 +727,8 @@ class MainScreen(Screen[None]):
         synthesis = self.query_one(SynthesisView)
         await synthesis.reset()
         known = {s.number for s in session.sources}
-        await synthesis.finish(session.answer, session.stop_reason, known)
+        await synthesis.finish(session.answer, session.stop_reason, known, tuple(session.unknown_citations),
+                               session.quote_checks())
         status = self.query_one(StatusLine)
         status.state, status.activity = "ready", f"reopened session {session.id}"
         status.retrieval = describe_retrieval(session.meta)

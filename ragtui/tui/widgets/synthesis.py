@@ -18,8 +18,11 @@ from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from ragtui.llm.citations import citation_spans
+from ragtui.quotes import QuoteCheck
+from ragtui.sanitize import clean
 from ragtui.tui.messages import CitationClicked
 
+UNVERIFIED_MARK = "*(quote not in this source)*"
 STOP_NOTES = {
     "length": ("warning", "The answer was cut off at llm.max_tokens. Press c to continue it."),
     "cancelled": ("warning", "Cancelled. Press s to synthesize again."),
@@ -27,10 +30,11 @@ STOP_NOTES = {
 }
 
 
-def linkify_citations(text: str, known: Collection[int]) -> str:
+def linkify_citations(text: str, known: Collection[int], unverified: Collection[int] = ()) -> str:
     """Turn each citation naming a known source into one `cite:N` link per number; leave the rest as they are.
 
-    The engine's parser finds the citations, so the links are the ones the engine counted.
+    The engine's parser finds the citations, so the links are the ones the engine counted. A citation whose
+    quote its source does not hold (its start in `unverified`) is marked as such right after it.
     """
     def one(n: int) -> str:
         return f"[\\[{n}\\]](cite:{n})" if n in known else f"[{n}]"
@@ -38,8 +42,9 @@ def linkify_citations(text: str, known: Collection[int]) -> str:
     pieces: list[str] = []
     done = 0
     for span in citation_spans(text):
-        if any(n in known for n in span.numbers):
-            pieces += [text[done:span.start], "".join(one(n) for n in span.numbers)]
+        mark = f" {UNVERIFIED_MARK}" if span.start in unverified else ""
+        if any(n in known for n in span.numbers) or mark:
+            pieces += [text[done:span.start], "".join(one(n) for n in span.numbers) + mark]
             done = span.end
     return "".join(pieces) + text[done:]
 
@@ -65,7 +70,7 @@ class SynthesisView(VerticalScroll):
         """A line above the answer: why there is none, or how it stopped."""
         banner = self.query_one("#synthesis-banner", Static)
         style = {"info": "dim", "warning": "bold yellow", "error": "bold red"}[level]
-        banner.update(Text(message, style=style))
+        banner.update(Text(clean(message), style=style))
         banner.display = bool(message)
 
     async def reset(self, message: str = "") -> None:
@@ -79,11 +84,12 @@ class SynthesisView(VerticalScroll):
         await self.stop_stream()
         if not continuation:
             self.text = ""
-        await self.markdown.update(self.text)
+        await self.markdown.update(clean(self.text))
         self.note(f"{'Continuing' if continuation else 'Writing'} with {model} …", "info")
         self._stream = Markdown.get_stream(self.markdown)
 
     async def write(self, token: str) -> None:
+        token = clean(token)     # no ESC passes, so no sequence can form across tokens
         self.text += token
         if self._stream is None:
             self._stream = Markdown.get_stream(self.markdown)
@@ -96,16 +102,23 @@ class SynthesisView(VerticalScroll):
             stream, self._stream = self._stream, None
             await stream.stop()
 
-    async def finish(self, text: str, stop_reason: str, known: set[int], unknown: tuple[int, ...] = ()) -> None:
-        """The complete answer: re-render with citation links and say how it stopped."""
+    async def finish(self, text: str, stop_reason: str, known: set[int], unknown: tuple[int, ...] = (),
+                     quotes: tuple[QuoteCheck, ...] = ()) -> None:
+        """The complete answer: re-render with citation links and say how it stopped and what it misquotes."""
         await self.stop_stream()
         self.text = text
-        await self.markdown.update(linkify_citations(text, known))
+        unverified = [q for q in quotes if not q.verified]
+        await self.markdown.update(clean(linkify_citations(text, known, {q.cite_at for q in unverified})))
         self.anchor(False)
         level, message = STOP_NOTES.get(stop_reason, ("info", ""))
         if unknown:
             cited = ", ".join(f"[{n}]" for n in unknown)
             message = f"{message} The answer cites {cited}, which is not among the sources.".strip()
+            level = "warning" if level == "info" else level
+        if unverified:
+            cited = " ".join(dict.fromkeys(f"[{n}]" for q in unverified for n in q.cited))
+            message = (f"{message} {len(unverified)} quote(s) attributed to {cited} are not in the source "
+                       "cited (marked in the answer).").strip()
             level = "warning" if level == "info" else level
         self.note(message, level)
 
