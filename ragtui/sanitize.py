@@ -8,7 +8,8 @@ escape such as \\x1b, so a file can still be told apart). Neither lets ESC, a C0
 or C1 control, DEL or a bidirectional override through, so no sequence can form
 even when a stream is cleaned piece by piece. Names that were not valid UTF-8
 (surrogate escapes from os.fsdecode) are shown as \\xNN too, where printing them
-raw would raise.
+raw would raise. Where text is shown by character offset (the source viewer selects a
+chunk inside its document), `same_length` makes it inert without moving any offset.
 """
 
 from __future__ import annotations
@@ -40,6 +41,22 @@ def clean(text: str) -> str:
 def one_line(text: str) -> str:
     """A name or reason for one line: every control, newline and tab shown as an escape (\\x1b, \\n, \\udcff)."""
     return _LINE_CONTROL.sub(_escape, text)
+
+
+def same_length(text: str) -> str:
+    """Running text made inert without moving any offset: every control but \n and \t becomes one visible
+    stand-in (ESC is ␛, other C0 controls their Control Pictures, CR a space, the rest U+FFFD), so what
+    follows an ESC stays as plain text and a viewer that selects by offset still selects the right span."""
+    return _CONTROL.sub(_stand_in, text)
+
+
+def _stand_in(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code == 0x0d:
+        return " "
+    if code < 0x20:
+        return chr(0x2400 + code)
+    return "␡" if code == 0x7f else "�"
 
 
 def _escape(match: re.Match[str]) -> str:

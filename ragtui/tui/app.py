@@ -17,6 +17,7 @@ from textual.app import App
 from textual.notifications import Notify, SeverityLevel
 
 from ragtui.config import Settings
+from ragtui.sanitize import clean
 from ragtui.tui import keymap
 from ragtui.tui.clipboard import ask_tmux, clipboard_sequences, save_copy
 from ragtui.tui.commands import RagtuiCommands
@@ -89,7 +90,9 @@ class RagtuiApp(App[int]):
                timeout: float | None = None, markup: bool = True) -> None:
         """Every notice goes to the notices log (! shows it whole); its toast is one line, alone (the one
         before is cleared), brief, and sits over the query bar's top border, so it never covers the answer.
-        Messages are plain text: brackets from documents or errors (`[llm]`) are shown, never read as markup."""
+        Messages are plain text: brackets from documents or errors (`[llm]`) are shown, never read as markup,
+        and escape sequences in them are removed (`sanitize.clean`), in the toast and in the log alike."""
+        message = clean(message)
         self.notices.append(LoggedNotice(time.strftime("%H:%M:%S"), severity, message))
         room = max(20, self.size.width * 6 // 10 - 6)   # the toast: 60% of the width, less padding and edges
         line = one_line(message, room)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from ragtui.sanitize import clean
+
 ELLIPSIS = "…"
 
 
@@ -22,8 +24,9 @@ def shorten_middle(path: str, width: int) -> str:
 
 
 def one_line(text: str, width: int) -> str:
-    """Whitespace folded to single spaces, clipped to `width` cells with an ellipsis."""
-    line = " ".join(text.split())
+    """Untrusted text on one line: escape sequences and controls removed (`sanitize.clean`), whitespace folded
+    to single spaces, clipped to `width` cells with an ellipsis."""
+    line = " ".join(clean(text).split())
     return line if len(line) <= width else line[: max(width - 1, 0)] + ELLIPSIS
 
 

@@ -100,13 +100,15 @@ def conversation_record() -> SessionRecord:
                                  if s.number <= 3 else "IRRELEVANT!!! Off topic.", annotated_by="chat")
              for s in make_sources()]
     second = []
+    quoted = {6: "Breeders select small differences.", 7: "Breeders select small differences.",
+              8: "The hybrids of peas show."}                  # each from its own chunk: a real quote
     for number, base in ((6, first[1]), (7, first[1]), (8, first[3])):
         evidence = (LegRank("query", number - 5, 0.05), LegRank("vector", 2, 0.81), LegRank("keyword", 1, 7.5),
                     LegRank("fused", 1, 0.0887), LegRank("rewrite", 1, 0.05), LegRank("rewrite:vector", 1, 0.86),
                     LegRank("rewrite:fused", 1, 0.0909))
         chunk = dataclasses.replace(base.chunk, id=f"{base.chunk.id}-{number}")
         second.append(dataclasses.replace(base, number=number, chunk=chunk, state=AnnotationState.RELEVANT,
-                                          annotation='"Breeders select small differences." Says how.',
+                                          annotation=f'"{quoted[number]}" Says how.',
                                           annotated_by="chat", evidence=evidence,
                                           score=0.0952 - number / 1000, rel_score=1.0 - (number - 6) / 4))
     turns = [Turn(query="What does natural selection preserve?", retrieval_meta=meta, sources=first, answer=ANSWER,

@@ -18,6 +18,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ragtui.sanitize import clean, one_line
+
 
 class DetailsScreen(ModalScreen[None]):
     BINDINGS: ClassVar = [Binding("escape,q,w", "dismiss", "Close")]
@@ -29,6 +31,6 @@ class DetailsScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="details-box", classes="dialog"):
-            yield Static(Text(self.title_text), classes="dialog-title")
-            yield Static(Text("\n".join(self.lines)), id="details-text")
+            yield Static(Text(one_line(self.title_text)), classes="dialog-title")
+            yield Static(Text(clean("\n".join(self.lines))), id="details-text")
             yield Static("esc closes", classes="dialog-hint")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -13,6 +14,7 @@ from textual.widgets import DataTable, Static
 from textual.widgets.data_table import RowKey
 
 from ragtui.history import SessionSummary
+from ragtui.sanitize import one_line
 from ragtui.tui.engine import Engine
 
 
@@ -39,8 +41,9 @@ class HistoryScreen(ModalScreen[int | None]):
         table = self.query_one(DataTable)
         table.add_columns("#", "when (UTC)", "query", "collections", "relevant/sources", "answer")
         for s in self.sessions.values():
-            table.add_row(str(s.id), s.created_at[:16].replace("T", " "), s.query, ", ".join(s.collections),
-                          f"{s.relevant}/{s.sources}", s.stop_reason or "-", key=str(s.id))
+            table.add_row(str(s.id), s.created_at[:16].replace("T", " "), Text(one_line(s.query)),
+                          Text(one_line(", ".join(s.collections))), f"{s.relevant}/{s.sources}",
+                          Text(one_line(s.stop_reason or "-")), key=str(s.id))   # Text: never read as markup
         if not self.sessions:
             self.query_one("#history-note", Static).update("No sessions yet: run a query first.")
         table.focus()

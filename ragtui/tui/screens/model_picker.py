@@ -16,6 +16,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, RadioButton, RadioSet, Static
 from textual.widgets.option_list import Option
 
+from ragtui.sanitize import one_line
+
 
 @dataclass(frozen=True)
 class Reannotation:
@@ -38,7 +40,8 @@ class ModelPickerScreen(ModalScreen[Reannotation | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="model-picker-box", classes="dialog"):
             yield Static("Re-annotate with", classes="dialog-title")
-            options = [Option(Text(m + ("  (current)" if m == self.current else "")), id=m) for m in self.models]
+            options = [Option(Text(one_line(m) + ("  (current)" if m == self.current else "")), id=m)
+                       for m in self.models]
             yield OptionList(*options, id="picker-models")
             yield Input(placeholder="prompt file (empty: the configured prompt)", id="picker-prompt")
             with RadioSet(id="picker-scope"):

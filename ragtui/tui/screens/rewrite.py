@@ -12,6 +12,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from ragtui.sanitize import clean
+
 
 class RewriteScreen(ModalScreen[str | None]):
     BINDINGS: ClassVar = [Binding("escape", "dismiss(None)", "Cancel")]
@@ -24,7 +26,7 @@ class RewriteScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="rewrite-box", classes="dialog"):
             yield Static("Retrieve this follow-up as", classes="dialog-title")
-            yield Static(Text(f"Typed: {self.question}"))
+            yield Static(Text(f"Typed: {clean(self.question)}"))
             yield Input(self.rewrite, placeholder="a standalone question", id="rewrite-text")
             yield Static("enter retrieves and answers again (the typed words still count) · esc cancels",
                          classes="dialog-hint")

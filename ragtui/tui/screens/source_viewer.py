@@ -27,8 +27,10 @@ from textual.widgets.text_area import Selection
 
 from ragtui.llm.window import WINDOW_CHARS, best_window
 from ragtui.model import SessionSource
+from ragtui.sanitize import clean, one_line, same_length
 from ragtui.tui.messages import CopyRequested
 from ragtui.tui.textfit import reflow
+from ragtui.tui.widgets.sources import MISQUOTE_NOTE
 from ragtui.workspace import DocumentView
 
 
@@ -50,20 +52,21 @@ def location_to_offset(text: str, location: tuple[int, int]) -> int:
 def describe(source: SessionSource, window: tuple[int, int] | None = None) -> Text:
     meta = source.chunk.meta
     text = Text()
-    text.append(f"[{source.number}] {meta.collection}/{meta.source}", style="bold")
+    text.append(f"[{source.number}] {one_line(meta.collection)}/{one_line(meta.source)}", style="bold")
     if meta.page:
-        text.append(f"  page {meta.page}", style="bold cyan")
+        text.append(f"  page {one_line(meta.page)}", style="bold cyan")
     if meta.heading:
-        text.append(f"  {meta.heading}", style="italic")
+        text.append(f"  {one_line(meta.heading)}", style="italic")
     text.append(f"\nrel {source.rel_score:.2f} · score {source.score:.3f} · found by {'+'.join(source.legs) or '-'}"
                 + (f" · reranked {source.rerank_score:.3f}" if source.rerank_score is not None else "")
                 + f" · {source.state.value}", style="dim")
     if source.override.value:
         text.append(f" ({source.override.value})", style="dim")
     if source.error:
-        text.append(f"\nannotation failed: {source.error}", style="red")
+        text.append(f"\nannotation failed: {clean(source.error)}", style="red")
     elif source.annotation:
-        text.append("\n" + " ".join(source.annotation.split()), style="italic")
+        note = MISQUOTE_NOTE if source.misquoted else ""
+        text.append("\n" + note + " ".join(clean(source.annotation).split()), style="italic")
     if window is not None:
         text.append(f"\nselected: the part the annotator read, chars {window[0]:,}-{window[1]:,} of "
                     f"{len(source.chunk.text):,} (the most relevant to the query)", style="dim")
@@ -96,7 +99,8 @@ class SourceViewer(ModalScreen[None]):
         exact = document.text[document.start:document.end] == text
         self.window = (start, end) if exact and (start, end) != (0, len(text)) else None
         self.details = list(details)
-        self.text = reflow(document.text) if source.chunk.meta.format == "pdf" else document.text
+        # inert without moving an offset, so the chunk's offsets still select it
+        self.text = same_length(reflow(document.text) if source.chunk.meta.format == "pdf" else document.text)
         self.chunks = list(document.chunks) or [(document.start, document.end)]
         self.at = self._chunk_at(document.start)     # which chunk is selected
 
@@ -104,7 +108,7 @@ class SourceViewer(ModalScreen[None]):
         with Vertical(id="viewer-box"):
             yield Static(describe(self.source, self.window), id="viewer-head")
             if self.document.note:
-                yield Static(Text(self.document.note, style="yellow"), id="viewer-note")
+                yield Static(Text(clean(self.document.note), style="yellow"), id="viewer-note")
             yield Static("", id="viewer-where")
             yield TextArea(self.text, read_only=True, soft_wrap=True, show_line_numbers=False, id="viewer-text")
             yield Input(placeholder="search this document: enter finds the next match, esc goes back",

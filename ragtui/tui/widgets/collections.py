@@ -11,6 +11,7 @@ from textual.containers import Vertical
 from textual.widgets import Label, ListItem, ListView, Static
 
 from ragtui.collections import CollectionInfo
+from ragtui.sanitize import one_line
 from ragtui.tui.messages import CollectionToggled
 
 
@@ -24,13 +25,13 @@ class CollectionItem(ListItem):
         v = self.view
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append("[x] " if self.active else "[ ] ", style="bold" if self.active else "dim")
-        text.append(v.name, style="bold" if self.active else "")
+        text.append(one_line(v.name), style="bold" if self.active else "")
         text.append(f"\n    {v.chunks} chunks", style="dim")
         if v.state != "ready":
             joint = " · " if len(v.state) <= 10 else "\n    "  # "needs embeddings" gets a line of its own
             text.append(f"{joint}{v.state}", style="red" if v.state == "interrupted" else "yellow")
         if v.topic:
-            text.append(f"\n    {v.topic}", style="italic dim")
+            text.append(f"\n    {one_line(v.topic)}", style="italic dim")
         return text
 
     def set_active(self, active: bool) -> None:

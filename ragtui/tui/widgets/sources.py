@@ -24,6 +24,8 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Static, TabbedContent, TabPane, Tabs
 
 from ragtui.model import AnnotationState, Override, SessionSource
+from ragtui.sanitize import clean, same_length
+from ragtui.sanitize import one_line as name_line
 from ragtui.tui.messages import SourceChosen
 from ragtui.tui.textfit import one_line, shorten_middle, without_sentinel
 
@@ -42,6 +44,9 @@ LEGS: dict[tuple[str, ...], str] = {("vector",): "V", ("keyword",): "K"}
 USE_STYLES = {"whole": "bold reverse green", "window": "bold reverse cyan", "did not fit": "bold strike red"}
 USE_WORDS = {"whole": "in the answer", "window": "in the answer: its most relevant part",
              "did not fit": "did not fit the context window: not in the answer"}
+
+
+MISQUOTE_NOTE = "(quote not in this source) "
 
 
 def state_text(source: SessionSource, frame: int = 0, running: bool = False) -> Text:
@@ -205,9 +210,9 @@ class SourcesPanel(Vertical):
         cells: dict[str, Text | str] = {
             "#": Text(str(s.number), style=USE_STYLES.get(self.use.get(s.number, ""), "bold")),
             "rel": f"{s.rel_score:.2f}",
-            "collection": meta.collection,
-            "file": shorten_middle(meta.source, room),
-            "page": meta.page or "",
+            "collection": Text(name_line(meta.collection)),       # Text: a name is never read as markup
+            "file": Text(shorten_middle(name_line(meta.source), room)),
+            "page": Text(name_line(meta.page)),
             "legs": legs,
             "state": state_text(s, self.frame, running),
             "annotation": note_cell,
@@ -215,10 +220,12 @@ class SourcesPanel(Vertical):
         return [cells[name] for name in (WIDE_COLUMNS if self.wide else NARROW_COLUMNS)]
 
     def annotation_text(self, source: SessionSource) -> str:
-        """The annotation as a reader wants it: the irrelevance marker is the state word, not text."""
+        """The annotation as a reader wants it: the irrelevance marker is the state word, not text; a quote the
+        chunk does not hold is said to be one (`SessionSource.misquoted`), not shown as a real quote."""
+        text = source.annotation
         if source.state is AnnotationState.IRRELEVANT:
-            return without_sentinel(source.annotation, self.sentinel)
-        return source.annotation
+            text = without_sentinel(text, self.sentinel)
+        return (MISQUOTE_NOTE + text) if source.misquoted else text
 
     def _render_all(self) -> None:
         self._spin_while_running()
@@ -248,20 +255,20 @@ class SourcesPanel(Vertical):
             return
         meta = source.chunk.meta
         text = Text()
-        text.append(f"[{source.number}] {source.chunk.label}", style="bold")
+        text.append(f"[{source.number}] {name_line(source.chunk.label)}", style="bold")
         if meta.heading:
-            text.append(f" · {meta.heading}", style="italic")
+            text.append(f" · {name_line(meta.heading)}", style="italic")
         text.append(f" · rel {source.rel_score:.2f} · {'+'.join(source.legs) or '-'}", style="dim")
         use = self.use.get(source.number)
         if use:
             text.append(f" · {USE_WORDS[use]}", style=USE_STYLES[use].replace("reverse ", ""))
         if source.error:
-            text.append(f"\nannotation failed: {source.error}", style="red")
+            text.append(f"\nannotation failed: {clean(source.error)}", style="red")
         elif source.state is AnnotationState.IRRELEVANT:
             text.append("\nirrelevant: ", style="yellow")
-            text.append(" ".join(self.annotation_text(source).split()))
+            text.append(" ".join(clean(self.annotation_text(source)).split()))
         elif source.annotation:
-            text.append("\n" + " ".join(source.annotation.split()))
+            text.append("\n" + " ".join(clean(self.annotation_text(source)).split()))
         if self.size.height >= CHUNK_FROM_HEIGHT:
             text.append("\n\n")
             text.append_text(self.chunk_text(source))
@@ -273,7 +280,7 @@ class SourcesPanel(Vertical):
         from ragtui.llm.window import WINDOW_CHARS, best_window
         from ragtui.words import FUNCTION_WORDS
 
-        text = source.chunk.text
+        text = same_length(source.chunk.text)     # inert, and the window's offsets still hold
         chunk = Text(text)
         query = " ".join(self.query_words)
         start, end = best_window(text, query, WINDOW_CHARS) if query else (0, len(text))

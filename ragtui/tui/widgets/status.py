@@ -13,6 +13,8 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from ragtui.sanitize import one_line
+
 # The state words' colours: the outcomes in theirs, running work (retrieving, annotating, writing) in cyan.
 STATE_STYLE = {"done": "bold green", "cancelled": "bold yellow", "failed": "bold red", "ready": "bold"}
 
@@ -29,15 +31,15 @@ class StatusLine(Widget):
 
     def __init__(self, host: str, chat_model: str, annotation_model: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.host = host.removeprefix("http://").removeprefix("https://")
-        self.chat_model = chat_model
-        self.annotation_model = annotation_model
+        self.host = one_line(host.removeprefix("http://").removeprefix("https://"))
+        self.chat_model = one_line(chat_model)
+        self.annotation_model = one_line(annotation_model)
 
     def render(self) -> Text:
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append(self.state, style=STATE_STYLE.get(self.state, "bold cyan"))
         if self.activity:
-            line.append(f" {self.activity}", style="italic")
+            line.append(f" {one_line(self.activity)}", style="italic")
         line.append(" · ")
         if self.reachable is None:
             line.append(f"ollama {self.host} …", style="dim")
@@ -52,11 +54,11 @@ class StatusLine(Widget):
             models += f"/{self.annotation_model}"
         line.append(f" · {models}", style="yellow" if not self.chat_model else "")
         if self.missing_models:
-            line.append(f" (not pulled: {', '.join(self.missing_models)})", style="bold yellow")
+            line.append(one_line(f" (not pulled: {', '.join(self.missing_models)})"), style="bold yellow")
         if self.keyword_only or self.reachable is False:
             line.append(" · KEYWORD-ONLY", style="bold yellow")
         if self.wordnet is not None:
             line.append(" · WordNet " + ("on" if self.wordnet else "off"), style="" if self.wordnet else "yellow")
         if self.retrieval:
-            line.append(f" · {self.retrieval}")
+            line.append(f" · {one_line(self.retrieval)}")
         return line
