@@ -30,6 +30,40 @@ class ConfigError(RagtuiError):
     exit_code = 2
 
 
+class Secret:
+    """A setting that is never printed or logged (llm.api_key): repr, str and `config show` give "***".
+
+    A crash dump shows each frame's locals by repr (Textual's does), so a plain string key held by the
+    settings was printed in clear; this type is what holds it instead, everywhere. `reveal()` is called
+    only where the value leaves for the server it belongs to. Deliberately not a str subclass, so no string
+    operation hands the value on by accident. (pydantic's SecretStr would do the same, at the cost of
+    importing pydantic before the TUI's first frame.)
+    """
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str = "") -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+    def __str__(self) -> str:
+        return "***" if self._value else ""
+
+    def __repr__(self) -> str:
+        return f"Secret({str(self)!r})"
+
+
 def _rule(lo: float | None = None, hi: float | None = None, choices: Sequence[str] | None = None) -> Any:
     return field(metadata={"lo": lo, "hi": hi, "choices": tuple(choices) if choices else None})
 
@@ -128,7 +162,7 @@ class LlmSettings:
     model: str = _rule()
     annotation_model: str = _rule()
     base_url: str = _rule()
-    api_key: str = _rule()
+    api_key: Secret = _rule()
     max_tokens: int = _rule(1, 1_000_000)
     context_window: int = _rule(0, 10_000_000)
     context_chunks: int = _rule(1, 10_000)
@@ -225,9 +259,9 @@ class Settings:
         return user_data_path("ragtui", appauthor=False)
 
     def flat(self) -> dict[str, Any]:
-        """Every key as "section.key" -> value, in schema order."""
+        """Every key as "section.key" -> value, in schema order; a secret as "***" (or "" when unset)."""
         return {
-            f"{s}.{f.name}": getattr(getattr(self, s), f.name)
+            f"{s}.{f.name}": _shown(getattr(getattr(self, s), f.name))
             for s, cls in SECTIONS.items()
             for f in dataclasses.fields(cls)
         }
@@ -243,6 +277,10 @@ class Settings:
             values[section][key] = _coerce(dotted, value, "code", section, key)
             origins[dotted] = "code"
         return _build(values, origins)
+
+
+def _shown(value: Any) -> Any:
+    return str(value) if isinstance(value, Secret) else value
 
 
 def shipped_config_path() -> Path:
@@ -424,7 +462,7 @@ def _is_list(kind: Any) -> bool:
 def _describe(kind: Any, meta: Mapping[str, Any]) -> str:
     if meta.get("choices"):
         return "one of " + ", ".join(f'"{c}"' for c in meta["choices"])
-    names = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+    names = {bool: "true or false", int: "an integer", float: "a number", str: "a string", Secret: "a string"}
     text = "a list of strings" if _is_list(kind) else names[kind]
     lo, hi = meta.get("lo"), meta.get("hi")
     if lo is not None and hi is not None:
@@ -453,6 +491,10 @@ def _coerce(dotted: str, value: Any, origin: str, section: str, key: str) -> Any
     elif _is_list(kind):
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise fail()
+    elif kind is Secret:
+        if not isinstance(value, str | Secret):
+            raise ConfigError(f"config error: {dotted} (from {origin}): expected {allowed}")   # value unshown
+        return value if isinstance(value, Secret) else Secret(value)
     elif not isinstance(value, str):
         raise fail()
     if meta.get("choices") and value not in meta["choices"]:

@@ -70,7 +70,7 @@ def _ollama_models(s: Settings) -> list[str]:
 
 def _openai_check(s: Settings) -> Check:
     url = s.llm.base_url.rstrip("/") + "/models"
-    headers = {"Authorization": f"Bearer {s.llm.api_key}"} if s.llm.api_key else {}
+    headers = {"Authorization": f"Bearer {s.llm.api_key.reveal()}"} if s.llm.api_key else {}
     try:
         r = httpx.get(url, headers=headers, timeout=3.0, trust_env=False)
         r.raise_for_status()

@@ -668,11 +668,8 @@ class ResearchSession:
 
 
 def config_snapshot(settings: Settings) -> dict[str, Any]:
-    """The effective settings for the history record, with secrets masked."""
-    flat = settings.flat()
-    if flat.get("llm.api_key"):
-        flat["llm.api_key"] = "***"
-    return flat
+    """The effective settings for the history record (secrets masked by `Settings.flat`)."""
+    return settings.flat()
 
 
 def _settled(source: SessionSource) -> Override:

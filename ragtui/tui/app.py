@@ -8,6 +8,7 @@ reached through `Engine` (tui/engine.py) and nothing else.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 from typing import ClassVar
@@ -17,7 +18,9 @@ from textual.app import App
 from textual.notifications import Notify, SeverityLevel
 
 from ragtui.config import Settings
+from ragtui.errors import describe
 from ragtui.sanitize import clean
+from ragtui.sanitize import one_line as name_line
 from ragtui.tui import keymap
 from ragtui.tui.clipboard import ask_tmux, clipboard_sequences, save_copy
 from ragtui.tui.commands import RagtuiCommands
@@ -149,10 +152,19 @@ class RagtuiApp(App[int]):
 
 
 def run_app(settings: Settings, ingest_on_start: tuple[Path, str] | None = None) -> int:
-    """Open the TUI; the one place that looks at $TMUX (for OSC 52 passthrough)."""
+    """Open the TUI; the one place that looks at $TMUX (for OSC 52 passthrough). The exit code: 0, or
+    Textual's non-zero return code after an unhandled exception, with one line saying so under the
+    traceback Textual prints (its locals hold no secret in clear: `config.Secret`)."""
     app = RagtuiApp(settings, in_tmux=bool(os.environ.get("TMUX")), ingest_on_start=ingest_on_start)
     try:
         app.run()
     finally:
         app.engine.close()
+    if app.return_code:
+        # Textual keeps the exception only privately; it is read here for the one line, nothing else
+        error = getattr(app, "_exception", None)
+        cause = f" ({name_line(describe(error))})" if error is not None else ""
+        print(f"ragtui: the terminal UI stopped on an unexpected error{cause}; the traceback is above. "
+              "Please report it.", file=sys.stderr)
+        return app.return_code
     return 0
