@@ -16,6 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from ragtui.config import Settings
 from ragtui.llm.citations import quote_checks
 from ragtui.quotes import misquotes, occurs, quoted_passages
@@ -35,6 +38,30 @@ def test_words_decide_not_whitespace_case_punctuation_or_quote_marks() -> None:
     assert not occurs("starts at 90 bar", PUMPS)
     assert not occurs("at 3 bar … must be primed", PUMPS)               # parts out of order
     assert not occurs("pump starts", "a primed pumpstarts")              # whole words only
+
+
+WORDS = st.lists(st.from_regex(r"[A-Za-zÀ-ÿ0-9]{1,8}", fullmatch=True), min_size=3, max_size=30)
+
+
+@given(WORDS, st.data())
+def test_any_run_of_a_sources_words_occurs_however_it_is_spaced_cased_or_punctuated(words: list[str],
+                                                                                   data: st.DataObject) -> None:
+    source = " ".join(words) + "."
+    start = data.draw(st.integers(0, len(words) - 3))
+    end = data.draw(st.integers(start + 3, len(words)))
+    seps = data.draw(st.lists(st.sampled_from([" ", "\n", ",  ", " - ", "\t"]), min_size=end - start,
+                              max_size=end - start))
+    quote = "".join(w.upper() + sep for w, sep in zip(words[start:end], seps, strict=True))
+    assert occurs(quote, source)
+    answer = f'It says "{quote}" [1], not "{quote} zzzqx" [1].'
+    checks = quote_checks(answer, {1: source})
+    assert [c.verified for c in checks] == [True, False]
+
+
+@given(st.text(), st.dictionaries(st.integers(1, 9), st.text(), max_size=4))
+def test_checking_never_fails_on_any_text(answer: str, sources: dict[int, str]) -> None:
+    for check in quote_checks(answer, sources):
+        assert check.cited and set(check.found_in) <= set(sources)
 
 
 def test_short_quoted_terms_are_not_quotations() -> None:

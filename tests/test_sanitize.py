@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ragtui.config import Settings
-from ragtui.sanitize import clean, one_line
+from ragtui.sanitize import clean, one_line, same_length
 from tests.fake_ollama import FakeOllama, Reply
 
 # What a terminal acts on: ESC, the C1 controls (0x9b is CSI, 0x9d OSC), BEL, backspace, CR, DEL, bidi overrides.
@@ -44,6 +44,14 @@ def test_one_line_escapes_every_control_and_keeps_printable_text(text: str) -> N
     out.encode("utf-8")                                # surrogates (undecodable name bytes) never reach print
     assert out == text or any(ch in text for ch in [*ACTIVE, "\t", "\n"]) or any(
         "\ud800" <= ch <= "\udfff" for ch in text)
+
+
+@given(st.text(alphabet=st.characters(codec=None, exclude_categories=())))
+def test_same_length_is_inert_and_moves_no_offset(text: str) -> None:
+    out = same_length(text)
+    assert len(out) == len(text) and _inert(out, newlines=True)
+    assert [i for i, ch in enumerate(text) if ch == "\n"] == [i for i, ch in enumerate(out) if ch == "\n"]
+    assert same_length("a\x1b]52;c;eA==\x07b\r\n") == "a␛]52;c;eA==␇b \n"
 
 
 def test_plain_text_is_unchanged_and_sequences_vanish_whole() -> None:

@@ -146,7 +146,7 @@ class SourceViewer(ModalScreen[None]):
         parts = [f"chunk {self.at + 1} of {len(self.chunks)} (n / p)"]
         page = self._page_at(offset)
         if page >= 0:
-            parts.append(f"page {self.document.pages[page][1]} of {len(self.document.pages)} (] / [)")
+            parts.append(f"page {one_line(self.document.pages[page][1])} of {len(self.document.pages)} (] / [)")
         parts.append("/ searches")
         self.query_one("#viewer-where", Static).update(Text(" · ".join(parts), style="dim"))
 
