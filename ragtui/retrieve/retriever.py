@@ -151,7 +151,16 @@ class HybridRetriever(BaseRetriever):
         lookup = self._synonym_lookup()
 
         models = self._models_wanted()
-        embeddings = await self.embed(self.settings, query, models) if models else QueryEmbeddings()
+        # The stores' cold loads (a first query's Whoosh searcher and Chroma's HNSW index, ~1 s at 100k chunks)
+        # overlap the query's embedding; a failure there is left for the legs to meet and report as they do.
+        opening = [asyncio.to_thread(c.prepare, [m for m in c.models if m in models] if models else [],
+                                     keyword=self._runs_keyword())
+                   for c in self.collections]
+        opened = asyncio.gather(*opening, return_exceptions=True)
+        try:
+            embeddings = await self.embed(self.settings, query, models) if models else QueryEmbeddings()
+        finally:
+            await opened
         for error in dict.fromkeys(embeddings.errors.values()):
             self.notices.append(error + "; keyword matches only where no other model answered.")
 
@@ -201,7 +210,7 @@ class HybridRetriever(BaseRetriever):
         scored: dict[str, Scored] = {}
         vector_ms: dict[str, float] = {}
         vector, vector_ran = None, False
-        run_keyword = self.mode == "keyword" or (self.mode == "hybrid" and self.settings.fts.enabled)
+        run_keyword = self._runs_keyword()
         with ThreadPoolExecutor(max_workers=2) as pool:
             kw_future = pool.submit(self._keyword_leg, collection, query, lookup) if run_keyword else None
             if self.mode != "keyword":
@@ -217,6 +226,9 @@ class HybridRetriever(BaseRetriever):
                               hits=hits, vector_ms=vector_ms,
                               fusion=self.settings.retrieve.fusion if hits.vector and hits.keyword else "single leg")
         return list(scored.values()), meta, vector_ran
+
+    def _runs_keyword(self) -> bool:
+        return self.mode == "keyword" or (self.mode == "hybrid" and self.settings.fts.enabled)
 
     def _keyword_leg(self, collection: Collection, query: str, lookup: SynonymLookup | None) -> KeywordResult:
         return keyword_search(collection.keyword, query, fts=self.settings.fts, top_k=self.top_k,

@@ -51,6 +51,21 @@ def _schema() -> Any:
     )
 
 
+def _storage(path: Path) -> Any:
+    """The index folder's Whoosh storage, reading files with plain reads instead of mmap.
+
+    Why (issue 14): with mmap, Whoosh wraps each file of a compound segment in
+    a BufferFile whose BytesIO copies the whole file, so opening a searcher on
+    110k chunks copied the postings (~185 MB) and, on the first stored-field
+    read, the stored column (~117 MB) into the heap, besides touching every
+    page of the mapping: ~700 MB of a query process's RSS. Plain reads copy
+    only what is read (the postings are scored from `postings.PostingsFile`).
+    """
+    from whoosh.filedb.filestore import FileStorage
+
+    return FileStorage(str(path), supports_mmap=False)
+
+
 def _length_field() -> Any:
     from whoosh.columns import NumericColumn
     from whoosh.fields import COLUMN
@@ -91,15 +106,14 @@ class KeywordIndex:
     FIELD = "text"
 
     def __init__(self, path: Path, bm25: Bm25Params | None = None) -> None:
-        from whoosh import index
-
         self.path = path
         with _OPEN_LOCK:
-            if index.exists_in(str(path)):
-                self._ix = index.open_dir(str(path))
+            storage = _storage(path)
+            if storage.index_exists():
+                self._ix = storage.open_index()
             else:
                 path.mkdir(parents=True, exist_ok=True)
-                self._ix = index.create_in(str(path), _schema())
+                self._ix = storage.create_index(_schema())
         self._analyzer = self._ix.schema[self.FIELD].analyzer
         self._lock = threading.RLock()
         self._searcher: Any = None
@@ -135,13 +149,11 @@ class KeywordIndex:
 
     def rebuild(self) -> None:
         """Start over empty with the current analyzer; the caller refills it from the records."""
-        from whoosh import index
-
         with self._lock, _OPEN_LOCK:
             if self._searcher is not None:
                 self._searcher.close()
                 self._searcher = None
-            self._ix = index.create_in(str(self.path), _schema())
+            self._ix = _storage(self.path).create_index(_schema())
             self._analyzer = self._ix.schema[self.FIELD].analyzer
 
     def analyze(self, text: str) -> list[str]:
@@ -182,6 +194,11 @@ class KeywordIndex:
                 self._postings = PostingCache(self.path, self.FIELD, LENGTH, self._bm25 or Bm25Params())
             searcher = self.searcher()
             yield KeywordView(searcher, self._postings.snapshot(searcher.reader()), self._chunks)
+
+    def prepare(self) -> None:
+        """Open the searcher and load the segments' arrays now, so the first query does not pay for them."""
+        with self.scoring():
+            pass
 
     def cached_segments(self) -> set[str]:
         """Ids of the segments whose posting arrays are cached (they follow the index's segments)."""

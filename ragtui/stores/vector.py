@@ -158,18 +158,30 @@ class VectorIndex:
         self.collection = client.get_or_create_collection(name, metadata={"hnsw:space": "cosine"},
                                                           embedding_function=None)
         self.store = ChromaVectorStore(chroma_collection=self.collection)
+        # count() and dimension() as last read: each is a round trip through Chroma (~7-9 ms at 110k
+        # vectors) that every query asked for; our own writes and `forget()` drop them.
+        self._count: int | None = None
+        self._dimension: tuple[int | None] | None = None
+
+    def forget(self) -> None:
+        """Drop the cached count and dimension: the collection's vectors changed (Collection calls this when
+        its generation moved on, which covers writes by other processes)."""
+        self._count = None
+        self._dimension = None
 
     def add(self, chunks: Sequence[Chunk], embeddings: Sequence[Sequence[float]]) -> None:
         """Upsert: an id already present is replaced, never duplicated (Chroma's add would ignore it)."""
         if not chunks:
             return
         self.delete_ids([c.id for c in chunks])
+        self.forget()
         nodes: list[BaseNode] = [chunk_to_node(c, e) for c, e in zip(chunks, embeddings, strict=True)]
         step = max(1, int(self.client.get_max_batch_size()))
         for start in range(0, len(nodes), step):
             self.store.add(nodes[start:start + step])
 
     def delete_ids(self, ids: Sequence[str]) -> None:
+        self.forget()
         step = max(1, int(self.client.get_max_batch_size()))
         for start in range(0, len(ids), step):
             self.collection.delete(ids=list(ids[start:start + step]))
@@ -186,12 +198,16 @@ class VectorIndex:
             offset += page
 
     def count(self) -> int:
-        return int(self.collection.count())
+        if self._count is None:
+            self._count = int(self.collection.count())
+        return self._count
 
     def dimension(self) -> int | None:
         """The dimension of the stored vectors (None while the index is empty)."""
-        got = self.collection.get(limit=1, include=["embeddings"])["embeddings"]
-        return len(got[0]) if got is not None and len(got) else None
+        if self._dimension is None:
+            got = self.collection.get(limit=1, include=["embeddings"])["embeddings"]
+            self._dimension = (len(got[0]) if got is not None and len(got) else None,)
+        return self._dimension[0]
 
     def query(self, embedding: Sequence[float], top_k: int) -> list[tuple[Chunk, float]]:
         """The top_k nearest chunks with their cosine similarity, best first."""
