@@ -101,6 +101,7 @@ class Collection:
         self._client: Any = None
         self._client_epoch = 0
         self._vectors_generation = -1    # the generation the vector indexes' cached counts belong to
+        self._preparing = threading.Lock()   # one prepare() at a time; close() waits for it
         self._records: IngestRecords | None = None
 
     # --- manifest ----------------------------------------------------------------
@@ -152,15 +153,20 @@ class Collection:
     def prepare(self, models: Sequence[str], *, keyword: bool = True) -> None:
         """Open what a query reads, each store in its own thread so their cold loads overlap: the keyword
         index's searcher and segment arrays, and each model's vector index (Chroma loads a collection's HNSW
-        index on its first use: ~0.7 CPU-s at 110k vectors). Already open: nothing to do."""
-        jobs: list[Callable[[], object]] = [self.keyword.prepare] if keyword and (self.path / "whoosh").exists() else []
-        jobs += [functools.partial(self._load_vectors, m) for m in models]
-        if len(jobs) == 1:
-            jobs[0]()
-        elif jobs:
-            with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-                for future in [pool.submit(job) for job in jobs]:
-                    future.result()
+        index on its first use: ~0.5 CPU-s at 110k vectors). Already open: nothing to do."""
+        with self._open_lock:
+            jobs: list[Callable[[], object]] = [functools.partial(self._load_vectors, m)
+                                                for m in models if m not in self._vectors]
+            cold_keyword = self._keyword is None or not self._keyword.cached_segments()
+        if keyword and cold_keyword and (self.path / "whoosh").exists():
+            jobs.append(lambda: self.keyword.prepare())
+        with self._preparing:
+            if len(jobs) == 1:
+                jobs[0]()
+            elif jobs:
+                with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+                    for future in [pool.submit(job) for job in jobs]:
+                        future.result()
 
     def _load_vectors(self, model: str) -> None:
         with self.vector_access():
@@ -292,7 +298,7 @@ class Collection:
                               tuple(manifest.get("models", [])), chunks, self.state, files, skipped)
 
     def close(self) -> None:
-        with self._open_lock:
+        with self._preparing, self._open_lock:     # a store being loaded in the background is closed after it
             if self._records is not None:
                 self._records.close()
                 self._records = None

@@ -118,6 +118,13 @@ class Workspace:
                 self._open[name] = (identity, fresh)
             return self._open[name][1]
 
+    def prepare(self, names: Sequence[str]) -> None:
+        """Open the stores these collections' queries read (Collection.prepare), so that the first query does
+        not wait for them: at 100k chunks Chroma's index load is most of a first query."""
+        for name in names:
+            collection = self.collection(name)
+            collection.prepare(collection.models)
+
     def collection_names(self) -> list[str]:
         return self.registry.names()
 

@@ -12,6 +12,9 @@ import tracemalloc
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import pytest
+
+from ragtui.collections import CollectionError
 from ragtui.config import Settings
 from ragtui.retrieve.retriever import HybridRetriever, QueryEmbeddings, embed_query
 from ragtui.stores.keyword import KeywordIndex
@@ -98,3 +101,19 @@ async def test_vector_counts_follow_another_writers_commits(make_settings: Calla
         vector = again.meta.collections["notes"].vector
         assert vector is not None and vector.vectors == {model: 9} and vector.chunks == 9
         assert not any("have no" in n for n in again.notices)
+
+
+def test_workspace_prepare_opens_each_collections_stores(make_settings: Callable[..., Settings]) -> None:
+    """What the TUI runs for the active collections after its warm-up: the keyword index's segment arrays
+    and the vector indexes are open before any query; a collection without vectors has only the first."""
+    settings = make_settings()
+    build_collection(settings, "notes", NOTES)
+    build_collection(settings, "raw", {"r.txt": ["Filtration of raw sewage."]}, models=[])
+    with Workspace(settings) as workspace:
+        workspace.prepare(["notes", "raw"])
+        notes, raw = workspace.collection("notes"), workspace.collection("raw")
+        assert notes.keyword.cached_segments() and raw.keyword.cached_segments()
+        with notes.vector_access():
+            assert notes.vectors(settings.embed.model).count() == 7
+        with pytest.raises(CollectionError):
+            workspace.prepare(["missing"])

@@ -56,6 +56,15 @@ class Engine:
         """Import the heavy engine modules in a thread after the first frame, so the first query starts fast."""
         await self._import(_preload)
 
+    async def prepare(self, collections: list[str]) -> None:
+        """Open the active collections' stores in a thread (Workspace.prepare). A failure is not reported
+        here: the query that needs the store meets it and says so in its own words."""
+        await self._import(_preload)
+        try:
+            await asyncio.to_thread(self.workspace.prepare, collections)
+        except Exception:  # the next query reports what is wrong with the collection
+            return
+
     async def _import(self, load: Callable[[], None]) -> None:
         """Run `load` in a thread, after any other import of heavy modules has finished."""
         def locked() -> None:

@@ -176,6 +176,7 @@ class MainScreen(Screen[None]):
     async def probe_ollama(self) -> None:
         await self.reprobe()
         await self.engine.warm_up()   # keyword-only sessions need the engine too
+        await self.engine.prepare(sorted(self.active))   # the first query then skips the stores' cold loads
 
     async def reprobe(self) -> None:
         """Ask Ollama again (start-up, and before a query while it was down)."""
