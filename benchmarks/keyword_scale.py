@@ -1,6 +1,7 @@
 """The keyword leg at scale (issue 14): build through the product's ingest, query from a fresh process, FTS5 beside.
 
     python -m benchmarks.keyword_scale --chunks 10000 [--queries 300] [--data-dir DIR] [--eval-data DIR]
+        [--wordnet ../shared/data/wordnet/oewn-2024.xml.gz]
 
 1. Build: in-memory documents re-mixed from the SQuAD and Cranfield sentences
    go through `ingest_documents` (chunking, entropy filter, records, Whoosh) at
@@ -246,7 +247,8 @@ def measure(settings: Settings, name: str, queries: list[str]) -> dict[str, Any]
     fts = fts5(collection, plans)
     segments = collection.keyword.segment_count()
     workspace.close()
-    return {"imports_s": imports[0], "imports_cpu_s": imports[1], "first_query_s": first_s[0],
+    return {"synonyms": lookup is not None, "imports_s": imports[0], "imports_cpu_s": imports[1],
+            "first_query_s": first_s[0],
             "first_query_cpu_s": first_s[1], "first_tier": first.keyword.tier,
             "rss_mb": rss_mb, "queries": len(queries), "segments": segments,
             **{k: summary(v) for k, v in times.items()}, **fts}
@@ -297,7 +299,9 @@ def table(size: int, built: dict[str, Any] | None, m: dict[str, Any]) -> str:
                  f"OR tier {ratio('tier2_cpu', 'fts5_tier2_cpu')}; first query after opening (whole retrieval) "
                  f"{m['first_query_s']:.2f} s wall / {m['first_query_cpu_s']:.2f} s CPU, after the engine's imports "
                  f"({m['imports_s']:.2f} s / {m['imports_cpu_s']:.2f} s CPU); query process peak "
-                 f"RSS {m['rss_mb']:.0f} MiB; {m['segments']} Whoosh segment(s); FTS5 build {m['fts5_build_s']:.1f} s"]
+                 f"RSS {m['rss_mb']:.0f} MiB; {m['segments']} Whoosh segment(s); FTS5 build {m['fts5_build_s']:.1f} s; "
+                 + ("synonyms on (WordNet)" if m["synonyms"] else "**synonyms off: no WordNet in the data dir "
+                    "(--wordnet FILE)**")]
     if built:
         b = built["build"]
         rows.append(f"build without embeddings: {b['wall_s']:.0f} s wall / {b['cpu_s']:.0f} s CPU for "
@@ -316,9 +320,17 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--data-dir", type=Path, default=Path(tempfile.gettempdir()) / "ragtui-keyword-scale")
     parser.add_argument("--eval-data", type=Path, default=ROOT.parent / "shared" / "data" / "eval")
+    parser.add_argument("--wordnet", type=Path, metavar="FILE",
+                        help="a WN-LMF file (e.g. oewn-2024.xml.gz) installed into the data dir when it has no "
+                             "WordNet yet: without one the keyword leg runs without synonyms, unlike the product")
     parser.add_argument("--measure", metavar="NAME", help=argparse.SUPPRESS)
     args = parser.parse_args()
     settings = settings_for(args.data_dir)
+    if args.wordnet and not args.measure:
+        from ragtui.retrieve.wordnet import install, installed
+
+        if not installed(settings.synonyms.lexicon, args.data_dir):
+            install(settings.synonyms.lexicon, args.data_dir, args.wordnet)
     queries = questions(args.eval_data, args.queries)
     if args.measure:
         print(json.dumps(measure(settings, args.measure, queries)))
