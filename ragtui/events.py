@@ -139,5 +139,9 @@ class StageFailed(Event):
 
 @dataclass(frozen=True)
 class SessionSaved(Event):
+    """A stage finished and the session's record is in the history, or, with `not_saved`, why it is not
+    (a damaged history file: the session then lives in this process only)."""
+
     session_id: int
     timings: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))   # seconds per stage
+    not_saved: str = ""

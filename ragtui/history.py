@@ -135,6 +135,54 @@ class HistoryError(RagtuiError):
     """A history file that cannot be used (newer schema, unknown session)."""
 
 
+class HistoryDamaged(HistoryError):
+    """The history file is not a readable SQLite database (truncated, overwritten, garbage).
+
+    The rest of ragtui runs without history; the file is left exactly as it is, for the user
+    to move aside (and perhaps recover with sqlite3's `.recover`).
+    """
+
+    def __init__(self, path: Path, error: str) -> None:
+        aside = path.with_name(path.name + ".damaged")
+        wal = path.with_name(path.name + "-wal")
+        also = f" (and {wal.name} beside it, to {aside.name}-wal)" if wal.exists() else ""
+        super().__init__(f"history file {path} is damaged ({error}): sessions are not saved and past ones "
+                         "cannot be shown until it is moved aside",
+                         hint=f"nothing in it was changed; `mv {path} {aside}`{also} starts a new history")
+        self.path, self.error = path, error
+
+
+# SQLite's own verdicts on a file that is not a sound database; "locked" or "busy" are not damage.
+_DAMAGE_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+
+
+def _damage(path: Path) -> str | None:
+    """What is wrong with an existing history file, or None when SQLite finds it sound.
+
+    Read only, so a damaged file is never written to; `quick_check` reads every page (about
+    40 ms for 130 MB). Without a `-wal` file beside it no connection has the file open (the
+    history runs in WAL mode, whose last connection removes it) and a new writer would append
+    to its own WAL, not to this file: it is read as `immutable`, which creates no `-wal` or
+    `-shm` files beside a damaged one. With a `-wal`, `mode=ro` reads it with SQLite's locks.
+    """
+    if not path.exists():
+        return None
+    mode = "mode=ro" if path.with_name(path.name + "-wal").exists() else "immutable=1"
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True, timeout=10.0)
+        try:
+            rows = conn.execute("PRAGMA quick_check").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        if getattr(exc, "sqlite_errorcode", None) in _DAMAGE_CODES:
+            return str(exc)
+        raise
+    if rows != [("ok",)]:
+        return "; ".join(str(row[0]) for row in rows[:3])
+    return None
+
+
 @dataclass
 class Turn:
     """One question of a conversation and everything that answered it.
@@ -224,11 +272,20 @@ def _meta(text: str) -> RetrievalMeta | None:
 
 
 class HistoryStore:
-    """Sessions in `<data_dir>/history.sqlite3`."""
+    """Sessions in `<data_dir>/history.sqlite3`.
+
+    A damaged file (checked on open, or found damaged by any later call) raises
+    HistoryDamaged from every method from then on, without touching the file again.
+    """
 
     def __init__(self, data_dir: Path | str) -> None:
         self.path = Path(data_dir) / FILE_NAME
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.damaged: HistoryDamaged | None = None
+        problem = _damage(self.path)
+        if problem is not None:
+            self.damaged = HistoryDamaged(self.path, problem)
+            return
         with self._connect() as conn:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
@@ -243,12 +300,20 @@ class HistoryStore:
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        conn = sqlite3.connect(self.path, timeout=10.0)
+        if self.damaged is not None:
+            raise HistoryDamaged(self.path, self.damaged.error)
         try:
-            conn.execute("PRAGMA foreign_keys = ON")
-            yield conn
-        finally:
-            conn.close()
+            conn = sqlite3.connect(self.path, timeout=10.0)
+            try:
+                conn.execute("PRAGMA foreign_keys = ON")
+                yield conn
+            finally:
+                conn.close()
+        except sqlite3.DatabaseError as exc:
+            if getattr(exc, "sqlite_errorcode", None) not in _DAMAGE_CODES:
+                raise
+            self.damaged = HistoryDamaged(self.path, str(exc))
+            raise self.damaged from None
 
     def save(self, record: SessionRecord) -> int:
         """Insert or rewrite the record, its turns and sources (one transaction); sets and returns its id."""

@@ -18,11 +18,12 @@ The CLI and the TUI drive the same object and only render what it yields
     async for event in session.continue_answer(): ...   # after a "length" stop (or a cancelled answer)
     session.rescue(number); session.drop(number)   # move a source into / out of the synthesis set
     session = ResearchSession.reopen(settings, session_id, *, history=..., retrieve=...)  # Workspace.reopen
-    session.save()
+    session.save()                                 # None (and .not_saved says why) when the history is damaged
 
 The Workspace injects both collaborators: `history`, the HistoryStore that saves
 the session, and `retrieve`, an async callable `(query, collection names) -> Retrieval`
-(Workspace.retrieve; tests pass a fixed one).
+(Workspace.retrieve; tests pass a fixed one). A damaged history file never stops a
+session: it runs in memory only, and every SessionSaved says so (`not_saved`).
 
 Cancelling the consuming task, or closing an iterator, stops the LLM stream at once
 and leaves the history record consistent: a cut answer keeps its partial text with
@@ -68,7 +69,7 @@ from ragtui.events import (
     SynthesisStarted,
     SynthesisToken,
 )
-from ragtui.history import HistoryStore, SessionRecord, Turn
+from ragtui.history import HistoryDamaged, HistoryStore, SessionRecord, Turn
 from ragtui.llm.chat import ChatModel, LLMError
 from ragtui.llm.synthesize import Plan
 from ragtui.model import AnnotationState, Override, SessionSource, StopReason
@@ -108,6 +109,7 @@ class ResearchSession:
         self._synthesis: ChatModel | None = None
         self._annotator: ChatModel | None = None
         self.packing: Plan | None = None      # the last synthesis prompt's packing (not kept in the history)
+        self.not_saved = ""                   # why the history does not hold this session ("" while it does)
 
     # --- state ------------------------------------------------------------------
 
@@ -216,8 +218,13 @@ class ResearchSession:
         source = turn.sources[i] = dataclasses.replace(turn.sources[i], **changes)
         return source
 
-    def save(self) -> int:
-        return self.history.save(self.record)
+    def save(self) -> int | None:
+        """Write the record to the history; None when the history file is damaged (`not_saved` says so)."""
+        try:
+            return self.history.save(self.record)
+        except HistoryDamaged as exc:
+            self.not_saved = describe(exc)
+            return None
 
     @classmethod
     def reopen(cls, settings: Settings, session_id: int, *, history: HistoryStore,
@@ -664,7 +671,7 @@ class ResearchSession:
 
     def _saved(self) -> SessionSaved:
         self.save()
-        return SessionSaved(self.id or 0, MappingProxyType(dict(self.timings)))
+        return SessionSaved(self.id or 0, MappingProxyType(dict(self.timings)), not_saved=self.not_saved)
 
 
 def config_snapshot(settings: Settings) -> dict[str, Any]:

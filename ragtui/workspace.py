@@ -98,6 +98,13 @@ class Workspace:
                 self._history = HistoryStore(self.settings.data_dir)
             return self._history
 
+    def history_damage(self) -> str:
+        """Why the history file cannot be used ("" when it can): sessions then run unsaved."""
+        from ragtui.errors import describe
+
+        damaged = self.history.damaged
+        return describe(damaged) if damaged is not None else ""
+
     # --- collections -----------------------------------------------------------------
 
     def collection(self, name: str) -> Collection:

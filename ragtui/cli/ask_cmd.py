@@ -102,8 +102,11 @@ def _ask(args: argparse.Namespace, workspace: Workspace) -> int:
     try:
         ok = asyncio.run(drive(session, events, printer))
     except KeyboardInterrupt:
-        print(f"\nragtui: interrupted; session {session.id} kept with stop reason "
-              f"{session.stop_reason.value or 'none'!r} (`ragtui history show {session.id}`)", file=sys.stderr)
+        if session.id is None:
+            print("\nragtui: interrupted; the session was not saved (the history file is damaged)", file=sys.stderr)
+        else:
+            print(f"\nragtui: interrupted; session {session.id} kept with stop reason "
+                  f"{session.stop_reason.value or 'none'!r} (`ragtui history show {session.id}`)", file=sys.stderr)
         return 130
     if args.json:
         print(json.dumps(session_json(session), indent=2))
@@ -143,6 +146,7 @@ class TextPrinter:
         self.continuing = continuing
         self.limit = limit          # sources printed (their annotations too); None: all
         self.printed: set[int] = set()
+        self.not_saved = NotSavedWarning()
 
     def show(self, event: Event, session: ResearchSession) -> bool:
         from ragtui import events as ev
@@ -191,8 +195,11 @@ class TextPrinter:
             print(f"ragtui: {event.stage} failed: {one_line(event.message)}", file=self.err, flush=True)
             return False
         elif isinstance(event, ev.SessionSaved):
-            times = ", ".join(f"{k.removesuffix('_s')} {v:.1f} s" for k, v in event.timings.items())
-            print(f"ragtui: session {event.session_id} saved ({times})", file=self.err, flush=True)
+            if event.not_saved:
+                self.not_saved(event.not_saved, self.err)
+            else:
+                times = ", ".join(f"{k.removesuffix('_s')} {v:.1f} s" for k, v in event.timings.items())
+                print(f"ragtui: session {event.session_id} saved ({times})", file=self.err, flush=True)
         return True
 
     def _shown(self, number: int) -> bool:
@@ -216,7 +223,11 @@ class TextPrinter:
 
 
 class JsonPrinter:
-    """Quiet while running (stage failures still go to stderr); the caller prints the session at the end."""
+    """Quiet while running (stage failures and an unsaved session still go to stderr); the caller prints the
+    session at the end."""
+
+    def __init__(self) -> None:
+        self.not_saved = NotSavedWarning()
 
     def show(self, event: Event, session: ResearchSession) -> bool:
         from ragtui import events as ev
@@ -224,6 +235,8 @@ class JsonPrinter:
         if isinstance(event, ev.StageFailed):
             print(f"ragtui: {event.stage} failed: {one_line(event.message)}", file=sys.stderr, flush=True)
             return False
+        if isinstance(event, ev.SessionSaved) and event.not_saved:
+            self.not_saved(event.not_saved, sys.stderr)
         return True
 
 
@@ -236,6 +249,18 @@ def unverified_line(check: QuoteCheck) -> str:
 
 def _misquote_note(source: SessionSource) -> str:
     return "(quote not found in this source) " if source.misquoted else ""
+
+
+class NotSavedWarning:
+    """The damaged-history line, printed once however many stages report it."""
+
+    def __init__(self) -> None:
+        self.said = False
+
+    def __call__(self, why: str, err: TextIO) -> None:
+        if not self.said:
+            self.said = True
+            print(f"ragtui: warning: this session is not saved: {one_line(why)}", file=err, flush=True)
 
 
 def _refs(numbers: tuple[int, ...]) -> str:

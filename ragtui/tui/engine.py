@@ -98,6 +98,10 @@ class Engine:
         await self._import(_preload)
         return await asyncio.to_thread(self.workspace.reopen, session_id)
 
+    async def history_damage(self) -> str:
+        """Why the history file cannot be used ("" when it can)."""
+        return await asyncio.to_thread(self.workspace.history_damage)
+
     async def history(self) -> list[SessionSummary]:
         return await asyncio.to_thread(lambda: self.workspace.history.list_sessions())
 

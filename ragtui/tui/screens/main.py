@@ -111,6 +111,7 @@ class MainScreen(Screen[None]):
         self.ollama_models: tuple[str, ...] = ()   # as the last probe listed them (the model picker offers them)
         self.viewed_turn = 0                       # the turn the panes show (1-based; 0 before any)
         self.last_meta: RetrievalMeta | None = None
+        self.history_damage = ""                   # why the history cannot be used (sessions then run unsaved)
 
     # --- layout ---------------------------------------------------------------------
 
@@ -138,6 +139,7 @@ class MainScreen(Screen[None]):
         self.probe_ollama()
         self.load_collections()
         self.check_wordnet()
+        self.check_history()
         if self.ingest_on_start is not None:
             self.action_ingest(*self.ingest_on_start)
 
@@ -220,6 +222,21 @@ class MainScreen(Screen[None]):
             on_, reason = False, describe(exc)
         status = self.query_one(StatusLine)
         status.wordnet, status.wordnet_reason = on_, reason
+
+    @work(group="probe")
+    async def check_history(self) -> None:
+        """A damaged history file is said once at start-up; queries still run, unsaved, and `h` stays shut."""
+        try:
+            damage = await self.engine.history_damage()
+        except Exception as exc:  # e.g. a history from a newer ragtui: the same, history is optional
+            damage = describe(exc)
+        if damage:
+            self._history_unusable(damage)
+
+    def _history_unusable(self, damage: str) -> None:
+        if not self.history_damage:
+            self.history_damage = damage
+            self.notify(f"History unavailable, sessions are not saved: {damage}", severity="error", timeout=30)
 
     # --- collections ----------------------------------------------------------------------
 
@@ -468,7 +485,11 @@ class MainScreen(Screen[None]):
         status = self.query_one(StatusLine)
         if status.state in ("retrieving", "retrieved", "annotating", "writing"):
             status.state = "done"
-        status.activity = f"saved as session {message.event.session_id}"
+        if message.event.not_saved:
+            self._history_unusable(message.event.not_saved)
+            status.activity = "not saved: the history file is damaged (! shows why)"
+        else:
+            status.activity = f"saved as session {message.event.session_id}"
         self._sync_conversation()
 
     def _session_or_say(self) -> ResearchSession | None:
@@ -692,10 +713,17 @@ class MainScreen(Screen[None]):
 
     @work(group="history", exclusive=True)
     async def action_history(self) -> None:
+        from ragtui.history import HistoryDamaged
         from ragtui.tui.screens.history import HistoryScreen
 
+        if self.history_damage:
+            self.notify(f"History unavailable: {self.history_damage}", severity="error")
+            return
         try:
             sessions = await self.engine.history()
+        except HistoryDamaged as exc:            # found damaged since start-up
+            self._history_unusable(describe(exc))
+            return
         except Exception as exc:  # shown, not raised: history is optional to the rest of the app
             self.notify(f"History unavailable: {describe(exc)}", severity="error")
             return
