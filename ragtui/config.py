@@ -9,6 +9,7 @@ error messages that point at the right file or variable.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 import tomllib
@@ -300,8 +301,13 @@ def load_settings(
     user_file: Path | None = None,
     env: Mapping[str, str] | None = None,
     overrides: Sequence[str] = (),
+    required: bool = False,
 ) -> Settings:
-    """Build the effective settings; raises ConfigError naming the first bad key."""
+    """Build the effective settings; raises ConfigError naming the first bad key.
+
+    `required`: `user_file` was named by the user (`--config`), so its absence is an error; the
+    default user file may be absent.
+    """
     env = os.environ if env is None else env
     values: dict[str, dict[str, Any]] = {s: {} for s in SECTIONS}
     origins: dict[str, str] = {}
@@ -313,7 +319,10 @@ def load_settings(
             if f.name not in values[section]:
                 raise ConfigError(f"{section}.{f.name}: missing from the shipped defaults {shipped}")
 
-    user_file = user_config_path() if user_file is None else user_file
+    if user_file is None:
+        user_file = user_config_path()
+    elif required and not user_file.exists():
+        raise ConfigError(f"config error: --config {user_file}: no such file")
     if user_file.exists():
         _apply_file(user_file, values, origins, str(user_file))
 
@@ -377,9 +386,15 @@ def _msg(dotted: str, value: Any, origins: Mapping[str, str], allowed: str) -> s
 
 def _apply_file(path: Path, values: dict[str, dict[str, Any]], origins: dict[str, str], origin: str) -> None:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"config error: cannot read {path}: {exc.strerror}") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(f"config error: {path} is not UTF-8 text (line {line}: byte 0x{raw[exc.start]:02x}); "
+                          "save it as UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config error: {path} is not valid TOML: {exc}") from None
     where = "default (config.toml)" if origin == "default" else origin
@@ -462,7 +477,7 @@ def _is_list(kind: Any) -> bool:
 def _describe(kind: Any, meta: Mapping[str, Any]) -> str:
     if meta.get("choices"):
         return "one of " + ", ".join(f'"{c}"' for c in meta["choices"])
-    names = {bool: "true or false", int: "an integer", float: "a number", str: "a string", Secret: "a string"}
+    names = {bool: "true or false", int: "an integer", float: "a finite number", str: "a string", Secret: "a string"}
     text = "a list of strings" if _is_list(kind) else names[kind]
     lo, hi = meta.get("lo"), meta.get("hi")
     if lo is not None and hi is not None:
@@ -485,7 +500,8 @@ def _coerce(dotted: str, value: Any, origin: str, section: str, key: str) -> Any
         if isinstance(value, bool) or not isinstance(value, int):
             raise fail()
     elif kind is float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
+        # NaN compares false with every bound, so it would pass any range: refused, with infinity, here
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
             raise fail()
         value = float(value)
     elif _is_list(kind):

@@ -21,7 +21,7 @@ from tests.test_research import TEXTS, annotator, responder
 
 
 def flags(tmp_path: Path, host: str, *extra: str) -> list[str]:
-    return ["--config", str(tmp_path / "none.toml"), "--data-dir", str(tmp_path / "data"), "--ollama-host", host,
+    return ["--config", os.devnull, "--data-dir", str(tmp_path / "data"), "--ollama-host", host,
             "--set", "llm.model=chat", *extra]
 
 
@@ -84,7 +84,7 @@ def test_ask_missing_model_gives_the_pull_hint(fake_ollama: FakeOllama, retrieva
 
 def test_ask_without_model_or_with_a_bad_prompt_file_is_a_config_error(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    base = ["--config", str(tmp_path / "none.toml"), "--data-dir", str(tmp_path / "data")]
+    base = ["--config", os.devnull, "--data-dir", str(tmp_path / "data")]
     assert main([*base, "ask", "q", "-c", "docs"]) == 2
     assert "llm.model" in capsys.readouterr().err
     assert main([*base, "--set", "llm.model=chat", "--set", f"annotation.prompt_file={tmp_path / 'x.txt'}",

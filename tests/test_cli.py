@@ -21,7 +21,7 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
 
 
 def base_flags(tmp_path: Path, host: str) -> list[str]:
-    return ["--config", str(tmp_path / "none.toml"), "--data-dir", str(tmp_path / "data"),
+    return ["--config", os.devnull, "--data-dir", str(tmp_path / "data"),
             "--ollama-host", host]
 
 
@@ -81,7 +81,7 @@ def test_wordnet_install_from_bad_file(tmp_path: Path, capsys: pytest.CaptureFix
 def test_config_show_prints_origins(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                     monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RAGTUI_FTS_WEIGHT", "0.2")
-    assert main(["--config", str(tmp_path / "none.toml"), "--set", "retrieve.top_k=9", "config", "show",
+    assert main(["--config", os.devnull, "--set", "retrieve.top_k=9", "config", "show",
                  "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["retrieve.top_k"] == {"value": 9, "origin": "--set"}

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from tests.fake_ollama import FakeOllama
 
 
 def flags(tmp_path: Path, fake: FakeOllama) -> list[str]:
-    return ["--config", str(tmp_path / "none.toml"), "--data-dir", str(tmp_path / "data"),
+    return ["--config", os.devnull, "--data-dir", str(tmp_path / "data"),
             "--ollama-host", fake.url, "--set", "synonyms.enabled=false"]
 
 

@@ -6,6 +6,7 @@ shows its sources and a cited answer. Every LLM call goes to the fake Ollama ser
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shlex
 import socket
@@ -35,10 +36,10 @@ _ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)
 def test_loopback_only_unless_allowed(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.4") and not is_loopback("example.org")
-    assert main(["--config", str(tmp_path / "none.toml"), "--data-dir", str(tmp_path), "serve",
+    assert main(["--config", os.devnull, "--data-dir", str(tmp_path), "serve",
                  "--host", "0.0.0.0"]) == 2
     assert "--allow-remote" in capsys.readouterr().err
-    assert main(["--config", str(tmp_path / "none.toml"), "serve", "--port", "0"]) == 2
+    assert main(["--config", os.devnull, "serve", "--port", "0"]) == 2
 
 
 def test_the_served_command_carries_the_configuration(tmp_path: Path) -> None:
@@ -52,7 +53,7 @@ def test_the_served_command_carries_the_configuration(tmp_path: Path) -> None:
 
 def test_a_remote_address_warns_that_there_is_no_authentication(tmp_path: Path) -> None:
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "ragtui", "--config", str(tmp_path / "none.toml"), "--data-dir",
+    proc = subprocess.Popen([sys.executable, "-m", "ragtui", "--config", os.devnull, "--data-dir",
                              str(tmp_path / "data"), "serve", "--host", "0.0.0.0", "--allow-remote", "--port",
                              str(port)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -104,7 +105,7 @@ def served(make_settings: Callable[..., Settings], fake_ollama: FakeOllama, tmp_
 
     fake_ollama.responder = respond
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "ragtui", "--config", str(tmp_path / "none.toml"),
+    proc = subprocess.Popen([sys.executable, "-m", "ragtui", "--config", os.devnull,
                              "--data-dir", str(settings.data_dir), "--ollama-host", fake_ollama.url,
                              "--set", "llm.model=chat", "--set", "synonyms.enabled=false",
                              "serve", "--port", str(port)],

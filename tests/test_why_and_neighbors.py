@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 from collections.abc import Callable, Sequence
 
 import pytest
@@ -66,7 +67,7 @@ async def test_details_for_a_crafted_query(settings: Settings, fake_ollama: Fake
         "",
     ]
     # `ragtui query` prints the same collection lines and each hit's evidence
-    argv = ["--config", str(settings.data_dir / "none.toml"), "--data-dir", str(settings.data_dir),
+    argv = ["--config", os.devnull, "--data-dir", str(settings.data_dir),
             "--ollama-host", fake_ollama.url, "--set", "synonyms.enabled=false", "query", "valve seats", "-c", "docs"]
     assert await asyncio.to_thread(main, argv) == 0
     out = capsys.readouterr().out

@@ -63,7 +63,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         value = getattr(args, flag, None)
         if value is not None:
             overrides.append(f"{key}={value}")
-    return load_settings(user_file=args.config, overrides=overrides)
+    return load_settings(user_file=args.config, overrides=overrides, required=args.config is not None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

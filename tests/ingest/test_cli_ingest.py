@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from tests.fake_ollama import FakeOllama
 
 
 def flags(tmp_path: Path, host: str) -> list[str]:
-    return ["--config", str(tmp_path / "none.toml"), "--data-dir", str(tmp_path / "data"), "--ollama-host", host,
+    return ["--config", os.devnull, "--data-dir", str(tmp_path / "data"), "--ollama-host", host,
             "--set", "chunk.size_tokens=64", "--set", "embed.backoff_s=0.01"]
 
 

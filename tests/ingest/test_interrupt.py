@@ -46,7 +46,7 @@ def start_slow_ingest(settings: Settings, fake: FakeOllama, folder: Path, tmp_pa
     Pages of 16 chunks (batch size 2), so several are still to embed then: a page's vectors are stored while
     the next one is embedded."""
     fake.embed_delay = 0.15
-    cmd = [sys.executable, "-m", "ragtui", "--config", str(tmp_path / "none.toml"),
+    cmd = [sys.executable, "-m", "ragtui", "--config", os.devnull,
            "--data-dir", str(settings.data_dir), "--ollama-host", fake.url,
            "--set", "chunk.size_tokens=64", "--set", "embed.batch_size=2", "ingest", str(folder), "-c", "c"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

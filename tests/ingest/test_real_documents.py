@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
+import os
 import re
 import zlib
 from collections.abc import Callable
@@ -137,7 +138,7 @@ def test_a_real_folder_is_read_right(settings: Settings, folder: Path, fake_olla
 
     # the collection-quality report says the same, at a glance
     n = sum(len(cs) for cs in chunks.values())
-    flags = ["--config", str(folder.parent / "none.toml"), "--data-dir", settings.storage.data_dir,
+    flags = ["--config", os.devnull, "--data-dir", settings.storage.data_dir,
              "--ollama-host", fake_ollama.url]
     assert main([*flags, "collections", "info", "c"]) == 0
     info = capsys.readouterr().out.splitlines()
