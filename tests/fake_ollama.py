@@ -115,6 +115,7 @@ class FakeOllama:
         self.embed_body: Callable[[list[str], int], bytes | None] | None = None
         self.tags_body: bytes | None = None  # answer /api/tags with exactly these bytes (a broken server)
         self.embed_drip_s = 0.0            # send an /api/embed body one byte per this many seconds
+        self.show_delay = 0.0              # seconds before answering /api/show (a busy server loading a model)
         self.disconnects = 0               # streams the client closed before the end
         self._lock = threading.Lock()
         self._in_flight = 0
@@ -241,6 +242,7 @@ class _Handler(JsonHandler):
         if model is None:
             return self._json({"error": f'model "{name}" not found, try pulling it first'}, 404)
         if self.path == "/api/show":
+            time.sleep(fake.show_delay)
             return self._json({
                 "modelfile": "", "parameters": "", "template": "{{ .Prompt }}",
                 "details": {"format": "gguf", "family": model.kind},

@@ -9,6 +9,7 @@ the model.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from typing import Any
 
@@ -19,7 +20,6 @@ from ragtui.llm.tokens import estimate_tokens
 from ragtui.model import StopReason
 
 NUM_CTX_STEP = 4096     # num_ctx grows in these steps: each change makes Ollama reload the model
-SHOW_TIMEOUT = 10.0
 
 
 def num_ctx_steps(tokens: int) -> int:
@@ -92,17 +92,22 @@ def _not_pulled(model: str, host: str) -> LLMError:
     return LLMError(f"model {model!r} is not available at {host}: run `ollama pull {model}`")
 
 
-async def context_length(host: str, model: str) -> int | None:
+async def context_length(host: str, model: str, timeout: float) -> int | None:
     """The model's "*.context_length" from /api/show, None when its info does not say.
 
     Doubles as the "is this model pulled?" check: a missing model raises LLMError
-    with the `ollama pull` hint before any work starts.
+    with the `ollama pull` hint before any work starts. The whole answer must come
+    within `timeout` (ollama.timeout, named in the error: a short metadata call, not
+    the generation that llm.request_timeout covers).
     """
     try:
-        async with httpx.AsyncClient(timeout=SHOW_TIMEOUT, trust_env=False) as client:
+        async with asyncio.timeout(timeout), httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
             response = await client.post(f"{host.rstrip('/')}/api/show", json={"model": model})
+    except (httpx.TimeoutException, TimeoutError):
+        raise LLMError(f"Ollama at {host} did not answer /api/show for {model} within {timeout:g} s "
+                       "(ollama.timeout); raise it if Ollama is busy loading models") from None
     except httpx.HTTPError as exc:
-        raise explain(exc, model=model, host=host, timeout=SHOW_TIMEOUT) from None
+        raise explain(exc, model=model, host=host, timeout=timeout) from None
     if response.status_code == 404:
         raise _not_pulled(model, host)
     if response.status_code != 200:

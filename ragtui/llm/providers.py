@@ -26,7 +26,7 @@ async def context_window(settings: Settings, model: str) -> int:
     """
     if settings.llm.provider != "ollama":
         return settings.llm.context_window or DEFAULT_CONTEXT_WINDOW
-    length = await context_length(settings.ollama.host, model)
+    length = await context_length(settings.ollama.host, model, settings.ollama.timeout)
     return settings.llm.context_window or length or DEFAULT_CONTEXT_WINDOW
 
 
