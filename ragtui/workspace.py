@@ -234,7 +234,7 @@ class Workspace:
         from ragtui.ingest.pipeline import ingest_paths
 
         collection = self._ingest_target(name, topic)
-        async with aclosing(ingest_paths(self.settings, collection, paths, sync=sync)) as events:
+        async with aclosing(ingest_paths(self.settings, collection, paths, sync=sync, topic=topic)) as events:
             async for event in events:
                 yield event
 
@@ -248,7 +248,6 @@ class Workspace:
                 yield event
 
     def _ingest_target(self, name: str, topic: str) -> Collection:
-        collection = self.collection(name) if self.registry.exists(name) else self.create_collection(name, topic)
-        if topic and topic != collection.topic:
-            collection.update_manifest(topic=topic)
-        return collection
+        """The collection to ingest into, created (with `topic`) when new; an existing one's topic changes
+        inside the ingest, once its lock is held, so a refused ingest leaves the manifest alone."""
+        return self.collection(name) if self.registry.exists(name) else self.create_collection(name, topic)

@@ -41,3 +41,54 @@ def test_a_slow_api_show_names_the_setting_that_controls_its_timeout(tmp_path: P
     assert "pumps.md" in done.stdout                                   # retrieval still ran
     assert (f"Ollama at {fake_ollama.url} did not answer /api/show for chat within 0.5 s (ollama.timeout)"
             in done.stderr)
+
+
+def test_an_ingest_refused_by_the_lock_leaves_the_topic_alone(tmp_path: Path, fake_ollama: FakeOllama,
+                                                              corpus: Path) -> None:
+    from ragtui.collections import CollectionRegistry
+    from ragtui.config import load_settings
+
+    first = cli(tmp_path, fake_ollama.url, "ingest", str(corpus), "-c", "docs", "--topic", "pumps")
+    assert first.returncode == 0, first.stderr
+    settings = load_settings(user_file=tmp_path / "none.toml", env={},
+                             overrides=[f"storage.data_dir={tmp_path / 'data'}"])
+    collection = CollectionRegistry(settings).open("docs")
+    manifest = (collection.path / "collection.json").read_bytes()
+    with collection.ingest_lock():                                   # another ingest is writing
+        refused = cli(tmp_path, fake_ollama.url, "ingest", str(corpus), "-c", "docs", "--topic", "cafeteria")
+    assert refused.returncode == 1 and "another ingest is writing into collection 'docs'" in refused.stderr
+    assert (collection.path / "collection.json").read_bytes() == manifest
+    retitled = cli(tmp_path, fake_ollama.url, "ingest", str(corpus), "-c", "docs", "--topic", "cafeteria")
+    assert retitled.returncode == 0, retitled.stderr
+    assert CollectionRegistry(settings).open("docs").topic == "cafeteria"
+
+
+def test_sync_after_the_folder_was_renamed_removes_the_files_that_are_gone(tmp_path: Path,
+                                                                          fake_ollama: FakeOllama) -> None:
+    from ragtui.collections import CollectionRegistry
+    from ragtui.config import load_settings
+
+    old, other = tmp_path / "manuals", tmp_path / "notes"
+    for folder, words in ((old, ("impeller", "gasket", "bearing")), (other, ("rotor", "stator"))):
+        folder.mkdir()
+        for word in words:
+            (folder / f"{word}.txt").write_text(f"The {word} of the pump is checked every week. " * 3)
+    for folder in (old, other):
+        assert cli(tmp_path, fake_ollama.url, "ingest", str(folder), "-c", "docs").returncode == 0
+    new = tmp_path / "manuals-2024"
+    old.rename(new)                                          # the folder is renamed ...
+    (new / "gasket.txt").unlink()                            # ... and a file deleted from it
+    (other / "rotor.txt").unlink()                           # a file gone from another folder: not this sync's
+    synced = cli(tmp_path, fake_ollama.url, "ingest", str(new), "-c", "docs", "--sync")
+    assert synced.returncode == 0, synced.stderr
+    assert "0 added, 0 updated, 2 unchanged, 1 removed" in synced.stdout
+    settings = load_settings(user_file=tmp_path / "none.toml", env={},
+                             overrides=[f"storage.data_dir={tmp_path / 'data'}"])
+    records = CollectionRegistry(settings).open("docs").records
+    assert {(r.source, r.root) for r in records.files()} == {
+        ("impeller.txt", str(new)), ("bearing.txt", str(new)),          # the renamed folder's files, moved
+        ("rotor.txt", str(other)), ("stator.txt", str(other))}
+    found = cli(tmp_path, fake_ollama.url, "query", "gasket", "--mode", "keyword")
+    assert "gasket.txt" not in found.stdout
+    again = cli(tmp_path, fake_ollama.url, "ingest", str(other), "-c", "docs", "--sync")
+    assert "0 added, 0 updated, 1 unchanged, 1 removed" in again.stdout

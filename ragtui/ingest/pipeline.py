@@ -66,12 +66,13 @@ class _Prepared:
 
 
 async def ingest_paths(settings: Settings, collection: Collection, paths: Sequence[Path], *,
-                       sync: bool = False) -> AsyncGenerator[Event, None]:
+                       sync: bool = False, topic: str = "") -> AsyncGenerator[Event, None]:
     """Ingest files and folders into the open `collection`; `sync` drops files gone from the folders.
 
-    Holds the collection's ingest lock throughout (IngestBusy when another ingest has it).
+    Holds the collection's ingest lock throughout (IngestBusy when another ingest has it). A new
+    `topic` is written only once the lock is held: a refused ingest changes nothing.
     """
-    async for event in _IngestRun(settings, collection).execute(paths=paths, sync=sync):
+    async for event in _IngestRun(settings, collection).execute(paths=paths, sync=sync, topic=topic):
         yield event
 
 
@@ -117,7 +118,8 @@ class _IngestRun:
     # --- lifecycle -------------------------------------------------------------------------
 
     async def execute(self, paths: Sequence[Path] = (), sync: bool = False,
-                      documents: Iterable[tuple[str, str]] | None = None) -> AsyncGenerator[Event, None]:
+                      documents: Iterable[tuple[str, str]] | None = None,
+                      topic: str = "") -> AsyncGenerator[Event, None]:
         with self.coll.ingest_lock():
             clean = False
             try:
@@ -125,7 +127,7 @@ class _IngestRun:
                 if self.coll.keyword.outdated:  # built with an older analyzer: start over, refill from the records
                     self.coll.keyword.rebuild()
                     unclean = True
-                self.coll.update_manifest(state="ingesting")
+                self.coll.update_manifest(state="ingesting", **({"topic": topic} if topic else {}))
                 self.report.reconciled = await _in_thread(self._reconcile, unclean)
                 if documents is not None:
                     entries, skips, roots = [Entry(s, "", None, t) for s, t in documents], [], []
@@ -208,7 +210,15 @@ class _IngestRun:
         return list(dict.fromkeys([*self.coll.models, *self.models]))
 
     def _sync(self, roots: list[str], seen: set[str]) -> None:
-        gone = sorted(self.records.top_sources(roots) - seen)
+        """Remove the files the collection holds from these folders that are no longer in them.
+
+        A folder that was renamed or moved counts as the folder ingested now: when a file found
+        here is recorded under a folder that no longer exists, every file recorded under that old
+        folder is compared too, so one deleted before or after the rename is removed as well.
+        """
+        moved = {old.root for source in seen if (old := self.records.file(source)) is not None
+                 and old.root and old.root not in roots and not Path(old.root).exists()}
+        gone = sorted(self.records.top_sources([*roots, *moved]) - seen)
         if gone:
             self._remove(gone)
             self.report.removed.extend(gone)
@@ -270,6 +280,8 @@ class _IngestRun:
         if old and old.hash == digest and old.signature == self.signature and (
                 old.status == DONE or (old.status == DUPLICATE and original)):
             prep.outcome = "unchanged"
+            if old.root != entry.root and entry.root:     # its folder was renamed (the old one is gone)
+                self.records.move_root(entry.source, entry.root)
             if old.format == "zip":
                 prep.skips = [Skip(m.source, m.reason) for m in self.records.members_in(entry.source, SKIPPED)]
             return prep

@@ -185,6 +185,11 @@ class IngestRecords:
                                [(c.id, c.meta.source, c.text, _meta_json(c.meta), c.meta.text_entropy,
                                  c.meta.word_count) for c in chunks])
 
+    def move_root(self, source: str, root: str) -> None:
+        """The file (and its members, for an archive) now comes from `root`: its folder was renamed or moved."""
+        with self._tx() as db:
+            db.execute("UPDATE files SET root = ? WHERE source = ? OR container = ?", (root, source, source))
+
     def mark_done(self, sources: Iterable[str]) -> None:
         with self._tx() as db:
             db.executemany("UPDATE files SET status = ?, updated = ? WHERE source = ?",
