@@ -318,9 +318,12 @@ def _damage(path: Path, exc: Exception) -> str:
 
 
 class CollectionRegistry:
-    def __init__(self, settings: Settings) -> None:
+    """The collections under one folder: `<data dir>/collections`, or another `root` (`ragtui eval` keeps its
+    throwaway and kept indexes under `<data dir>/eval/collections`, where no query or listing looks)."""
+
+    def __init__(self, settings: Settings, root: Path | None = None) -> None:
         self.settings = settings
-        self.root = settings.data_dir / "collections"
+        self.root = settings.data_dir / "collections" if root is None else root
 
     def names(self) -> list[str]:
         if not self.root.is_dir():

@@ -55,9 +55,10 @@ class DocumentView:
 class Workspace:
     """The engine for one data dir: collections, retrieval, research sessions, history and ingest."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, collections_root: Path | None = None) -> None:
+        """`collections_root`: another folder of collections than `<data dir>/collections` (ragtui eval's own)."""
         self.settings = settings
-        self.registry = CollectionRegistry(settings)
+        self.registry = CollectionRegistry(settings, collections_root)
         self.lexicon = Lexicon(settings.synonyms.lexicon, settings.data_dir)
         self._open: dict[str, tuple[str, Collection]] = {}   # name -> (manifest identity, open collection)
         self._history: HistoryStore | None = None

@@ -3,9 +3,12 @@ subprocess against the fake Ollama on loopback, with real files."""
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -92,3 +95,35 @@ def test_sync_after_the_folder_was_renamed_removes_the_files_that_are_gone(tmp_p
     assert "gasket.txt" not in found.stdout
     again = cli(tmp_path, fake_ollama.url, "ingest", str(other), "-c", "docs", "--sync")
     assert "0 added, 0 updated, 1 unchanged, 1 removed" in again.stdout
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
+def test_a_killed_eval_leaves_no_collection_that_queries_search(tmp_path: Path, fake_ollama: FakeOllama,
+                                                                corpus: Path, sig: signal.Signals) -> None:
+    from tests.test_query_eval_cli import write_beir
+
+    assert cli(tmp_path, fake_ollama.url, "ingest", str(corpus), "-c", "docs").returncode == 0
+    dataset = write_beir(tmp_path / "mini")
+    fake_ollama.embed_delay = 2.0                                   # the eval's ingest is under way for a while
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(tmp_path / "home")}
+    proc = subprocess.Popen([sys.executable, "-m", "ragtui", "--data-dir", str(tmp_path / "data"), "--ollama-host",
+                             fake_ollama.url, "eval", "--dataset", str(dataset)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    eval_root = tmp_path / "data" / "eval" / "collections"
+    for _ in range(600):                                            # until its collection exists, mid-ingest
+        if list((tmp_path / "data").rglob("eval-*/records.sqlite3")) and fake_ollama.calls("/api/embed"):
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the eval never started its ingest")
+    proc.send_signal(sig)
+    proc.wait(timeout=60)
+    assert "Traceback" not in (proc.stderr.read() if proc.stderr else "")
+    fake_ollama.embed_delay = 0.0
+    listed = cli(tmp_path, fake_ollama.url, "collections", "list")
+    assert [line.split()[0] for line in listed.stdout.splitlines()[1:] if line.strip()] == ["docs"]
+    found = cli(tmp_path, fake_ollama.url, "query", "turbine blade cooling", "--json")
+    assert found.returncode == 0 and list(json.loads(found.stdout)["retrieval_meta"]["collections"]) == ["docs"]
+    again = cli(tmp_path, fake_ollama.url, "eval", "--dataset", str(dataset), "--modes", "keyword")
+    assert again.returncode == 0, again.stderr
+    assert not list(eval_root.iterdir())                             # the killed run's collection is gone too

@@ -18,6 +18,11 @@ Choices that keep doc-level metrics honest (spec §11):
 - with `keep_index`, the collection is named after what shapes it (dataset,
   chunking, entropy limits, models) and kept, so a later run that varies only
   retrieval settings reuses it instead of embedding the corpus again;
+- eval collections, kept or throwaway, live in their own folder
+  (`<data dir>/eval/collections`, EVAL_DIR), never among the user's, so a run
+  killed mid-ingest leaves nothing that `query`, `ask` or `collections list`
+  would search or show; the next run deletes what such a run left (a throwaway
+  collection whose process is gone);
 - every mode's per-query scores are kept, so two modes (or two saved runs) are
   compared by a paired bootstrap of their difference (`metrics.compare`).
 """
@@ -28,6 +33,7 @@ import asyncio
 import hashlib
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +50,8 @@ if TYPE_CHECKING:
     from ragtui.workspace import Workspace
 
 EVAL_TOP_K = 100
+EVAL_DIR = "eval"               # under the data dir: a data dir of its own for eval collections
+_THROWAWAY = re.compile(r"eval-(\d+)-\d+")   # eval-<pid>-<time>: one run's collection, deleted at its end
 # name -> (retrieval mode, synonyms on)
 EVAL_MODES: dict[str, tuple[Mode, bool]] = {
     "keyword": ("keyword", True),
@@ -153,7 +161,8 @@ async def run_eval(settings: Settings, dataset: Dataset, modes: Sequence[str], *
     modes = list(dict.fromkeys([*modes, *(m for pair in compare_pairs for m in pair)]))
     settings = settings.replace(embed__contextual_prefix=False)
     name = index_name(settings, dataset) if keep_index else f"eval-{os.getpid()}-{int(time.time())}"
-    async with Workspace(settings) as workspace:
+    async with Workspace(settings, collections_root=eval_root(settings)) as workspace:
+        _delete_abandoned(workspace)
         try:
             report = await _evaluate(workspace, name, dataset, modes, progress, concurrency, keep_index)
         finally:
@@ -162,6 +171,31 @@ async def run_eval(settings: Settings, dataset: Dataset, modes: Sequence[str], *
     for a, b in compare_pairs:
         report.comparisons[f"{a} vs {b}"] = compare(report.per_query[a], report.per_query[b])
     return report
+
+
+def eval_root(settings: Settings) -> Path:
+    """The folder of eval collections: `--data-dir <data dir>/eval` reaches a kept index with `ragtui query`."""
+    return settings.data_dir / EVAL_DIR / "collections"
+
+
+def _delete_abandoned(workspace: Workspace) -> None:
+    """Delete the throwaway collections of runs that were killed (their process is gone, no ingest holds them)."""
+    for name in workspace.collection_names():
+        match = _THROWAWAY.fullmatch(name)
+        if match is None or _alive(int(match.group(1))):
+            continue
+        if not workspace.registry.open(name).ingest_running():
+            workspace.delete_collection(name)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:          # someone else's process
+        return True
+    return True
 
 
 async def _evaluate(workspace: Workspace, name: str, dataset: Dataset, modes: Sequence[str], progress: Progress,
@@ -185,7 +219,7 @@ async def _evaluate(workspace: Workspace, name: str, dataset: Dataset, modes: Se
         notices.append(f"only {len(dataset.queries)} queries (fewer than {FEW_QUERIES}): the confidence "
                        "intervals are too wide to choose a setting by")
     t = time.perf_counter()
-    cache = settings.data_dir / "eval-cache" / "query-vectors.json" if keep else None
+    cache = settings.data_dir / EVAL_DIR / "query-vectors.json" if keep else None
     cached = await embed_queries(settings, list(dataset.queries.values()), cache)
     timings["embed_queries"] = round(time.perf_counter() - t, 1)
 
