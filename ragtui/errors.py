@@ -8,6 +8,9 @@ described with its type name so it can be reported.
 
 from __future__ import annotations
 
+import errno
+import sqlite3
+
 
 class RagtuiError(Exception):
     """An error meant for the user: one line, an optional hint, and the exit code the CLI returns."""
@@ -32,3 +35,25 @@ def describe(exc: BaseException) -> str:
     else:
         text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     return " ".join(text.split())
+
+
+# What a full disk (or an exhausted quota) looks like from the libraries under the stores, which do not all
+# keep the OSError: SQLite says SQLITE_FULL, Chroma's Rust core passes the text on.
+_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+_FULL_TEXTS = ("no space left on device", "database or disk is full", "disk quota exceeded")
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether `exc`, or an exception it was raised from or during, says the disk is full."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in _FULL_ERRNOS:
+            return True
+        if isinstance(current, sqlite3.Error) and getattr(current, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+            return True
+        if any(text in str(current).lower() for text in _FULL_TEXTS):
+            return True
+        current = current.__cause__ or current.__context__
+    return False

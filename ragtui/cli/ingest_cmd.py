@@ -14,7 +14,9 @@ from ragtui.config import Settings
 from ragtui.sanitize import one_line
 
 if TYPE_CHECKING:
-    from ragtui.events import IngestProgress
+    from collections.abc import AsyncIterator
+
+    from ragtui.events import Event, IngestProgress
 
 BAR = 24
 
@@ -59,7 +61,7 @@ async def _ingest(args: argparse.Namespace, settings: Settings, out: TextIO) -> 
     status = 0
     async with Workspace(settings) as workspace, \
             aclosing(workspace.ingest(args.paths, args.collection, topic=args.topic, sync=args.sync)) as events:
-        async for event in events:
+        async for event in _ending_the_bar(events, out if tty else None):
             if isinstance(event, IngestProgress):
                 if tty:
                     width = shutil.get_terminal_size().columns - 1      # the last column would wrap
@@ -82,6 +84,19 @@ async def _ingest(args: argparse.Namespace, settings: Settings, out: TextIO) -> 
                 out.write("".join(one_line(line) + "\n" for line in event.report.lines()))
                 status = 1 if event.report.interrupted else 0
     return status
+
+
+async def _ending_the_bar(events: AsyncIterator[Event], tty: TextIO | None) -> AsyncIterator[Event]:
+    """The events; when the ingest fails (a full disk, a busy collection) the progress bar's line is ended
+    first, so the error line does not start in the middle of it."""
+    try:
+        async for event in events:
+            yield event
+    except Exception:
+        if tty is not None:
+            tty.write("\n")
+            tty.flush()
+        raise
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:

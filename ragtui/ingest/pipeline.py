@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import shutil
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from typing import Any
 
 from ragtui.collections import Collection
 from ragtui.config import Settings
+from ragtui.errors import RagtuiError, describe, disk_full
 from ragtui.events import Event, FileSkipped, IngestFinished, IngestProgress, Notice
 from ragtui.ingest.discover import LEAVES_ROOT, Entry, NotRead, discover, inside, read_regular
 from ragtui.ingest.extract import Extracted, Skip, extract, format_of
@@ -49,6 +51,30 @@ PROGRESS_EVERY_S = 0.25
 # 2: folded text, HTML main content and heading paths, PDF outline headings, .gz and sniffed files,
 #    chunks starting at sentence/word starts, byte entropy, dotted-leader TOC and index filter.
 EXTRACTION_VERSION = 2
+
+
+# Below this much free space, a failed store write is taken for a full disk: Chroma's Rust core reports one
+# as "Error in compaction: Failed to apply logs to the metadata segment", without the OS error.
+LOW_SPACE_BYTES = 64 * 2**20
+
+
+class DiskFull(RagtuiError):
+    """The disk under the data dir filled up mid-ingest. Every store write is journalled in the records
+    first, so the collection is left as an interrupted ingest that the next run reconciles and resumes."""
+
+    def __init__(self, data_dir: Path, free: int | None, cause: BaseException) -> None:
+        room = "free space unknown" if free is None else f"{free / 2**20:.1f} MiB free"
+        super().__init__(f"the disk holding the data dir {data_dir} is full ({room}; the store said: "
+                         f"{describe(cause)[:160]}); the ingest stopped",
+                         hint="free space there (or set storage.data_dir to a disk with room) and run the same "
+                              "ingest again: what is stored is consistent and it resumes where it stopped")
+
+
+def _free_bytes(path: Path) -> int | None:
+    try:
+        return shutil.disk_usage(path).free
+    except OSError:
+        return None
 
 
 @dataclass
@@ -150,6 +176,11 @@ class _IngestRun:
                     yield event
                 yield self._progress_now()
                 clean = True
+            except Exception as exc:
+                free = _free_bytes(self.coll.path)
+                if disk_full(exc) or (free is not None and free < LOW_SPACE_BYTES):
+                    raise DiskFull(self.settings.data_dir, free, exc) from None
+                raise
             finally:
                 self._finish(clean)
         yield IngestFinished(self.coll.name, self.report)

@@ -243,7 +243,11 @@ class KeywordIndex:
                 writer.add_field(LENGTH, _length_field())
             yield writer
         except BaseException:
-            writer.cancel()
+            try:
+                writer.cancel()
+            except OSError:        # a full disk fails the cancel's own segment close: the lock must go anyway
+                if writer.writelock:
+                    writer.writelock.release()
             raise
         writer.commit(merge=False)
 
