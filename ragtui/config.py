@@ -321,9 +321,13 @@ def load_settings(
 
     if user_file is None:
         user_file = user_config_path()
-    elif required and not user_file.exists():
+    try:
+        found = user_file.exists()
+    except (OSError, ValueError) as exc:        # a name too long, or one no file can have
+        raise ConfigError(f"config error: cannot read {user_file}: {getattr(exc, 'strerror', None) or exc}") from None
+    if required and not found:
         raise ConfigError(f"config error: --config {user_file}: no such file")
-    if user_file.exists():
+    if found:
         _apply_file(user_file, values, origins, str(user_file))
 
     for name, raw in sorted(env.items()):

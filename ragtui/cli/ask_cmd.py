@@ -52,9 +52,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    from ragtui.collections import validate_collection_name
     from ragtui.llm.annotate import load_template
     from ragtui.workspace import Workspace
 
+    for name in args.collection:            # a usage error (exit 2) before anything runs, as in every command
+        validate_collection_name(name)
     if args.no_annotate:
         settings = settings.replace(annotation__enabled=False)
     if not settings.llm.model:

@@ -65,7 +65,11 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         elif args.action in ("show", "export"):
             text = store.export_markdown(args.id)
             if getattr(args, "output", None):
-                args.output.write_text(text, encoding="utf-8")
+                try:
+                    args.output.write_text(text, encoding="utf-8")
+                except (OSError, ValueError) as exc:    # a folder, no permission, a name no file can have
+                    raise RagtuiError(f"cannot write {args.output}: {getattr(exc, 'strerror', None) or exc}",
+                                      exit_code=2) from None
                 print(f"wrote session {args.id} to {args.output}")
             else:
                 sys.stdout.write(clean(text))

@@ -70,7 +70,7 @@ def read_queries(path: Path) -> list[str]:
 
     try:
         text = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:        # ValueError: not UTF-8, or a name no file can have
         raise RagtuiError(f"cannot read queries from {path}: {exc}", exit_code=2) from None
     return [line.strip() for line in text.splitlines() if line.strip()]
 

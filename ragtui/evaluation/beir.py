@@ -47,8 +47,16 @@ class Dataset:
         return Dataset(self.name, self.corpus, {q: self.queries[q] for q in ids}, {q: self.qrels[q] for q in ids})
 
 
+def _is_file(path: Path) -> bool:
+    """Path.is_file() that says False, instead of raising, for a name too long or not encodable."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def _jsonl(path: Path) -> list[dict]:
-    if not path.is_file():
+    if not _is_file(path):
         raise DatasetError(f"{path}: missing (a BEIR dataset has corpus.jsonl, queries.jsonl, qrels/test.tsv)")
     rows = []
     with path.open(encoding="utf-8") as fh:
@@ -63,7 +71,7 @@ def _jsonl(path: Path) -> list[dict]:
 
 def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     """Judgements with a positive grade, in file order; the header row is skipped."""
-    if not path.is_file():
+    if not _is_file(path):
         raise DatasetError(f"{path}: missing")
     qrels: dict[str, dict[str, int]] = {}
     with path.open(encoding="utf-8", newline="") as fh:

@@ -58,6 +58,18 @@ def _stat_problem(path: Path) -> str | None:
     return None
 
 
+def _given_problem(path: Path) -> str | None:
+    """Why a path named on the command line cannot be ingested (None when it can): checked without raising,
+    whatever the text (a name too long, a NUL byte, characters no file name can hold)."""
+    try:
+        os.lstat(path)
+    except OSError as exc:
+        return "no such file or folder" if exc.errno == errno.ENOENT else f"unreadable: {exc.strerror}"
+    except ValueError:
+        return "not a usable file name"
+    return _stat_problem(path)
+
+
 def _undecodable(name: str) -> bool:
     """True for a name os.fsdecode could only carry with surrogate escapes (bytes that are not UTF-8)."""
     try:
@@ -94,7 +106,7 @@ def discover(paths: Sequence[Path], ignore: Sequence[str] = (), follow_outside: 
     seen: dict[str, str] = {}
     for given in paths:
         path = Path(given).expanduser()
-        problem = _stat_problem(path) if path.exists() or path.is_symlink() else "no such file or folder"
+        problem = _given_problem(path)
         if problem:
             skips.append(Skip(str(given), problem))
             continue

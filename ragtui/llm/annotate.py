@@ -42,9 +42,9 @@ def load_template(prompt_file: str | Path | None) -> str:
     path = Path(prompt_file).expanduser()
     try:
         template = path.read_text(encoding="utf-8")
-    except OSError as exc:
+    except (OSError, ValueError) as exc:        # ValueError: not UTF-8, or a name no file can have
         raise ConfigError(f"config error: annotation.prompt_file = {str(prompt_file)!r}: cannot read {path} "
-                          f"({exc.strerror or exc})") from None
+                          f"({getattr(exc, 'strerror', None) or exc})") from None
     missing = [t for t in TOKENS if t not in template]
     if missing:
         raise ConfigError(f"config error: annotation.prompt_file = {str(prompt_file)!r}: the template lacks "

@@ -34,11 +34,16 @@ def installed(lexicon: str, data_dir: Path) -> bool:
 
 def install(lexicon: str, data_dir: Path, from_file: Path | None = None) -> str:
     """Add the lexicon from a local WN-LMF file, or download it; returns what is now installed."""
+    if from_file is not None:
+        try:
+            usable = from_file.is_file()
+        except (OSError, ValueError):           # a name too long, or one no file can have
+            usable = False
+        if not usable:
+            raise WordNetError(f"{from_file}: no such file")
     wordnet_dir(data_dir).mkdir(parents=True, exist_ok=True)
     wn = _use(data_dir)
     if from_file is not None:
-        if not from_file.is_file():
-            raise WordNetError(f"{from_file}: no such file")
         try:
             wn.add(from_file, progress_handler=None)
         except Exception as exc:  # wn raises several types for unreadable or invalid LMF
