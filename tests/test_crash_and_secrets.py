@@ -74,7 +74,7 @@ def _on_a_terminal(args: list[str], env: dict[str, str], timeout: float = 120) -
 def test_a_crash_of_the_tui_exits_non_zero_with_one_line_and_no_key(tmp_path: Path) -> None:
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "100", "LINES": "30",
            "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    code, output = _on_a_terminal(["--config", str(tmp_path / "none.toml"), "--data-dir", str(tmp_path / "data"),
+    code, output = _on_a_terminal(["--config", os.devnull, "--data-dir", str(tmp_path / "data"),
                                    "--ollama-host", "http://127.0.0.1:9", "--set", f"llm.api_key={KEY}"], env)
     output = clean(output)                                        # Rich colours the dump: compare its text
     assert code != 0, output[-3000:]
@@ -92,7 +92,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 def test_the_key_is_never_printed_or_stored(tmp_path: Path, make_settings: Callable[..., Settings],
                                             fake_ollama: FakeOllama) -> None:
     settings = make_settings()
-    base = ["--config", str(tmp_path / "none.toml"), "--data-dir", str(settings.data_dir),
+    base = ["--config", os.devnull, "--data-dir", str(settings.data_dir),
             "--ollama-host", fake_ollama.url, "--set", f"llm.api_key={KEY}", "--set", "llm.model=chat",
             "--set", "synonyms.enabled=false"]
     docs = tmp_path / "docs"
