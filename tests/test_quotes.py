@@ -9,6 +9,7 @@ the quote is not in the source it cites, and where it is.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -93,7 +94,7 @@ def test_an_annotation_quote_its_chunk_lacks_is_a_misquote() -> None:
 
 
 def _cli(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ragtui", "--config", "/nonexistent/none.toml",
+    return subprocess.run([sys.executable, "-m", "ragtui", "--config", os.devnull,
                            "--data-dir", str(settings.data_dir), "--ollama-host", settings.ollama.host,
                            "--set", "synonyms.enabled=false", "--set", "llm.model=chat",
                            "--set", "retrieve.max_chunks_per_file=1", *args],
