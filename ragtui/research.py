@@ -632,6 +632,10 @@ class ResearchSession:
             except LLMError as exc:
                 reason, turn.error = StopReason.ERROR, str(exc)
                 yield StageFailed("synthesize", str(exc))
+            if not continuation and not self.answer.strip() and reason not in (StopReason.CANCELLED,
+                                                                                StopReason.ERROR):
+                reason, turn.error = StopReason.ERROR, empty_answer_message(model.model, reason)
+                yield StageFailed("synthesize", turn.error)
         finally:
             await deltas.aclose()
             key = "continue_s" if continuation else "synthesize_s"
@@ -689,3 +693,10 @@ def _settled(source: SessionSource) -> Override:
 
 def _numbers(numbers: Sequence[int]) -> str:
     return " ".join(f"[{n}]" for n in numbers)
+
+
+def empty_answer_message(model: str, reason: StopReason) -> str:
+    """Why an answer is missing when the model said it was done: a blank pane alone would look like a hang."""
+    said = f" (stop reason {reason.value!r})" if reason.value else ""
+    return (f"{model} finished without writing an answer{said}; ask again, or try another model "
+            "(llm.model)")

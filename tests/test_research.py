@@ -409,6 +409,20 @@ async def test_synthesis_failure_is_a_stage_failure_with_partial_text(
     assert HistoryStore(session.settings.data_dir).load(session.id).turn.error == failure.message
 
 
+@pytest.mark.parametrize("pieces", [[""], ["  ", "\n"]])
+async def test_an_empty_answer_with_done_is_a_stage_failure(make_settings: Callable[..., Settings],
+                                                             fake_ollama: FakeOllama, pieces: list[str]) -> None:
+    fake_ollama.responder = responder(Reply(pieces=pieces))
+    session = make_session(make_settings())
+    events = await collect(session.run())
+    await session.aclose()
+    failure = next(e for e in events if isinstance(e, StageFailed))
+    assert failure.stage == "synthesize" and "finished without writing an answer" in failure.message
+    assert "'stop'" in failure.message and "llm.model" in failure.message
+    assert next(e for e in events if isinstance(e, SynthesisFinished)).stop_reason == "error"
+    assert HistoryStore(session.settings.data_dir).load(session.id).turn.error == failure.message
+
+
 async def test_missing_model_keeps_the_sources_and_gives_the_pull_hint(
         make_settings: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
     retrieval = StaticRetrieval(TEXTS)
