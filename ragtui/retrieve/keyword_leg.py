@@ -21,7 +21,7 @@ from ragtui.retrieve.result import KeywordMeta, KeywordTier
 
 if TYPE_CHECKING:
     from ragtui.config import FtsSettings
-    from ragtui.retrieve.wordnet import SynonymLookup
+    from ragtui.retrieve.senses import Synonyms
     from ragtui.stores.keyword import KeywordIndex
     from ragtui.stores.postings import Clause
 
@@ -55,11 +55,12 @@ def plan_for(index: KeywordIndex, words: list[str], fts: FtsSettings,
 
 
 def keyword_search(index: KeywordIndex, query: str, *, fts: FtsSettings, top_k: int,
-                   synonyms: SynonymLookup | None, max_synonyms: int) -> KeywordResult:
+                   synonyms: Synonyms | None, max_synonyms: int) -> KeywordResult:
     """Gate, AND tier, then the OR tier with synonyms when AND found fewer than 3 chunks (RAGWeed 3c).
 
     Hits are (chunk, score) best first; in the OR tier the AND tier's full
-    matches stay on top (`_and_first`).
+    matches stay on top (`_and_first`). `synonyms` gives each expandable word's
+    synonyms in one call (one batched sense choice per query, senses.py).
     """
     started = time.perf_counter()
     words = query_words(query)
@@ -83,8 +84,9 @@ def keyword_search(index: KeywordIndex, query: str, *, fts: FtsSettings, top_k: 
         clauses = list(words_only)
         added: dict[str, tuple[str, ...]] = {}
         if synonyms is not None:
-            for w in searchable:
-                chosen = [s for s in synonyms.synonyms(w) if index.analyze(s)][:plan.budgets.get(w, 0)]
+            expandable = [w for w in searchable if plan.budgets.get(w, 0) > 0]
+            for w, found in synonyms.for_words(expandable).items():
+                chosen = [s for s in found if index.analyze(s)][:plan.budgets[w]]
                 if chosen:
                     added[w] = tuple(chosen)
                     clauses.extend(c for s in chosen if (c := _clause(index, s, SYNONYM_BOOST)) is not None)

@@ -24,6 +24,7 @@ from ragtui.model import Chunk
 from ragtui.retrieve.fusion import best_per_chunk, boost_merge, ranked, rrf_merge
 from ragtui.retrieve.keyword_leg import KeywordResult, keyword_search
 from ragtui.retrieve.result import MODES, CollectionMeta, KeywordMeta, LegHits, Mode, RetrievalMeta, VectorMeta, node_id
+from ragtui.retrieve.senses import QuerySynonyms, Synonyms
 from ragtui.retrieve.wordnet import Lexicon, SynonymLookup, missing_lexicon_notice
 from ragtui.stores.vector import check_vectors
 
@@ -163,9 +164,13 @@ class HybridRetriever(BaseRetriever):
             await opened
         for error in dict.fromkeys(embeddings.errors.values()):
             self.notices.append(error + "; keyword matches only where no other model answered.")
+        synonyms = self._query_synonyms(lookup, embeddings)
 
-        results = await asyncio.gather(*(asyncio.to_thread(self._collection_legs, c, query, embeddings, lookup)
+        results = await asyncio.gather(*(asyncio.to_thread(self._collection_legs, c, query, embeddings, synonyms)
                                          for c in self.collections))
+        if isinstance(synonyms, QuerySynonyms) and synonyms.error:
+            self.notices.append(f"WordNet senses could not be compared with the query ({synonyms.model}: "
+                                f"{synonyms.error}); synonyms came from each word's first sense.")
         vector_ran = any(ran for _, _, ran in results)
         self.keyword_only = self.mode != "keyword" and not vector_ran
         raw_single = self.mode != "hybrid" or not vector_ran
@@ -204,8 +209,28 @@ class HybridRetriever(BaseRetriever):
             self.notices.append(missing_lexicon_notice(self.lexicon.lexicon))
         return lookup
 
+    def _query_synonyms(self, lookup: SynonymLookup | None, embeddings: QueryEmbeddings) -> Synonyms | None:
+        """Senses chosen by the query's vector (the primary model's when it answered, else the first that
+        did); the first synset when no vector exists (keyword mode, embedder down)."""
+        if lookup is None or not embeddings.vectors:
+            return lookup
+        primary = self.settings.embed.model
+        model = primary if primary in embeddings.vectors else next(iter(embeddings.vectors))
+        query_vector = embeddings.vectors[model]
+        embedder = None
+
+        def embed(texts: list[str]) -> list[list[float]]:
+            nonlocal embedder
+            from ragtui.ollama_api import ollama_embedding
+
+            embedder = embedder or ollama_embedding(self.settings, model)
+            return check_vectors(embedder.get_text_embedding_batch(texts), len(texts), len(query_vector))
+
+        return QuerySynonyms(lookup, model=model, query_vector=query_vector, embed=embed,
+                             cache=self.lexicon.sense_vectors)
+
     def _collection_legs(self, collection: Collection, query: str, embeddings: QueryEmbeddings,
-                         lookup: SynonymLookup | None) -> tuple[list[Scored], CollectionMeta, bool]:
+                         lookup: Synonyms | None) -> tuple[list[Scored], CollectionMeta, bool]:
         """Both legs on one collection (in a worker thread); the merge waits until every collection answered."""
         scored: dict[str, Scored] = {}
         vector_ms: dict[str, float] = {}
@@ -230,7 +255,7 @@ class HybridRetriever(BaseRetriever):
     def _runs_keyword(self) -> bool:
         return self.mode == "keyword" or (self.mode == "hybrid" and self.settings.fts.enabled)
 
-    def _keyword_leg(self, collection: Collection, query: str, lookup: SynonymLookup | None) -> KeywordResult:
+    def _keyword_leg(self, collection: Collection, query: str, lookup: Synonyms | None) -> KeywordResult:
         return keyword_search(collection.keyword, query, fts=self.settings.fts, top_k=self.top_k,
                               synonyms=lookup, max_synonyms=self.settings.synonyms.max_per_word)
 

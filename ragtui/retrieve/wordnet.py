@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ragtui.errors import RagtuiError
+from ragtui.retrieve.senses import SenseVectors
+
+if TYPE_CHECKING:
+    import wn
+
+MAX_SENSES = 10   # senses of a word compared with the query: WordNet lists the frequent ones first ("run" has 57)
 
 
 class WordNetError(RagtuiError):
@@ -63,15 +72,27 @@ def install(lexicon: str, data_dir: Path, from_file: Path | None = None) -> str:
     return lexicon
 
 
-class SynonymLookup:
-    """First-synset synonyms from one installed lexicon, cached per word (RAGWeed 3c).
+@dataclass(frozen=True)
+class Sense:
+    """One synset of a word: its id, its other lemmas (the synonyms it would add) and the text that is
+    compared with the query ("lemma, lemma: gloss")."""
 
-    Only the first synset (the most frequent sense) is used, to avoid drift. The
-    case trap: `wn` matches case-insensitively by default and lists capitalised
-    entries first, so "doctor" would open on "Doctor of the Church". Lookups here
-    match the exact (lowercase) form first, with rule-based Morphy for inflections
-    ("cars" -> "car"), and fall back to case-insensitive matching only for words
-    that exist solely capitalised ("paris" -> "Paris").
+    id: str
+    synonyms: tuple[str, ...]
+    text: str
+
+
+class SynonymLookup:
+    """A word's senses from one installed lexicon, cached per word; synonyms from the first (RAGWeed 3c).
+
+    `synonyms(word)` is the first synset (the most frequent sense), RAGWeed's rule
+    when nothing better is known; `senses.QuerySynonyms` chooses among `senses(word)`
+    by the query's embedding. The case trap: `wn` matches case-insensitively by
+    default and lists capitalised entries first, so "doctor" would open on "Doctor
+    of the Church". Lookups here match the exact (lowercase) form first, with
+    rule-based Morphy for inflections ("cars" -> "car"), and fall back to
+    case-insensitive matching only for words that exist solely capitalised
+    ("paris" -> "Paris").
     """
 
     def __init__(self, lexicon: str, data_dir: Path) -> None:
@@ -83,18 +104,33 @@ class SynonymLookup:
         self.data_dir = Path(data_dir)
         self._exact = wn.Wordnet(lexicon, normalizer=None, lemmatizer=wn.morphy.Morphy())
         self._folded = wn.Wordnet(lexicon, lemmatizer=wn.morphy.Morphy())
-        self._cache: dict[str, list[str]] = {}
+        self._cache: dict[str, tuple[Sense, ...]] = {}
         self._lock = threading.Lock()
 
-    def synonyms(self, word: str) -> list[str]:
-        """Lemmas of the word's first synset, minus the word itself, in WordNet order."""
+    def senses(self, word: str) -> tuple[Sense, ...]:
+        """The word's first MAX_SENSES synsets in WordNet order, each without the word itself."""
         with self._lock:
             if word not in self._cache:
                 _use(self.data_dir)   # wn's database path is global; another data dir may have taken it
                 synsets = self._exact.synsets(word) or self._folded.synsets(word)
-                lemmas = synsets[0].lemmas() if synsets else []
-                self._cache[word] = [lemma for lemma in dict.fromkeys(lemmas) if lemma.lower() != word.lower()]
-            return list(self._cache[word])
+                self._cache[word] = tuple(_sense(s, word) for s in synsets[:MAX_SENSES])
+            return self._cache[word]
+
+    def synonyms(self, word: str) -> list[str]:
+        """Lemmas of the word's first synset, minus the word itself, in WordNet order."""
+        senses = self.senses(word)
+        return list(senses[0].synonyms) if senses else []
+
+    def for_words(self, words: Sequence[str]) -> dict[str, list[str]]:
+        """First-synset synonyms of each word (no embedding to choose a sense by)."""
+        return {w: self.synonyms(w) for w in words}
+
+
+def _sense(synset: wn.Synset, word: str) -> Sense:
+    lemmas = list(dict.fromkeys(synset.lemmas()))
+    definition = synset.definition() or ""
+    return Sense(id=synset.id, synonyms=tuple(lemma for lemma in lemmas if lemma.lower() != word.lower()),
+                 text=f"{', '.join(lemmas)}: {definition}" if definition else ", ".join(lemmas))
 
 
 def synonym_lookup(lexicon: str, data_dir: Path) -> SynonymLookup | None:
@@ -106,12 +142,15 @@ class Lexicon:
     """The configured lexicon's lookup, opened once it is installed and then shared by every query.
 
     Until it is installed each query asks again, so `ragtui wordnet install` takes
-    effect in a running app without a restart.
+    effect in a running app without a restart. It also owns the vectors of the
+    senses compared with queries (`sense_vectors`), so a sense is embedded once per
+    model for the Workspace's life.
     """
 
     def __init__(self, lexicon: str, data_dir: Path) -> None:
         self.lexicon = lexicon
         self.data_dir = Path(data_dir)
+        self.sense_vectors = SenseVectors()
         self._lookup: SynonymLookup | None = None
         self._lock = threading.Lock()
 
