@@ -122,6 +122,7 @@ class EmbedSettings:
 class RetrieveSettings:
     top_k: int = _rule(1, 10_000)
     max_chunks_per_file: int = _rule(1, 10_000)
+    per_file_cap: str = _rule(choices=("passages", "flat"))
     min_score: float = _rule(0, 1)
     pre_annotate_keep: int = _rule(1, 100)
     annotate_max: int = _rule(1, 10_000)

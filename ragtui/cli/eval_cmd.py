@@ -39,6 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--keep-index", action="store_true",
                         help="keep the eval collection (named by a hash of the dataset, chunking and models) "
                              "and reuse it on the next run with the same shape")
+    parser.add_argument("--sources", action="store_true",
+                        help="score the sources a question would annotate (per-file cap, cuts and annotate_max "
+                             "applied; a document's repeat counts as not relevant) instead of the fused ranking")
     parser.set_defaults(run=run)
 
 
@@ -61,7 +64,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     try:
         report = asyncio.run(run_eval(settings, dataset, args.modes, progress=progress,
                                       compare_pairs=[tuple(args.compare)] if args.compare else [],
-                                      keep_index=args.keep_index))
+                                      keep_index=args.keep_index, sources=args.sources))
     except Exception as exc:  # an unreachable embedder or a store failure ends the run with one line
         raise RagtuiError(f"eval failed: {exc}",
                           exit_code=exc.exit_code if isinstance(exc, RagtuiError) else 1) from exc

@@ -25,6 +25,13 @@ Choices that keep doc-level metrics honest (spec §11):
   collection whose process is gone);
 - every mode's per-query scores are kept, so two modes (or two saved runs) are
   compared by a paired bootstrap of their difference (`metrics.compare`).
+
+With `sources` the run scores instead what a question would annotate: the
+product's retrieval (`hybrid.retrieve` at `retrieve.top_k`, the similarity
+floor, the per-file cap, dedupe, `pre_annotate_keep`, `annotate_max`), one
+position per source, a document's second and later chunks counting as not
+relevant (`source_ranking`). That is the view in which the per-file cap and the
+cuts matter; R@100 there is the recall of the whole annotated set.
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ from ragtui.retrieve.result import Mode
 
 if TYPE_CHECKING:
     from ragtui.ingest.report import IngestReport
+    from ragtui.retrieve.result import Hit
     from ragtui.workspace import Workspace
 
 EVAL_TOP_K = 100
@@ -130,6 +138,17 @@ async def embed_queries(settings: Settings, queries: Sequence[str],
     return out
 
 
+def source_ranking(hits: Sequence[Hit]) -> list[str]:
+    """One entry per source in order: its document id, or a never-judged id when the document came earlier."""
+    seen: set[str] = set()
+    ranking: list[str] = []
+    for i, hit in enumerate(hits):
+        doc = hit.chunk.meta.source
+        ranking.append(doc if doc not in seen else f"\0repeat {i}")
+        seen.add(doc)
+    return ranking
+
+
 def doc_ranking(nodes: Sequence[Any], depth: int = EVAL_TOP_K) -> list[str]:
     """Document ids in order of their best chunk."""
     ranking: list[str] = []
@@ -146,7 +165,8 @@ def doc_ranking(nodes: Sequence[Any], depth: int = EVAL_TOP_K) -> list[str]:
 
 async def run_eval(settings: Settings, dataset: Dataset, modes: Sequence[str], *,
                    progress: Progress = lambda _: None, concurrency: int = 4,
-                   compare_pairs: Sequence[tuple[str, str]] = (), keep_index: bool = False) -> EvalReport:
+                   compare_pairs: Sequence[tuple[str, str]] = (), keep_index: bool = False,
+                   sources: bool = False) -> EvalReport:
     """Ingest, retrieve every judged query in every mode, and score; the collection is deleted after
     (kept under `index_name` with `keep_index`, and reused when it already exists).
 
@@ -164,7 +184,7 @@ async def run_eval(settings: Settings, dataset: Dataset, modes: Sequence[str], *
     async with Workspace(settings, collections_root=eval_root(settings)) as workspace:
         _delete_abandoned(workspace)
         try:
-            report = await _evaluate(workspace, name, dataset, modes, progress, concurrency, keep_index)
+            report = await _evaluate(workspace, name, dataset, modes, progress, concurrency, keep_index, sources)
         finally:
             if not keep_index and workspace.registry.exists(name):
                 workspace.delete_collection(name)
@@ -199,7 +219,8 @@ def _alive(pid: int) -> bool:
 
 
 async def _evaluate(workspace: Workspace, name: str, dataset: Dataset, modes: Sequence[str], progress: Progress,
-                    concurrency: int, keep: bool) -> EvalReport:
+                    concurrency: int, keep: bool, sources: bool) -> EvalReport:
+    from ragtui.retrieve.hybrid import retrieve
     from ragtui.retrieve.retriever import HybridRetriever, QueryEmbeddings
 
     settings = workspace.settings
@@ -232,6 +253,10 @@ async def _evaluate(workspace: Workspace, name: str, dataset: Dataset, modes: Se
 
     async def one(query: str, mode: Mode, synonyms: bool) -> tuple[list[str], list[str]]:
         async with gate:
+            if sources:
+                found = await retrieve(settings, query, [collection], lexicon=workspace.lexicon, mode=mode,
+                                       synonyms=synonyms, embed=precomputed)
+                return source_ranking(found.hits), found.notices
             retriever = HybridRetriever(settings, [collection], lexicon=workspace.lexicon, mode=mode,
                                         synonyms=synonyms, top_k=EVAL_TOP_K, embed=precomputed)
             nodes = await retriever.aretrieve(query)
@@ -253,7 +278,11 @@ async def _evaluate(workspace: Workspace, name: str, dataset: Dataset, modes: Se
         dataset=dataset.name, queries=len(dataset.queries), documents=len(dataset.corpus),
         chunks=chunks, per_query=per_query,
         models=settings.embed.all_models, results=results, timings_s=timings, notices=notices,
-        settings={"top_k_per_leg": EVAL_TOP_K, "fusion": settings.retrieve.fusion,
+        settings={"scored": "sources (what a question annotates)" if sources else "fused ranking, documents",
+                  "top_k_per_leg": settings.retrieve.top_k if sources else EVAL_TOP_K,
+                  "per_file_cap": settings.retrieve.per_file_cap,
+                  "max_chunks_per_file": settings.retrieve.max_chunks_per_file,
+                  "annotate_max": settings.retrieve.annotate_max, "fusion": settings.retrieve.fusion,
                   "fts.weight": settings.fts.weight, "rrf_k": settings.retrieve.rrf_k,
                   "synonyms.lexicon": settings.synonyms.lexicon,
                   "synonyms.max_per_word": settings.synonyms.max_per_word,

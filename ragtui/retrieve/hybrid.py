@@ -26,21 +26,23 @@ if TYPE_CHECKING:
     from llama_index.core.schema import NodeWithScore
 
     from ragtui.collections import Collection
-    from ragtui.retrieve.retriever import HybridRetriever, Scored
+    from ragtui.retrieve.retriever import HybridRetriever, QueryEmbedder, Scored
     from ragtui.retrieve.wordnet import Lexicon
 
 
 async def retrieve(settings: Settings, query: str, collections: Sequence[Collection], *, lexicon: Lexicon,
-                   mode: Mode = "hybrid", synonyms: bool | None = None) -> Retrieval:
+                   mode: Mode = "hybrid", synonyms: bool | None = None,
+                   embed: QueryEmbedder | None = None) -> Retrieval:
     """Ranked, capped, deduped, normalised hits for `query` over these collections (spec §5).
 
     `mode`: "hybrid" (both legs), "vector" or "keyword". `synonyms` overrides
-    synonyms.enabled for this query; `lexicon` supplies them.
+    synonyms.enabled for this query; `lexicon` supplies them. `embed` replaces the
+    query embedding (evaluation passes precomputed vectors).
     """
     from ragtui.retrieve.postprocess import FUSED_SCORE_KEY, postprocessors
     from ragtui.retrieve.retriever import HybridRetriever
 
-    retriever = HybridRetriever(settings, collections, lexicon=lexicon, mode=mode, synonyms=synonyms)
+    retriever = HybridRetriever(settings, collections, lexicon=lexicon, mode=mode, synonyms=synonyms, embed=embed)
     nodes = await retriever.aretrieve(query)
     notices = list(dict.fromkeys(retriever.notices))
     floor = settings.retrieve.min_similarity
@@ -52,7 +54,7 @@ async def retrieve(settings: Settings, query: str, collections: Sequence[Collect
         if rerank.error:
             notices.append(failure_notice(rerank))
     t = time.perf_counter()
-    for step in postprocessors(settings.retrieve):
+    for step in postprocessors(settings.retrieve, file_chunks=file_chunks(collections, nodes)):
         nodes = step.postprocess_nodes(nodes, query_str=query)
     postprocess_ms = round((time.perf_counter() - t) * 1000, 2)
     ranks = leg_ranks(retriever.evidence.values())
@@ -80,6 +82,15 @@ async def retrieve(settings: Settings, query: str, collections: Sequence[Collect
     meta = replace(retriever.meta, postprocess_ms=postprocess_ms, returned=len(hits), rerank=rerank,
                    below_min_similarity=len(weak))
     return Retrieval(query=query, hits=hits, meta=meta, keyword_only=retriever.keyword_only, notices=notices)
+
+
+def file_chunks(collections: Sequence[Collection], nodes: Sequence[NodeWithScore]) -> dict[tuple[str, str], int]:
+    """Chunks per (collection, source) of the files these nodes come from (the "passages" per-file cap)."""
+    sources: dict[str, set[str]] = {}
+    for n in nodes:
+        sources.setdefault(n.node.metadata["collection"], set()).add(n.node.metadata["source"])
+    return {(c.name, source): count for c in collections if c.name in sources
+            for source, count in c.records.chunk_counts(sorted(sources[c.name])).items()}
 
 
 def similar_enough(scored: Scored, floor: float) -> bool:

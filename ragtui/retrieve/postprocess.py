@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from llama_index.core.bridge.pydantic import Field
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
@@ -20,21 +21,49 @@ if TYPE_CHECKING:
     from ragtui.config import RetrieveSettings
 
 T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
 
 FUSED_SCORE_KEY = "fused_score"   # node metadata: the merged score, kept when `score` becomes rel_score
 DEDUPE_CHARS = 200
 
 
 def cap_per_file(items: Sequence[T], key: Callable[[T], Hashable], max_per_file: int) -> list[T]:
-    """At most `max_per_file` items per source file, best first (RAGWeed 3e diversity cap)."""
-    seen: dict[Hashable, int] = {}
+    """At most `max_per_file` items per source file, best first (RAGWeed 3e diversity cap, "flat")."""
+    return cap_passages(items, key, lambda _: None, lambda _: max_per_file)
+
+
+def passages_allowed(file_chunks: int, floor: int) -> int:
+    """How many chunks a file of `file_chunks` chunks may give: max(floor, floor(sqrt(n))).
+
+    A short file keeps RAGWeed's cap; a long one (a manual of hundreds of pages)
+    may contribute more distinct passages, growing slowly enough that one file
+    does not crowd out the rest of a library.
+    """
+    return max(floor, math.isqrt(max(file_chunks, 0)))
+
+
+def cap_passages(items: Sequence[T], key: Callable[[T], K], span: Callable[[T], tuple[int, int] | None],
+                 allowed: Callable[[K], int]) -> list[T]:
+    """Best first, at most `allowed(file)` items per file, none overlapping an item already kept from its file.
+
+    `span` gives an item's (start, end) char offsets in its file, None when unknown
+    (never counts as overlapping). Two chunks overlap when they share a character.
+    """
+    kept: dict[K, list[tuple[int, int] | None]] = {}
     out = []
     for item in items:
         k = key(item)
-        if seen.get(k, 0) < max_per_file:
-            seen[k] = seen.get(k, 0) + 1
-            out.append(item)
+        spans = kept.setdefault(k, [])
+        here = span(item)
+        if len(spans) >= allowed(k) or any(_overlap(here, other) for other in spans):
+            continue
+        spans.append(here)
+        out.append(item)
     return out
+
+
+def _overlap(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
+    return a is not None and b is not None and a[0] < b[1] and b[0] < a[1]
 
 
 def dedupe_leading(items: Sequence[T], text: Callable[[T], str], chars: int = DEDUPE_CHARS) -> list[T]:
@@ -68,14 +97,30 @@ def _source_key(n: NodeWithScore) -> tuple[Any, Any]:
     return n.node.metadata.get("collection"), n.node.metadata.get("source")
 
 
+def _span(n: NodeWithScore) -> tuple[int, int] | None:
+    start, end = n.node.metadata.get("char_start"), n.node.metadata.get("char_end")
+    return (start, end) if isinstance(start, int) and isinstance(end, int) and 0 <= start < end else None
+
+
 class PerFileCap(BaseNodePostprocessor):
-    """At most `max_per_file` chunks per (collection, source file) (RAGWeed 3e)."""
+    """The per-file cap per (collection, source file) (RAGWeed 3e; `retrieve.per_file_cap`).
+
+    "flat": at most `max_per_file` chunks. "passages": at most
+    `passages_allowed(n, max_per_file)` for a file of n chunks (`file_chunks`,
+    keyed by (collection, source); unknown counts as short), none overlapping a
+    chunk already kept from the same file.
+    """
 
     max_per_file: int = 2
+    rule: str = "passages"
+    file_chunks: dict[tuple[str, str], int] = Field(default_factory=dict)
 
     def _postprocess_nodes(self, nodes: list[NodeWithScore],
                            query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
-        return cap_per_file(nodes, _source_key, self.max_per_file)
+        if self.rule == "flat":
+            return cap_per_file(nodes, _source_key, self.max_per_file)
+        return cap_passages(nodes, _source_key, _span,
+                            lambda k: passages_allowed(self.file_chunks.get(k, 0), self.max_per_file))
 
 
 class LeadingTextDedupe(BaseNodePostprocessor):
@@ -127,13 +172,17 @@ class PreAnnotateKeep(BaseNodePostprocessor):
         return ordered[:min(self.most, keep_top_percent(len(ordered), self.percent))]
 
 
-def postprocessors(retrieve: RetrieveSettings, *, per_file_cap: bool = True) -> list[BaseNodePostprocessor]:
+def postprocessors(retrieve: RetrieveSettings, *, per_file_cap: bool = True,
+                   file_chunks: dict[tuple[str, str], int] | None = None) -> list[BaseNodePostprocessor]:
     """The RAGWeed 3e-3f chain in order: cap, dedupe, normalise, min_score, pre_annotate_keep (and annotate_max).
 
     `per_file_cap=False` leaves the cap out (evaluation scores documents, and a
     cap would hide a document's lower chunks only, not change its best score).
+    `file_chunks`: chunks per (collection, source) of the files in the list, for
+    the "passages" cap.
     """
-    chain: list[BaseNodePostprocessor] = [PerFileCap(max_per_file=retrieve.max_chunks_per_file)] \
+    chain: list[BaseNodePostprocessor] = [PerFileCap(max_per_file=retrieve.max_chunks_per_file,
+                                                     rule=retrieve.per_file_cap, file_chunks=file_chunks or {})] \
         if per_file_cap else []
     return [*chain, LeadingTextDedupe(), RelativeScore(), MinScoreCut(min_score=retrieve.min_score),
             PreAnnotateKeep(percent=retrieve.pre_annotate_keep, most=retrieve.annotate_max)]

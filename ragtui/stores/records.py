@@ -266,6 +266,16 @@ class IngestRecords:
 
     # --- statistics (collections info) -----------------------------------------------------
 
+    def chunk_counts(self, sources: Iterable[str]) -> dict[str, int]:
+        """Indexed chunks per file, for these files (the per-file cap grows with a file's length)."""
+        wanted = list(dict.fromkeys(sources))
+        out: dict[str, int] = {}
+        for start in range(0, len(wanted), 500):     # SQLite's default limit on bound parameters is 999
+            part = wanted[start:start + 500]
+            out.update(self._rows(f"SELECT source, chunks FROM files WHERE source IN ({','.join('?' * len(part))})",
+                                  part))
+        return out
+
     def status_counts(self) -> dict[str, int]:
         """Files per status, zip containers left out."""
         return dict(self._rows("SELECT status, count(*) FROM files WHERE format != 'zip' GROUP BY status"))
