@@ -10,7 +10,7 @@ from enum import StrEnum
 import httpx
 
 from ragtui.config import Settings
-from ragtui.ollama_api import OllamaUnreachable, has_model, probe
+from ragtui.ollama_api import OllamaUnreachable, has_model, probe, show_context_length
 
 
 class Verdict(StrEnum):
@@ -56,9 +56,36 @@ def _ollama_checks(s: Settings) -> list[Check]:
     for model in _ollama_models(s):
         if has_model(status.models, model):
             out.append(Check(f"model {model}", Verdict.OK, "pulled"))
+            if model in s.embed.all_models:
+                out.append(_embed_window_check(s, model))
         else:
             out.append(Check(f"model {model}", Verdict.FAIL, f"not pulled at {host}: run `ollama pull {model}`"))
     return out
+
+
+def _embed_window_check(s: Settings, model: str) -> Check:
+    """Warns when a chunk is longer than what the embedding model reads (each is then embedded in averaged parts,
+    ingest/embedding.py); the sizes compared in chars, each by its own rule (chunking, ragtui.tokens)."""
+    from ragtui.ingest.chunking import CHARS_PER_TOKEN as CHUNK_CHARS_PER_TOKEN
+    from ragtui.ingest.embedding import LONG_CHUNK_CHARS, part_chars
+
+    name = f"embed window {model}"
+    tokens = show_context_length(s.ollama.host, model)
+    if tokens is None:
+        return Check(name, Verdict.SKIP, "Ollama's /api/show gives no context length; chunks are embedded whole "
+                     f"up to {LONG_CHUNK_CHARS:,} chars")
+    window = part_chars(tokens)
+    sizes = {"chunk.size_tokens": s.chunk.size_tokens, "chunk.size_tokens_pdf": s.chunk.pdf_tokens,
+             "chunk.size_tokens_av": s.chunk.av_tokens}
+    over = {key: size for key, size in sizes.items() if size * CHUNK_CHARS_PER_TOKEN > window}
+    if not over:
+        return Check(name, Verdict.OK, f"{tokens} tokens (~{window:,} chars): chunks of up to "
+                     f"{max(sizes.values()) * CHUNK_CHARS_PER_TOKEN:,} chars are embedded whole")
+    fit = window // CHUNK_CHARS_PER_TOKEN
+    said = ", ".join(f"{key} = {size} (~{size * CHUNK_CHARS_PER_TOKEN:,} chars)" for key, size in over.items())
+    return Check(name, Verdict.WARN, f"{model} reads {tokens} tokens (~{window:,} chars), less than a chunk of "
+                 f"{said}: each such chunk is embedded as averaged parts, which blurs what it is about; "
+                 f"set chunk sizes to at most {fit} tokens for this model")
 
 
 def _ollama_models(s: Settings) -> list[str]:

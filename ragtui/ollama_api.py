@@ -1,4 +1,5 @@
-"""Ollama: small, fast calls LlamaIndex does not offer (version, tags), and the one embedding client factory.
+"""Ollama: small, fast calls LlamaIndex does not offer (version, tags, a model's context length from /api/show),
+and the one embedding client factory.
 
 The probe is used by `doctor` and by the app's reachability check; it is kept on
 httpx so it is cheap to import and times out quickly.
@@ -82,6 +83,39 @@ def has_model(available: tuple[str, ...], wanted: str) -> bool:
     def norm(name: str) -> str:
         return name if ":" in name else f"{name}:latest"
     return norm(wanted) in {norm(a) for a in available}
+
+
+def context_length_of(show: Any) -> int | None:
+    """The "*.context_length" of an /api/show answer's model_info (e.g. "bert.context_length"), None when the
+    answer (untrusted) does not say so as a positive integer."""
+    info = show.get("model_info") if isinstance(show, dict) else None
+    if not isinstance(info, dict):
+        return None
+    for key, value in info.items():
+        if isinstance(key, str) and key.endswith(".context_length") and isinstance(value, int) \
+                and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
+def show_context_length(host: str, model: str, timeout: float = PROBE_TIMEOUT) -> int | None:
+    """The model's context length from Ollama's /api/show; None when unreachable, unknown or not said."""
+    try:
+        with httpx.Client(timeout=timeout, trust_env=False) as client:
+            response = client.post(f"{host.rstrip('/')}/api/show", json={"model": model})
+        return context_length_of(response.json()) if response.status_code == 200 else None
+    except (httpx.HTTPError, ValueError):
+        return None
+
+
+async def ashow_context_length(host: str, model: str, timeout: float = PROBE_TIMEOUT) -> int | None:
+    """`show_context_length` for async callers (the ingest)."""
+    try:
+        async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
+            response = await client.post(f"{host.rstrip('/')}/api/show", json={"model": model})
+        return context_length_of(response.json()) if response.status_code == 200 else None
+    except (httpx.HTTPError, ValueError):
+        return None
 
 
 def ollama_embedding(settings: Settings, model: str, *, workers: int | None = None) -> OllamaEmbedding:

@@ -72,7 +72,7 @@ class Model:
     name: str
     kind: str                          # "embed" | "chat"
     dim: int = 64
-    context_length: int = 8192
+    context_length: int = 8192        # /api/show's "<family>.context_length"; 0 leaves it out
 
 
 @dataclass
@@ -247,7 +247,8 @@ class _Handler(JsonHandler):
                 "modelfile": "", "parameters": "", "template": "{{ .Prompt }}",
                 "details": {"format": "gguf", "family": model.kind},
                 "model_info": {"general.architecture": model.kind,
-                               f"{model.kind}.context_length": model.context_length},
+                               **({f"{model.kind}.context_length": model.context_length}
+                                  if model.context_length else {})},
                 "capabilities": ["embedding"] if model.kind == "embed" else ["completion"],
             })
         if self.path in ("/api/embed", "/api/embeddings"):

@@ -1,8 +1,12 @@
 """Embedding chunks through Ollama (LlamaIndex's OllamaEmbedding): batches, retries, long-chunk averaging.
 
 The text embedded may carry nadir's contextual prefix ("path > heading\\n"); the text
-stored never does. Texts over 30,000 chars are embedded in overlapping parts whose
-vectors are averaged (RAGWeed 2d); every stored vector is L2-normalised.
+stored never does. A text longer than the model's window is embedded in
+overlapping parts whose vectors are averaged (RAGWeed 2d): the window is the
+model's context length from Ollama's /api/show, in characters by the project's one
+token estimate (`ragtui.tokens`), so nothing past it is silently truncated by the
+server; RAGWeed's fixed 30,000 chars only when the model does not say. Every
+stored vector is L2-normalised.
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ from typing import Any
 from ragtui.config import Settings
 from ragtui.errors import RagtuiError, describe
 from ragtui.model import Chunk
+from ragtui.tokens import CHARS_PER_TOKEN
 
-LONG_CHUNK_CHARS = 30_000
-LONG_CHUNK_OVERLAP = 200
+LONG_CHUNK_CHARS = 30_000    # RAGWeed 2d's part size, for a model whose context length /api/show does not give
+LONG_CHUNK_OVERLAP = 200     # chars shared by neighbouring parts (at most a quarter of a part)
 
 
 class ModelMissing(RagtuiError):
@@ -44,6 +49,11 @@ def split_long(text: str, limit: int = LONG_CHUNK_CHARS, overlap: int = LONG_CHU
         if start + limit >= len(text):
             return parts
         start += limit - overlap
+
+
+def part_chars(context_tokens: int | None) -> int:
+    """The longest text embedded whole by a model of this context length: tokens x CHARS_PER_TOKEN."""
+    return int(context_tokens * CHARS_PER_TOKEN) if context_tokens else LONG_CHUNK_CHARS
 
 
 def l2_normalize(vector: Sequence[float]) -> list[float]:
@@ -82,15 +92,28 @@ class Embedder:
         # The dimension every vector must have: the collection's index's (set by the caller), else the
         # first valid batch's, so a model cannot switch dimensions between batches either.
         self.dimension: int | None = None
+        self.context_tokens: int | None = None   # from /api/show, read before the first batch
+        self.part_chars: int | None = None
+        self.split = 0                           # chunks embedded as several averaged parts
         self._ollama = ollama_embedding(settings, model)
+
+    async def window(self) -> int:
+        """The part size in chars, from the model's context length (asked once; RAGWeed's 30,000 when unknown)."""
+        from ragtui.ollama_api import ashow_context_length
+
+        if self.part_chars is None:
+            self.context_tokens = await ashow_context_length(self.host, self.model)
+            self.part_chars = part_chars(self.context_tokens)
+        return self.part_chars
 
     async def embed_chunks(self, chunks: Sequence[Chunk]) -> list[list[float]]:
         """One unit vector per chunk, in order."""
         texts = [embed_input(c, self.contextual) for c in chunks]
+        limit = await self.window()
         parts: list[str] = []
         owners: list[int] = []
         for i, text in enumerate(texts):
-            for part in split_long(text):
+            for part in split_long(text, limit, min(LONG_CHUNK_OVERLAP, limit // 4)):
                 parts.append(part)
                 owners.append(i)
         vectors: list[list[float]] = []
@@ -99,6 +122,7 @@ class Embedder:
         grouped: list[list[list[float]]] = [[] for _ in texts]
         for owner, vector in zip(owners, vectors, strict=True):
             grouped[owner].append(vector)
+        self.split += sum(len(g) > 1 for g in grouped)
         return [mean_normalized(g) for g in grouped]
 
     async def _batch(self, texts: list[str]) -> list[list[float]]:

@@ -468,6 +468,9 @@ class _IngestRun:
             finally:
                 if writing is not None:
                     await writing
+                if embedder is not None and embedder.split:
+                    done, _ = self.report.split.get(model, (0, None))
+                    self.report.split[model] = (done + embedder.split, embedder.context_tokens)
 
     def _dimension(self, model: str) -> int | None:
         with self.coll.vector_access():

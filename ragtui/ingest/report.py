@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ragtui.ingest.embedding import part_chars
+
 # Ingest stages timed in IngestReport.stage_s, with the chunk count each one's rate is per.
 STAGES = (("extract", "extract + chunk", "indexed"), ("index", "journal + keyword index", "indexed"),
           ("merge", "keyword merge", ""), ("embed", "embedding", "embedded"), ("vectors", "vector writes", "embedded"))
@@ -30,6 +32,8 @@ class IngestReport:
     ignored: Counter[str] = field(default_factory=Counter)            # paths left out uncounted-by-name, per why
     mostly_filtered: list[tuple[str, int, Counter[str]]] = field(default_factory=list)  # (source, kept, dropped)
     stage_s: dict[str, float] = field(default_factory=dict)   # seconds per stage (STAGES), summed over the run
+    # model -> (chunks longer than its window, embedded as averaged parts; its context length, None if unknown)
+    split: dict[str, tuple[int, int | None]] = field(default_factory=dict)
 
     @property
     def skipped_by_reason(self) -> dict[str, list[str]]:
@@ -67,6 +71,11 @@ class IngestReport:
                        + " (hidden paths and ingest.ignore/.ragtuiignore matches)")
         if stages := self.stage_lines():
             out.append("stages: " + "; ".join(stages))
+        for model, (n, tokens) in sorted(self.split.items()):
+            window = f"{tokens} tokens, ~{part_chars(tokens):,} chars" if tokens else \
+                f"context length unknown, {part_chars(None):,} chars"
+            out.append(f"embedding: {n} chunk(s) longer than {model}'s window ({window}) embedded as averaged "
+                       "overlapping parts")
         if self.filtered:
             out.append("chunks filtered: " + ", ".join(f"{n} {r}" for r, n in sorted(self.filtered.items())))
         for source, kept, dropped in self.mostly_filtered:

@@ -16,8 +16,9 @@ from typing import Any
 import httpx
 
 from ragtui.llm.chat import LlamaIndexChat, LLMError, Messages, status_failure, stream_failure, timed_out
-from ragtui.llm.tokens import estimate_tokens
 from ragtui.model import StopReason
+from ragtui.ollama_api import context_length_of
+from ragtui.tokens import estimate_tokens
 
 NUM_CTX_STEP = 4096     # num_ctx grows in these steps: each change makes Ollama reload the model
 
@@ -113,11 +114,6 @@ async def context_length(host: str, model: str, timeout: float) -> int | None:
     if response.status_code != 200:
         raise LLMError(f"{host} answered HTTP {response.status_code} to /api/show for {model}")
     try:
-        body = response.json()
+        return context_length_of(response.json())
     except ValueError:
         return None
-    info = (body.get("model_info") if isinstance(body, dict) else None) or {}
-    for key, value in info.items():
-        if key.endswith(".context_length") and isinstance(value, int) and value > 0:
-            return value
-    return None

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from ragtui.llm.tokens import CHARS_PER_TOKEN, PROMPT_OVERHEAD_TOKENS, estimate_tokens
 from ragtui.llm.window import WINDOW_CHARS, best_window
 from ragtui.model import AnnotationState
+from ragtui.tokens import CHARS_PER_TOKEN, PROMPT_OVERHEAD_TOKENS, estimate_tokens
 
 T = TypeVar("T")
 Span = tuple[int, int]

@@ -11,7 +11,7 @@ from ragtui.config import ConfigError, Settings
 from ragtui.llm.chat import ChatModel
 from ragtui.llm.ollama_chat import OllamaChat, context_length, num_ctx_steps
 from ragtui.llm.openai_chat import OpenAICompatibleChat
-from ragtui.llm.tokens import PROMPT_OVERHEAD_TOKENS
+from ragtui.tokens import PROMPT_OVERHEAD_TOKENS
 
 DEFAULT_CONTEXT_WINDOW = 8192     # when the model's info does not say (spec 3)
 ANNOTATION_NUM_CTX = 4096         # 1,200 chars of extract + prompt + 200 output tokens fit easily

@@ -1,7 +1,8 @@
 """The token estimate every prompt budget uses (RAGWeed 3g): no tokenizer, characters / 3.5.
 
 Packing cuts the context to the window with it and the providers size Ollama's
-num_ctx with it, so both must use the same numbers.
+num_ctx with it, so both must use the same numbers; ingest sizes the parts of a
+text too long for an embedding model's window with it too.
 """
 
 from __future__ import annotations
