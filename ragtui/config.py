@@ -156,6 +156,7 @@ class SynonymSettings:
     enabled: bool = _rule()
     max_per_word: int = _rule(0, 100)
     lexicon: str = _rule()
+    sense: str = _rule(choices=("query", "first"))
 
 
 @dataclass(frozen=True)

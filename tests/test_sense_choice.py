@@ -63,6 +63,9 @@ async def test_without_a_query_vector_the_first_sense_is_used(wordnet_settings: 
         embedder_down = await workspace.retrieve(LOANS, ["notes"])
     assert embedder_down.keyword_only
     assert embedder_down.meta.collections["notes"].keyword.synonyms["bank"] == RIVER
+    async with Workspace(wordnet_settings.replace(synonyms__sense="first")) as workspace:
+        first = await workspace.retrieve(LOANS, ["notes"])
+    assert not first.keyword_only and first.meta.collections["notes"].keyword.synonyms["bank"] == RIVER
     assert sense_texts(fake_ollama) == []
 
 

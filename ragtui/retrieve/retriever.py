@@ -211,8 +211,8 @@ class HybridRetriever(BaseRetriever):
 
     def _query_synonyms(self, lookup: SynonymLookup | None, embeddings: QueryEmbeddings) -> Synonyms | None:
         """Senses chosen by the query's vector (the primary model's when it answered, else the first that
-        did); the first synset when no vector exists (keyword mode, embedder down)."""
-        if lookup is None or not embeddings.vectors:
+        did); the first synset when no vector exists (keyword mode, embedder down) or synonyms.sense = "first"."""
+        if lookup is None or not embeddings.vectors or self.settings.synonyms.sense == "first":
             return lookup
         primary = self.settings.embed.model
         model = primary if primary in embeddings.vectors else next(iter(embeddings.vectors))

@@ -79,7 +79,7 @@ class QuerySynonyms:
     def for_words(self, words: Sequence[str]) -> dict[str, list[str]]:
         senses = {w: self.lookup.senses(w) for w in words}
         with self._lock:
-            vectors = self._vectors([s for group in senses.values() if len(group) > 1 for s in group])
+            vectors = self._vectors([s for group in senses.values() if _choice_matters(group) for s in group])
         return {w: list(self._closest(group, vectors).synonyms) if group else [] for w, group in senses.items()}
 
     def _vectors(self, senses: Sequence[Sense]) -> dict[str, np.ndarray]:
@@ -101,10 +101,16 @@ class QuerySynonyms:
 
     def _closest(self, group: Sequence[Sense], vectors: dict[str, np.ndarray]) -> Sense:
         """The sense with the highest cosine to the query; the first synset when any vector is missing."""
-        if len(group) == 1 or any(s.id not in vectors for s in group):
+        if not _choice_matters(group) or any(s.id not in vectors for s in group):
             return group[0]
         scores = [float(vectors[s.id] @ self.query) for s in group]
         return group[scores.index(max(scores))]
+
+
+def _choice_matters(group: Sequence[Sense]) -> bool:
+    """Only a word whose senses would add different synonyms needs the embedding model ("bash" whose every
+    sense has no other lemma does not)."""
+    return len({s.synonyms for s in group}) > 1
 
 
 def _unit(vector: Sequence[float]) -> np.ndarray:
