@@ -167,3 +167,34 @@ def test_eval_compare_runs_pairs_two_saved_reports(fake_ollama: FakeOllama, tmp_
     (tmp_path / "bad.json").write_text("{}")
     assert main([*flags(tmp_path, fake_ollama), "eval", "--compare-runs", str(a), str(tmp_path / "bad.json")]) == 2
     assert "not a saved" in capsys.readouterr().err
+
+
+def test_eval_sources_scores_what_a_question_would_annotate(fake_ollama: FakeOllama, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """--sources runs the product's retrieval, cuts included: a similarity floor no vector hit reaches leaves a
+    vector-mode question nothing to annotate, while the fused ranking (no floor) still finds every document."""
+    dataset = write_beir(tmp_path / "mini")
+    args = [*flags(tmp_path, fake_ollama), "--set", "retrieve.min_similarity=0.99", "eval", "--dataset",
+            str(dataset), "--modes", "vector", "--json"]
+    assert main([*args, "--sources"]) == 0
+    sources = json.loads(capsys.readouterr().out)
+    assert sources["settings"]["scored"].startswith("sources") and sources["settings"]["top_k_per_leg"] == 64
+    assert sources["results"]["vector"]["recall@100"]["mean"] == 0.0
+    assert main(args) == 0
+    ranking = json.loads(capsys.readouterr().out)
+    assert ranking["results"]["vector"]["recall@100"]["mean"] == pytest.approx(1.0)
+
+
+def test_source_ranking_counts_a_documents_repeat_as_not_relevant() -> None:
+    from ragtui.evaluation.metrics import per_query
+    from ragtui.evaluation.runner import source_ranking
+    from ragtui.retrieve.result import Hit
+    from tests.collection_builder import make_chunks
+
+    chunks = make_chunks("c", {"d1": ["a", "b"], "d2": ["c"]})
+    hits = [Hit(chunk=chunks[0], score=1, rel_score=1, legs=("keyword",)),
+            Hit(chunk=chunks[1], score=1, rel_score=1, legs=("keyword",)),
+            Hit(chunk=chunks[2], score=1, rel_score=1, legs=("keyword",))]
+    ranking = source_ranking(hits)
+    assert ranking[0] == "d1" and ranking[2] == "d2" and ranking[1] not in ("d1", "d2")
+    assert per_query(ranking, {"d1": 1, "d2": 1})["p@5"] == pytest.approx(2 / 5)
