@@ -9,8 +9,8 @@ Choices that keep doc-level metrics honest (spec §11):
 - every leg fetches EVAL_TOP_K = 100 chunks (the depth Recall@100 and MAP need,
   and the depth of the published baselines) instead of retrieve.top_k;
 - the ranking scored is the fused one before the RAGWeed 3e-3f postprocessors:
-  the per-file cap only removes a document's 3rd and later chunks (never its
-  best), relative normalisation keeps the order, and min_score /
+  the per-file cap never removes a document's best chunk, relative
+  normalisation keeps the order, and min_score /
   pre_annotate_keep / the 200-char dedupe would cut judged documents from the
   tail for reasons that are product choices, not retrieval quality;
 - query vectors are computed once per model and shared by the modes, so the

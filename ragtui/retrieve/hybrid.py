@@ -54,7 +54,8 @@ async def retrieve(settings: Settings, query: str, collections: Sequence[Collect
         if rerank.error:
             notices.append(failure_notice(rerank))
     t = time.perf_counter()
-    for step in postprocessors(settings.retrieve, file_chunks=file_chunks(collections, nodes)):
+    counts = file_chunks(collections, nodes) if settings.retrieve.per_file_cap == "passages" else None
+    for step in postprocessors(settings.retrieve, file_chunks=counts):
         nodes = step.postprocess_nodes(nodes, query_str=query)
     postprocess_ms = round((time.perf_counter() - t) * 1000, 2)
     ranks = leg_ranks(retriever.evidence.values())

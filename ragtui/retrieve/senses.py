@@ -7,8 +7,11 @@ is embedded with the model that embedded the query, and the sense with the
 highest cosine to the query vector gives the synonyms. The senses not yet
 embedded are sent in one batched call per query; their vectors stay in the
 Workspace's `Lexicon.sense_vectors` (`SenseVectors`, bounded), so a word seen
-before costs nothing. Without a query vector (keyword mode, the embedder down)
-or when that call fails, the first synset is used, as RAGWeed does.
+before costs nothing. It runs only when the keyword leg's OR tier needs
+synonyms, and only for words whose senses would add different synonyms.
+Without a query vector (keyword mode, the embedder down), with
+`synonyms.sense = "first"`, or when that call fails, the first synset is used,
+as RAGWeed does.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ragtui.retrieve.wordnet import Sense, SynonymLookup
+
 
 class Synonyms(Protocol):
     """What the keyword leg asks for: synonyms of these words (`SynonymLookup`: first synset;
@@ -54,9 +58,6 @@ class SenseVectors:
                 del self._vectors[next(iter(self._vectors))]
         return unit
 
-    def __len__(self) -> int:
-        return len(self._vectors)
-
 
 class QuerySynonyms:
     """One query's synonyms: for each word, the other lemmas of its sense closest to the query.
@@ -83,7 +84,8 @@ class QuerySynonyms:
         return {w: list(self._closest(group, vectors).synonyms) if group else [] for w, group in senses.items()}
 
     def _vectors(self, senses: Sequence[Sense]) -> dict[str, np.ndarray]:
-        """The senses' vectors, embedding the ones not cached in one call; {} when that call fails."""
+        """The senses' vectors, embedding the ones not cached in one call; only the cached ones when that call
+        fails (or failed earlier in this query)."""
         out = {s.id: v for s in senses if (v := self.cache.get(self.model, s.id)) is not None}
         todo = list({s.id: s for s in senses if s.id not in out}.values())
         if not todo or self.error:     # after a failed call this query keeps to the first synsets
@@ -108,8 +110,8 @@ class QuerySynonyms:
 
 
 def _choice_matters(group: Sequence[Sense]) -> bool:
-    """Only a word whose senses would add different synonyms needs the embedding model ("bash" whose every
-    sense has no other lemma does not)."""
+    """Only a word whose senses would add different synonyms needs the embedding model (one whose every
+    sense has no other lemma, or one sense only, does not)."""
     return len({s.synonyms for s in group}) > 1
 
 
