@@ -10,12 +10,16 @@ from ragtui.model import Chunk, ChunkMeta, chunk_id
 
 
 def make_chunks(collection: str, files: Mapping[str, Sequence[str]]) -> list[Chunk]:
+    """A file's texts as its consecutive chunks: each starts where the previous one ended (no overlap)."""
     chunks = []
     for source, texts in files.items():
+        start = 0
         for i, text in enumerate(texts):
             meta = ChunkMeta(collection=collection, source=source, file_hash="h-" + source, format="txt",
-                             chunk_index=i, char_start=0, char_end=len(text), word_count=len(text.split()))
+                             chunk_index=i, char_start=start, char_end=start + len(text),
+                             word_count=len(text.split()))
             chunks.append(Chunk(id=chunk_id(source, i), text=text, meta=meta))
+            start += len(text) + 1
     return chunks
 
 
