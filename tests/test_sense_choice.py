@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from ragtui.config import Settings
 from ragtui.workspace import Workspace
 from tests.collection_builder import build_collection
@@ -25,6 +27,12 @@ DOCS = {
 RIVER, MONEY = ("riverbank", "riverside"), ("depository", "lender")
 
 
+@pytest.fixture
+def by_query(wordnet_settings: Settings) -> Settings:
+    """The mini lexicon installed, expansion on, senses chosen by the query (synonyms.sense = "query")."""
+    return wordnet_settings.replace(synonyms__sense="query")
+
+
 def sense_texts(fake: FakeOllama) -> list[str]:
     """Every text embedded so far that is a WordNet sense (lemmas and gloss)."""
     return [t for call in fake.calls("/api/embed") for t in _inputs(call.body) if ":" in t]
@@ -35,10 +43,9 @@ def _inputs(body: dict[str, Any]) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-async def test_the_sense_nearest_the_query_gives_the_synonyms(wordnet_settings: Settings,
-                                                              fake_ollama: FakeOllama) -> None:
-    build_collection(wordnet_settings, "notes", DOCS)
-    async with Workspace(wordnet_settings) as workspace:
+async def test_the_sense_nearest_the_query_gives_the_synonyms(by_query: Settings, fake_ollama: FakeOllama) -> None:
+    build_collection(by_query, "notes", DOCS)
+    async with Workspace(by_query) as workspace:
         loans = await workspace.retrieve(LOANS, ["notes"])
         fishing = await workspace.retrieve(FISHING, ["notes"])
     kw = loans.meta.collections["notes"].keyword
@@ -52,28 +59,28 @@ async def test_the_sense_nearest_the_query_gives_the_synonyms(wordnet_settings: 
     assert not loans.notices and not fishing.notices
 
 
-async def test_without_a_query_vector_the_first_sense_is_used(wordnet_settings: Settings,
+async def test_without_a_query_vector_the_first_sense_is_used(by_query: Settings, wordnet_settings: Settings,
                                                               fake_ollama: FakeOllama) -> None:
-    build_collection(wordnet_settings, "notes", DOCS)
-    async with Workspace(wordnet_settings) as workspace:
+    build_collection(by_query, "notes", DOCS)
+    async with Workspace(by_query) as workspace:
         keyword_mode = await workspace.retrieve(LOANS, ["notes"], mode="keyword")
     assert keyword_mode.meta.collections["notes"].keyword.synonyms["bank"] == RIVER
-    down = wordnet_settings.replace(ollama__host="http://127.0.0.1:9")
+    down = by_query.replace(ollama__host="http://127.0.0.1:9")
     async with Workspace(down) as workspace:
         embedder_down = await workspace.retrieve(LOANS, ["notes"])
     assert embedder_down.keyword_only
     assert embedder_down.meta.collections["notes"].keyword.synonyms["bank"] == RIVER
-    async with Workspace(wordnet_settings.replace(synonyms__sense="first")) as workspace:
+    async with Workspace(wordnet_settings) as workspace:         # the shipped default: synonyms.sense = "first"
         first = await workspace.retrieve(LOANS, ["notes"])
     assert not first.keyword_only and first.meta.collections["notes"].keyword.synonyms["bank"] == RIVER
     assert sense_texts(fake_ollama) == []
 
 
 async def test_a_failed_sense_embedding_falls_back_to_the_first_sense_and_says_so(
-        wordnet_settings: Settings, fake_ollama: FakeOllama) -> None:
-    build_collection(wordnet_settings, "notes", DOCS)
+        by_query: Settings, fake_ollama: FakeOllama) -> None:
+    build_collection(by_query, "notes", DOCS)
     fake_ollama.embed_body = lambda texts, dim: b"not json" if any(":" in t for t in texts) else None
-    async with Workspace(wordnet_settings) as workspace:
+    async with Workspace(by_query) as workspace:
         loans = await workspace.retrieve(LOANS, ["notes"])
         assert loans.meta.collections["notes"].keyword.synonyms["bank"] == RIVER
         assert any("WordNet senses could not be compared" in n and "first sense" in n for n in loans.notices)

@@ -1,4 +1,4 @@
-"""WordNet sense choice: each query word's synonyms come from the sense closest to the whole query.
+"""WordNet sense choice (`synonyms.sense = "query"`): a word's synonyms from the sense closest to the whole query.
 
 RAGWeed 3c expands a word with its first synset, which is often the wrong sense
 ("bank" the slope beside a river in a question about loans; "run" a score in
