@@ -82,7 +82,7 @@ def test_a_model_that_does_not_say_keeps_ragweeds_30000_chars(make_settings: Cal
 
 def test_doctor_warns_when_chunks_exceed_the_embedding_window(fake_ollama: FakeOllama, tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
-    flags = ["--config", str(tmp_path / "none.toml"), "--data-dir", str(tmp_path / "data"),
+    flags = ["--config", "/dev/null", "--data-dir", str(tmp_path / "data"),
              "--ollama-host", fake_ollama.url, "--set", "llm.model=chat", "--set", "synonyms.enabled=false"]
     main([*flags, "doctor"])
     assert "embed window nomic-embed-text" in (out := capsys.readouterr().out) and "embedded whole" in out
