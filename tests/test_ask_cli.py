@@ -17,6 +17,7 @@ from ragtui.cli import main
 from ragtui.history import HistoryStore
 from tests.fake_ollama import FakeOllama, Reply
 from tests.research_helpers import StaticRetrieval
+from tests.signals import default_sigint
 from tests.test_research import TEXTS, annotator, responder
 
 
@@ -168,7 +169,7 @@ def test_ctrl_c_during_ask_leaves_a_consistent_record(fake_ollama: FakeOllama, t
     fake_ollama.responder = respond
     proc = subprocess.Popen([sys.executable, "-c", CTRL_C_SCRIPT, *flags(tmp_path, fake_ollama.url), "ask", "q",
                              "-c", "docs"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            cwd=Path(__file__).resolve().parents[1])
+                            cwd=Path(__file__).resolve().parents[1], preexec_fn=default_sigint)
     assert proc.stdout is not None
     seen = b""
     while b"w3 " not in seen:

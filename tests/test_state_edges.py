@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_ollama import FakeOllama
+from tests.signals import default_sigint
 from tests.tui.test_session import CORPUS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,7 +109,8 @@ def test_a_killed_eval_leaves_no_collection_that_queries_search(tmp_path: Path, 
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(tmp_path / "home")}
     proc = subprocess.Popen([sys.executable, "-m", "ragtui", "--data-dir", str(tmp_path / "data"), "--ollama-host",
                              fake_ollama.url, "eval", "--dataset", str(dataset)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=default_sigint)
     eval_root = tmp_path / "data" / "eval" / "collections"
     for _ in range(600):                                            # until its collection exists, mid-ingest
         if list((tmp_path / "data").rglob("eval-*/records.sqlite3")) and fake_ollama.calls("/api/embed"):

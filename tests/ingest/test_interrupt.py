@@ -17,6 +17,7 @@ from ragtui.config import Settings
 from ragtui.events import IngestProgress
 from tests.fake_ollama import FakeOllama
 from tests.ingest.conftest import SMALL, ingest
+from tests.signals import default_sigint
 
 WORDS = ("valve", "flapper", "tank", "float", "trap", "siphon", "bowl", "seal", "chain", "lever", "wax", "bolt")
 
@@ -49,7 +50,8 @@ def start_slow_ingest(settings: Settings, fake: FakeOllama, folder: Path, tmp_pa
     cmd = [sys.executable, "-m", "ragtui", "--config", os.devnull,
            "--data-dir", str(settings.data_dir), "--ollama-host", fake.url,
            "--set", "chunk.size_tokens=64", "--set", "embed.batch_size=2", "ingest", str(folder), "-c", "c"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=default_sigint)
     assert proc.stdout is not None
     seen = []
     deadline = time.monotonic() + 60
