@@ -3,12 +3,15 @@
 Write order, so that a kill -9 at any instant leaves something the next run repairs:
 
 1. journal: the file's new chunks go into the records (status "indexing"), its old
-   chunks and their embed status leave them, in one SQLite commit;
+   chunks and their embed status leave them, in one SQLite commit; its old vectors
+   are deleted from every Chroma collection;
 2. keyword index: the file's old entries are deleted and the new ones added in one
-   Whoosh commit; its old vectors are deleted from every Chroma collection;
+   Whoosh commit (a file new to the records has none to delete);
 3. records: the file becomes "done";
-4. embedding: pending chunks are embedded, upserted into Chroma, then marked
-   embedded for that model (RAGWeed 2d: resumable).
+4. embedding, in the background while later files are read and indexed: pending
+   chunks are embedded, upserted into Chroma, then marked embedded for that model
+   (RAGWeed 2d: resumable); a page read before its file was journaled again is
+   not stored (one lock orders step 1 against these writes).
 
 A run that does not end cleanly leaves the manifest state "ingesting"; the next run
 then reconciles: files still "indexing" are finished from the journal, and each
@@ -25,9 +28,11 @@ and deletions by source are done here in every store.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import shutil
+import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -140,6 +145,14 @@ class _IngestRun:
         self._last_progress = 0.0
         self._pipeline: Any = None
         self._filter: Any = None
+        # Embedding runs beside extraction and indexing (`_embed_worker`); its events wait in a queue.
+        self._events: asyncio.Queue[Event] = asyncio.Queue()
+        self._more_done = asyncio.Event()       # a batch of files became "done": chunks to embed
+        self._closing = False                   # no batch will follow: the worker stops once nothing is pending
+        self._embedding: asyncio.Future[None] | None = None
+        # Journal + vector deletes of a batch vs the worker's vector adds: one at a time, so a page embedded
+        # from a file's old text can never land after the file's new chunks were journaled.
+        self._stores_lock = threading.Lock()
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -169,10 +182,14 @@ class _IngestRun:
                     await _in_thread(self._sync, roots, {e.source for e in entries})
                 async for event in self._process(entries):
                     yield event
+                self._closing = True
+                self._embed_more()
                 began = time.monotonic()
-                await _in_thread(self.coll.keyword.merge)
+                async for event in self._while(asyncio.ensure_future(_in_thread(self.coll.keyword.merge))):
+                    yield event
                 self.report.add_time("merge", time.monotonic() - began)
-                async for event in self._embed_pending():
+                assert self._embedding is not None
+                async for event in self._while(self._embedding):
                     yield event
                 yield self._progress_now()
                 clean = True
@@ -182,6 +199,7 @@ class _IngestRun:
                     raise DiskFull(self.settings.data_dir, free, exc) from None
                 raise
             finally:
+                await self._stop_embedding()
                 self._finish(clean)
         yield IngestFinished(self.coll.name, self.report)
 
@@ -382,8 +400,9 @@ class _IngestRun:
             if pending_chunks >= BATCH_CHUNKS or len(batch) >= BATCH_FILES:
                 await _in_thread(self._commit, batch)
                 batch, batch_hashes, pending_chunks = [], {}, 0
-                async for event in self._embed_pending():
-                    yield event
+                self._embed_more()
+            for event in self._embed_events():
+                yield event
             if (progress := self._progress()) is not None:
                 yield progress
         if batch:
@@ -392,29 +411,30 @@ class _IngestRun:
     def _commit(self, batch: list[_Prepared]) -> None:
         """Journal, index and mark done one batch of files (steps 1-3 of the write order)."""
         began = time.monotonic()
-        self._write_batch(batch)
-        self.report.add_time("index", time.monotonic() - began)
-
-    def _write_batch(self, batch: list[_Prepared]) -> None:
         docs = [d for p in batch for d in p.docs]
         stale = sorted({s for p in batch for s in p.stale} | {r.source for r, _ in docs})
-        old_ids = [c.id for c in self.records.chunks_of(stale)]
-        gone = [s for s in stale if s not in {r.source for r, _ in docs}]
-        self.records.remove(gone)
-        self.records.begin(docs, {k: v for p in batch for k, v in p.texts.items()})
-        for p in batch:
-            if p.record is not None:
-                self.records.put_file(p.record)
-            for skip in p.skips:
-                if skip.source != p.entry.source:
-                    self.records.put_file(FileRecord(skip.source, p.entry.root, container=p.entry.source,
-                                                     status=SKIPPED, reason=skip.reason))
-        self.coll.keyword.replace_sources(stale, [c for _, chunks in docs for c in chunks])
-        if old_ids:
-            with self.coll.vector_access(write=True):
-                for model in self._store_models():
-                    self.coll.vectors(model).delete_ids(old_ids)
+        with self._stores_lock:
+            recorded = self.records.recorded(stale)   # only these can be in the stores (a new file skips deletes)
+            old_ids = [c.id for c in self.records.chunks_of(recorded)]
+            gone = [s for s in stale if s not in {r.source for r, _ in docs}]
+            self.records.remove(gone)
+            self.records.begin(docs, {k: v for p in batch for k, v in p.texts.items()})
+            for p in batch:
+                if p.record is not None:
+                    self.records.put_file(p.record)
+                for skip in p.skips:
+                    if skip.source != p.entry.source:
+                        self.records.put_file(FileRecord(skip.source, p.entry.root, container=p.entry.source,
+                                                         status=SKIPPED, reason=skip.reason))
+            if old_ids:
+                with self.coll.vector_access(write=True):
+                    for model in self._store_models():
+                        self.coll.vectors(model).delete_ids(old_ids)
+        self.report.add_time("journal", time.monotonic() - began)
+        began = time.monotonic()
+        self.coll.keyword.replace_sources(recorded, [c for _, chunks in docs for c in chunks])
         self.records.mark_done([r.source for r, _ in docs])
+        self.report.add_time("index", time.monotonic() - began)
         _, entropy_filter = self._transformations()
         self.report.filtered = entropy_filter.dropped.copy()
         for p in batch:
@@ -427,6 +447,56 @@ class _IngestRun:
                 self.report.duplicates.append((p.entry.source, p.duplicate_of))
 
     # --- embedding ---------------------------------------------------------------------------
+
+    def _embed_more(self) -> None:
+        """A batch is done: wake the background embedding pass, starting it on the first batch.
+
+        Embedding (an HTTP call) and the Chroma writes then overlap the
+        extraction and indexing of the next files instead of pausing them.
+        """
+        self._more_done.set()
+        if self._embedding is None:
+            self._embedding = asyncio.ensure_future(self._embed_worker())
+
+    async def _embed_worker(self) -> None:
+        """Embed whatever is pending each time batches are done, until the run closes and nothing is left."""
+        while True:
+            await self._more_done.wait()
+            self._more_done.clear()
+            async for event in self._embed_pending():
+                self._events.put_nowait(event)
+            if self._closing and not self._more_done.is_set():
+                return
+
+    def _embed_events(self) -> list[Event]:
+        """The background pass's events so far; its failure (an unusable embedding batch) is raised here."""
+        if self._embedding is not None and self._embedding.done():
+            self._embedding.result()
+        events = []
+        while not self._events.empty():
+            events.append(self._events.get_nowait())
+        return events
+
+    async def _while(self, task: asyncio.Future[Any]) -> AsyncIterator[Event]:
+        """The background pass's events until `task` ends; a failure is raised only once `task` has ended
+        (store work in a thread is never left running under a caller that closes the stores)."""
+        while not task.done():
+            getter = asyncio.ensure_future(self._events.get())
+            await asyncio.wait({task, getter}, return_when=asyncio.FIRST_COMPLETED)
+            if getter.done():
+                yield getter.result()
+            else:
+                getter.cancel()
+        await task
+        for event in self._embed_events():
+            yield event
+
+    async def _stop_embedding(self) -> None:
+        """At the end of the run, also an interrupted one: cancel the background pass and wait for it."""
+        if self._embedding is not None and not self._embedding.done():
+            self._embedding.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._embedding
 
     async def _embed_pending(self) -> AsyncIterator[Event]:
         """Embed every chunk still without a vector, model by model (extra models: RAGWeed 2h)."""
@@ -477,13 +547,22 @@ class _IngestRun:
             return self.coll.vectors(model).dimension()
 
     def _store_vectors(self, model: str, chunks: list[Chunk], vectors: list[list[float]]) -> None:
-        """Runs while the next page is embedded; marks the chunks embedded only once Chroma holds them."""
+        """Runs while the next page is embedded; marks the chunks embedded only once Chroma holds them.
+
+        A chunk whose file was re-journaled since it was read (changed, or being
+        replaced) is left out: its vector is of text the collection no longer
+        holds; the new chunk is pending again once its file is done.
+        """
         began = time.monotonic()
-        with self.coll.vector_access(write=True):
-            self.coll.vectors(model).add(chunks, vectors)
-        self.records.mark_embedded([c.id for c in chunks], model)
-        self.report.chunks_embedded += len(chunks)
-        self.embed_left[model] -= len(chunks)
+        with self._stores_lock:
+            current = self.records.done_texts([c.id for c in chunks])
+            keep = [(c, v) for c, v in zip(chunks, vectors, strict=True) if current.get(c.id) == c.text]
+            if keep:
+                with self.coll.vector_access(write=True):
+                    self.coll.vectors(model).add([c for c, _ in keep], [v for _, v in keep])
+                self.records.mark_embedded([c.id for c, _ in keep], model)
+        self.report.chunks_embedded += len(keep)
+        self.embed_left[model] -= len(keep)
         self.report.add_time("vectors", time.monotonic() - began)
 
     # --- progress ----------------------------------------------------------------------------

@@ -73,7 +73,7 @@ def _length_field() -> Any:
     return COLUMN(NumericColumn("I"))
 
 
-def _merge_small(writer: Any, segments: list[Any]) -> list[Any]:
+class _MergeSmall:
     """Whoosh merge policy: keep each large segment that outweighs all smaller ones together, merge the rest.
 
     Largest first, a segment is left alone while it holds more than
@@ -81,25 +81,89 @@ def _merge_small(writer: Any, segments: list[Any]) -> list[Any]:
     rest are merged into one. One ingest's batch segments (similar sizes)
     become one segment, a later small ingest never rewrites the big one under
     it, and the number of segments stays logarithmic.
-    """
-    from whoosh.reading import SegmentReader
 
-    ordered = sorted(segments, key=lambda s: s.doc_count_all(), reverse=True)
-    below = sum(s.doc_count_all() for s in ordered)
-    kept = 0
-    for seg in ordered:
-        below -= seg.doc_count_all()
-        if seg.doc_count_all() <= MERGE_RATIO * below:
-            break
-        kept += 1
-    take = ordered[kept:]
-    if len(take) < 2:
-        return segments
-    for seg in take:
-        reader = SegmentReader(writer.storage, writer.schema, seg)
-        writer.add_reader(reader)
-        reader.close()
-    return ordered[:kept]
+    The merged segments' postings are streamed (`_segment_postings`) and
+    k-way merged straight into the new segment: each segment's postings are
+    already in (field, term, document) order, and its documents keep their
+    order, so nothing needs sorting. Whoosh's own `add_reader` re-sorts every
+    posting through its external sorting pool, pickling runs to temporary
+    files, which was most of a merge's time. The readers stay open until the
+    commit has written the segment; `close()` then closes them.
+    """
+
+    def __init__(self) -> None:
+        self._readers: list[Any] = []
+
+    def __call__(self, writer: Any, segments: list[Any]) -> list[Any]:
+        import heapq
+
+        from whoosh.reading import SegmentReader
+
+        ordered = sorted(segments, key=lambda s: s.doc_count_all(), reverse=True)
+        below = sum(s.doc_count_all() for s in ordered)
+        kept = 0
+        for seg in ordered:
+            below -= seg.doc_count_all()
+            if seg.doc_count_all() <= MERGE_RATIO * below:
+                break
+            kept += 1
+        take = ordered[kept:]
+        if len(take) < 2:
+            return segments
+        assert not writer._added, "the merge writer adds no documents of its own"
+        fieldnames = set(writer.schema.names())
+        streams = []
+        for seg in take:
+            reader = SegmentReader(writer.storage, writer.schema, seg)
+            self._readers.append(reader)
+            base = writer.docnum
+            docmap = writer.write_per_doc(fieldnames | {f for f in reader.indexed_field_names()
+                                                        if f in writer.schema}, reader)
+            streams.append(_segment_postings(reader, writer.schema, base, docmap))
+        writer._added = True
+        writer.pool.iter_postings = lambda: heapq.merge(*streams)
+        return ordered[:kept]
+
+    def close(self) -> None:
+        for reader in self._readers:
+            reader.close()
+        self._readers = []
+
+
+def _segment_postings(reader: Any, schema: Any, base: int, docmap: dict[int, int] | None) -> Iterator[tuple]:
+    """A segment's postings of live documents as Whoosh's (field, term bytes, new doc number, weight, value)
+    tuples, in order, renumbered as `write_per_doc` placed the documents; read block by block (pinned
+    Whoosh 2.7.4's W3 posting blocks) rather than through three matcher calls per posting."""
+    for fieldname, btext in reader.all_terms():
+        if fieldname not in schema:
+            continue
+        matcher = reader.postings(fieldname, btext)
+        matcher = getattr(matcher, "child", matcher)      # deleted documents are dropped by the docmap below
+        while matcher.is_active():
+            matcher._read_ids()
+            matcher._read_weights()
+            matcher._read_values()
+            for doc, weight, value in zip(matcher._ids, matcher._weights, matcher._values, strict=True):
+                if docmap is None:
+                    yield fieldname, btext, base + doc, weight, value
+                elif (new := docmap.get(doc)) is not None:
+                    yield fieldname, btext, new, weight, value
+            matcher._next_block()
+
+
+def _delete_terms(writer: Any, field: str, values: Iterable[str]) -> int:
+    """Delete the documents holding any of `values` in `field` through one searcher for them all.
+
+    Whoosh's `delete_by_term` without a searcher opens a reader of every
+    segment per call, and opening a segment copies its terms and postings
+    files into memory: one delete per source made a batch's cost grow with
+    the whole index (issue 14's build that slowed from 4 to 25 CPU-s a batch).
+    """
+    values = list(values)
+    if not values:
+        return 0
+    with writer.searcher() as searcher:
+        return sum(writer.delete_by_term(field, v, searcher=searcher) for v in values)
 
 
 class KeywordIndex:
@@ -268,13 +332,14 @@ class KeywordIndex:
     def replace_sources(self, sources: Iterable[str], chunks: Iterable[Chunk]) -> int:
         """Drop every chunk of `sources`, then add `chunks`, in one commit (readers see before or after).
 
-        Plain adds after the deletes are much faster than per-id updates; the chunks
-        must belong to `sources` (ids derive from the source, so none can survive).
+        Plain adds after the deletes are much faster than per-id updates. `sources`
+        must name every source of `chunks` the index may already hold (ids derive
+        from the source, so none survives); a source it cannot hold (new to the
+        collection's records) may be left out, which saves its lookup.
         """
         n = 0
         with self._writing() as w:
-            for s in sources:
-                w.delete_by_term("source", s)
+            _delete_terms(w, "source", sources)
             for c in chunks:
                 w.add_document(**self._fields(c))
                 n += 1
@@ -282,11 +347,11 @@ class KeywordIndex:
 
     def delete_sources(self, sources: Iterable[str]) -> int:
         with self._writing() as w:
-            return sum(w.delete_by_term("source", s) for s in sources)
+            return _delete_terms(w, "source", sources)
 
     def delete_ids(self, ids: Iterable[str]) -> int:
         with self._writing() as w:
-            return sum(w.delete_by_term("chunk_id", i) for i in ids)
+            return _delete_terms(w, "chunk_id", ids)
 
     def merge(self) -> int:
         """Fold the small segments together (`_merge_small`) and save the postings file of every segment
@@ -300,7 +365,11 @@ class KeywordIndex:
         if len(writer.segments) < 2:
             writer.cancel()
         else:
-            writer.commit(mergetype=_merge_small)
+            policy = _MergeSmall()
+            try:
+                writer.commit(mergetype=policy)
+            finally:
+                policy.close()
         with self._ix.reader() as reader:
             leaves = [leaf for leaf, _ in reader.leaf_readers() if leaf.segment() is not None]
             for leaf in leaves:

@@ -152,6 +152,15 @@ class IngestRecords:
                           "ORDER BY source LIMIT 1", (file_hash, DONE, other_than))
         return rows[0][0] if rows else None
 
+    def recorded(self, sources: Iterable[str]) -> list[str]:
+        """The sources that have a row (any status), in the order given: the only ones a store can hold
+        (files leave the records before the stores; an interrupted run is reconciled first)."""
+        out = []
+        for s in sources:
+            if self._rows("SELECT 1 FROM files WHERE source = ?", (s,)):
+                out.append(s)
+        return out
+
     def members(self, container: str) -> list[str]:
         return [r[0] for r in self._rows("SELECT source FROM files WHERE container = ?", (container,))]
 
@@ -238,6 +247,15 @@ class IngestRecords:
         out: list[Chunk] = []
         for i in ids:
             out.extend(_chunk(r) for r in self._rows("SELECT id, text, meta FROM chunks WHERE id = ?", (i,)))
+        return out
+
+    def done_texts(self, ids: Sequence[str]) -> dict[str, str]:
+        """{id: text} of those chunks that belong to a "done" file now (a vector is only stored for these)."""
+        out: dict[str, str] = {}
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            out.update(self._rows(f"SELECT c.id, c.text FROM chunks c JOIN files f ON f.source = c.source "
+                                  f"WHERE f.status = ? AND c.id IN ({','.join('?' * len(part))})", (DONE, *part)))
         return out
 
     def embedded_ids(self, model: str) -> set[str]:

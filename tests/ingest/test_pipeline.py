@@ -54,9 +54,10 @@ def test_ingest_indexes_every_chunk_in_both_stores(settings: Settings, folder: P
     keyword, vectors = stores(settings)
     assert len(keyword) == report.chunks_indexed == report.chunks_embedded > 4
     assert vectors["nomic-embed-text"] == keyword
-    assert set(report.stage_s) == {"extract", "index", "merge", "embed", "vectors"}
+    assert set(report.stage_s) == {"extract", "journal", "index", "merge", "embed", "vectors"}
     stages = next(line for line in report.lines() if line.startswith("stages: "))
-    assert "extract + chunk" in stages and "vector writes" in stages and "chunks/s" in stages
+    assert "extract + chunk" in stages and "keyword index" in stages and "vector writes" in stages
+    assert "chunks/s" in stages
     coll = CollectionRegistry(settings).open("c")
     assert len(list(coll.keyword.path.glob("*.bm25_terms.npy"))) == coll.keyword.segment_count()
     info = coll.info()

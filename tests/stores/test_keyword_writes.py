@@ -1,0 +1,75 @@
+"""The keyword index's write path (issue 14's build): batch deletes through one searcher, and the streamed
+merge, which must write exactly the segment Whoosh's own merge writes."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from ragtui.stores.keyword import KeywordIndex
+from tests.collection_builder import make_chunks
+from tests.stores.test_postings import corpus
+
+
+def batches(index: KeywordIndex, seeds: range) -> None:
+    """One commit (one segment) per seed, as an ingest's batches write them."""
+    for seed in seeds:
+        files = corpus(seed, files=12)
+        index.replace_sources([], make_chunks("c", files))
+
+
+def whoosh_view(folder: Path) -> dict[str, Any]:
+    """Everything a merge must carry over, read through Whoosh: documents in order, every term's postings
+    (positions for the text field), term statistics, field lengths and the length column."""
+    from whoosh import index
+
+    with index.open_dir(str(folder)).reader() as reader:
+        postings = {}
+        stats = {}
+        for field, term in reader.all_terms():
+            matcher = reader.postings(field, term)
+            postings[field, term] = list(matcher.items_as("positions") if field == "text" else matcher.all_ids())
+            info = reader.term_info(field, term)
+            stats[field, term] = (info.doc_frequency(), info.weight(), info.min_length(), info.max_length(),
+                                  info.max_weight())
+        docs = list(reader.iter_docs())
+        return {"segments": len(reader.leaf_readers()), "docs": docs, "postings": postings, "stats": stats,
+                "lengths": [reader.doc_field_length(d, "text") for d in range(reader.doc_count_all())],
+                "length_column": list(reader.column_reader("length"))}
+
+
+def test_streamed_merge_writes_what_whoosh_merge_writes(tmp_path: Path) -> None:
+    ours = KeywordIndex(tmp_path / "ours")
+    batches(ours, range(5))
+    deleted = ours.delete_sources([f"f1-{i}.txt" for i in range(0, 12, 3)] + ["f3-5.txt"])
+    assert deleted == 15
+    ours.close()
+    shutil.copytree(tmp_path / "ours", tmp_path / "whoosh")
+    before = whoosh_view(tmp_path / "ours")
+    assert before["segments"] == 5
+
+    assert KeywordIndex(tmp_path / "ours").merge() == 1
+    from whoosh import index
+
+    writer = index.open_dir(str(tmp_path / "whoosh")).writer()
+    writer.commit(optimize=True)                  # Whoosh's own merge of every segment through its pool
+
+    merged, reference = whoosh_view(tmp_path / "ours"), whoosh_view(tmp_path / "whoosh")
+    assert merged["segments"] == reference["segments"] == 1
+    assert merged == reference
+    assert len(merged["docs"]) == len(before["docs"]) == 5 * 12 * 3 - 15
+    assert [fields for _, fields in merged["docs"]] == [fields for _, fields in before["docs"]]
+
+
+def test_batch_deletes_replace_exactly_the_named_sources(tmp_path: Path) -> None:
+    index = KeywordIndex(tmp_path / "kw")
+    batches(index, range(3))
+    ids = index.ids()
+    gone = [f"f0-{i}.txt" for i in range(12)] + [f"f2-{i}.txt" for i in range(6)]
+    replacement = make_chunks("c", {"f0-0.txt": ["pump valve replaced"]})
+    assert index.replace_sources(gone, replacement) == 1
+    kept = {i for i in ids if not any(i in {c.id for c in make_chunks("c", {s: ["x"] * 3})} for s in gone)}
+    assert index.ids() == kept | {c.id for c in replacement}
+    assert index.delete_ids(sorted(kept)[:5]) == 5
+    assert index.ids() == (kept - set(sorted(kept)[:5])) | {c.id for c in replacement}
