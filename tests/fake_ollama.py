@@ -110,6 +110,7 @@ class FakeOllama:
         self.responder: Callable[[dict[str, Any]], Reply] = default_responder
         self.embed_failures = 0            # answer this many embed calls with HTTP 500 first
         self.embed_delay = 0.0
+        self.embed_gate: threading.Event | None = None   # /api/embed answers once this is set (20 s at most)
         # A fault per test: given the texts of an /api/embed call and the model's dimension, the raw body to
         # answer with (malformed JSON, nulls, NaN, wrong dimensions), or None for the normal answer.
         self.embed_body: Callable[[list[str], int], bytes | None] | None = None
@@ -269,6 +270,8 @@ class _Handler(JsonHandler):
             return self._json({"error": f'"{model.name}" does not support embeddings'}, 400)
         if fake.embed_delay:
             time.sleep(fake.embed_delay)
+        if fake.embed_gate is not None:
+            fake.embed_gate.wait(20)
         with fake._lock:
             failing = fake.embed_failures > 0
             fake.embed_failures -= failing
