@@ -155,9 +155,10 @@ def _delete_terms(writer: Any, field: str, values: Iterable[str]) -> int:
     """Delete the documents holding any of `values` in `field` through one searcher for them all.
 
     Whoosh's `delete_by_term` without a searcher opens a reader of every
-    segment per call, and opening a segment copies its terms and postings
-    files into memory: one delete per source made a batch's cost grow with
-    the whole index (issue 14's build that slowed from 4 to 25 CPU-s a batch).
+    segment per call (with mmap storage that copied each segment's terms and
+    postings files into memory): one delete per source made a batch's cost
+    grow with the whole index (issue 14's build slowed from 4 to 25 CPU-s a
+    batch).
     """
     values = list(values)
     if not values:
