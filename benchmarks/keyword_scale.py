@@ -1,6 +1,6 @@
 """The keyword leg at scale (issue 14): build through the product's ingest, query from a fresh process, FTS5 beside.
 
-    python -m benchmarks.keyword_scale --chunks 10000 [--queries 300] [--data-dir DIR] [--eval-data DIR]
+    python -m benchmarks.keyword_scale --chunks 10000 [--queries 300] [--data-dir DIR] [--eval-data DIR] [--build-only]
         [--wordnet ../shared/data/wordnet/oewn-2024.xml.gz]
 
 1. Build: in-memory documents re-mixed from the SQuAD and Cranfield sentences
@@ -118,7 +118,7 @@ def pct(values: list[float], p: float) -> float:
 
 # --- build -------------------------------------------------------------------------------------
 
-def build(settings: Settings, name: str, chunks: int, eval_dir: Path) -> dict[str, Any]:
+def build(settings: Settings, name: str, chunks: int, eval_dir: Path, *, embed: bool = True) -> dict[str, Any]:
     import ragtui.ingest.embedding as embedding
     from ragtui.events import IngestFinished
     from ragtui.ingest.pipeline import BATCH_CHUNKS
@@ -171,7 +171,7 @@ def build(settings: Settings, name: str, chunks: int, eval_dir: Path) -> dict[st
     built = {"wall_s": time.perf_counter() - t, "cpu_s": time.process_time() - c}
     rng = random.Random(chunks)                    # the same documents again: unchanged, only embedded
     t = time.perf_counter()
-    embedded = asyncio.run(ingest(HashEmbedder))
+    embedded = asyncio.run(ingest(HashEmbedder)) if embed else None
     full = [b for b in batches if b["chunks"] >= BATCH_CHUNKS] or batches    # a short last batch is not compared
     per_k = [b["wall_s"] / b["chunks"] * 1000 for b in full]
     cpu_k = [b["cpu_s"] / b["chunks"] * 1000 for b in full]
@@ -183,8 +183,9 @@ def build(settings: Settings, name: str, chunks: int, eval_dir: Path) -> dict[st
             "batches_wall_s": [round(b["wall_s"], 2) for b in batches],
             "batches_cpu_s": [round(b["cpu_s"], 2) for b in batches], "merge_s": merges[0] if merges else 0.0,
             "merge_cpu_s": merges_cpu[0] if merges_cpu else 0.0,
-            "embed_pass_s": time.perf_counter() - t, "embed_stages_s": embedded.stage_s,
-            "embedded": embedded.chunks_embedded}
+            "embed_pass_s": time.perf_counter() - t if embedded else None,
+            "embed_stages_s": embedded.stage_s if embedded else None,
+            "embedded": embedded.chunks_embedded if embedded else 0}
 
 
 # --- measure (a fresh process) ----------------------------------------------------------------
@@ -332,6 +333,8 @@ def main() -> int:
     parser.add_argument("--wordnet", type=Path, metavar="FILE",
                         help="a WN-LMF file (e.g. oewn-2024.xml.gz) installed into the data dir when it has no "
                              "WordNet yet: without one the keyword leg runs without synonyms, unlike the product")
+    parser.add_argument("--build-only", action="store_true",
+                        help="build without embeddings, print the build's JSON, stop (no embedding pass or queries)")
     parser.add_argument("--measure", metavar="NAME", help=argparse.SUPPRESS)
     args = parser.parse_args()
     settings = settings_for(args.data_dir)
@@ -351,8 +354,10 @@ def main() -> int:
         name = f"scale-{size}"
         built = None
         if not CollectionRegistry(settings).exists(name):
-            built = build(settings, name, size, args.eval_data)
+            built = build(settings, name, size, args.eval_data, embed=not args.build_only)
             print(json.dumps({"built": built}), file=sys.stderr, flush=True)
+        if args.build_only:
+            continue
         proc = subprocess.run([sys.executable, "-m", "benchmarks.keyword_scale", "--measure", name,
                                "--queries", str(args.queries), "--data-dir", str(args.data_dir),
                                "--eval-data", str(args.eval_data)],
