@@ -65,6 +65,9 @@ class HashEmbedder:
 
     def __init__(self, settings: Settings, model: str) -> None:
         self.model = model
+        self.dimension: int | None = None        # what the pipeline reads and sets on an Embedder
+        self.context_tokens: int | None = None
+        self.split = 0
 
     async def embed_chunks(self, chunks: Sequence[Any]) -> list[list[float]]:
         return [hashed(c.text) for c in chunks]
