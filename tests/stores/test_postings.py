@@ -252,3 +252,24 @@ def test_merge_folds_batch_segments_and_leaves_a_big_one_alone(tmp_path: Path) -
 
 def _segment_ids(index: KeywordIndex) -> set[str]:
     return {leaf.segment().segment_id() for leaf, _ in index.searcher().reader().leaf_readers()}
+
+
+def test_phrases_match_whooshs_phrase_matcher_on_salad_and_long_repeats(tmp_path: Path) -> None:
+    """The batched position decoding: one-position values, runs past pickle's 1,000-item batches, 3-word phrases."""
+    from whoosh.query import Phrase
+
+    index = KeywordIndex(tmp_path / "w")
+    texts = corpus(7, 40)
+    texts["long.txt"] = [" ".join(["wind tunnel"] * 1200 + ["pump valve seal"] * 3), "pump valve", "valve pump"]
+    chunks = make_chunks("c", texts)
+    index.upsert(chunks)
+    live = {c.id: c.text for c in chunks}
+    rng = random.Random(3)
+    phrases = [("wind", "tunnel"), ("pump", "valve"), ("pump", "valve", "seal")]
+    phrases += [tuple(rng.sample(WORDS, rng.randint(2, 3))) for _ in range(12)]
+    for words in phrases:
+        clause = Clause(tuple(index.analyze(w)[0] for w in words), 0.5)
+        got = searched(index, [clause], require_all=False)
+        assert got == pytest.approx(from_scratch(index, live, [clause], require_all=False), rel=1e-6), words
+        matched = {hit["chunk_id"] for hit in index.searcher().search(Phrase("text", list(clause.terms)), limit=None)}
+        assert matched == set(got), words
