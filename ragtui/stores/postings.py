@@ -415,7 +415,7 @@ def _positions(reader: Any, field: str, term: str, docs: Docs) -> tuple[npt.NDAr
     deltas = _position_deltas(values)
     lengths = np.fromiter(map(len, deltas), np.int64, len(deltas))
     flat = np.fromiter(itertools.chain.from_iterable(deltas), np.int64, int(lengths.sum()))
-    running = np.cumsum(flat)
+    running = np.cumsum(flat)     # deltas restart per document: take off the running total before each
     ends = np.cumsum(lengths)
     before = np.concatenate(([0], running[ends[:-1] - 1])) if len(ends) else ends
     doc_index = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
@@ -428,7 +428,7 @@ def _position_deltas(values: list[bytes]) -> list[list[int]]:
     A value is a 4-byte count and a protocol-2 pickle of the delta list, its
     final STOP often cut (Whoosh's own decoder re-adds it). The pickles' bodies
     (each builds one list) are joined between a MARK and a LIST opcode, so C
-    does the work of ~1,000 `decode_positions` calls at once.
+    does the work of one `decode_positions` call per document at once.
     """
     bodies = []
     for value in values:
