@@ -355,8 +355,9 @@ class KeywordIndex:
             return _delete_terms(w, "chunk_id", ids)
 
     def merge(self) -> int:
-        """Fold the small segments together (`_merge_small`) and save the postings file of every segment
-        without one (`postings.PostingsFile`); returns the segments left. Run at the end of an ingest."""
+        """Fold the small segments together (`_merge_small`) and save the postings file (postings and
+        positions, `postings.PostingsFile`) of every segment without one; returns the segments left.
+        Run at the end of an ingest."""
         from whoosh.writing import SegmentWriter
 
         from ragtui.stores.postings import PostingsFile

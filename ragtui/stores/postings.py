@@ -124,7 +124,8 @@ class _Segment:
         n = np.int64(len(candidates))
         starts: npt.NDArray[np.int64] | None = None
         for offset, term in enumerate(terms):
-            doc_index, positions = _positions(reader, self._field, term, candidates)
+            found = self._file.positions(term, candidates) if self._file is not None else None
+            doc_index, positions = found if found is not None else _positions(reader, self._field, term, candidates)
             keys = (positions - offset) * n + doc_index     # unique per (document, phrase start)
             starts = keys if starts is None else np.intersect1d(starts, keys, assume_unique=True)
             if not len(starts):
@@ -147,15 +148,27 @@ class PostingsFile:
     named after the segment (MAIN_<id>.bm25_*.npy), so Whoosh deletes them
     with the segment's own files when a merge retires it. The terms file is
     renamed into place last: a segment without it is read from Whoosh.
+
+    It also holds every posting's term positions (issue 14: reading them
+    from Whoosh's blocks for phrase synonyms was ~2/3 of the keyword leg's
+    p95 at 100k chunks). A posting's frequency is its count of positions, so
+    one flat array of absolute positions in posting order (uint16 while every
+    position fits, else int32) and each term's start in it suffice. A set
+    written before positions existed has neither part: its phrases keep
+    Whoosh's path.
     """
 
-    PARTS = ("offsets", "docs", "freqs", "term_offsets", "terms")   # "terms" last: it marks a complete set
+    PARTS = ("offsets", "docs", "freqs", "position_starts", "positions", "term_offsets",
+             "terms")   # "terms" last: it marks a complete set
+    OPTIONAL = frozenset({"position_starts", "positions"})
 
     def __init__(self, arrays: dict[str, Any]) -> None:
         self._terms = _Terms(arrays["terms"], arrays["term_offsets"])
         self._offsets = arrays["offsets"]
         self._docs = arrays["docs"]
         self._freqs = arrays["freqs"]
+        self._position_starts = arrays.get("position_starts")
+        self._positions = arrays.get("positions")
 
     @classmethod
     def paths(cls, folder: Path, reader: Any) -> dict[str, Path]:
@@ -167,40 +180,85 @@ class PostingsFile:
         if not paths["terms"].exists():
             return None
         try:
-            return cls({part: np.load(path, mmap_mode="r") for part, path in paths.items()})
+            return cls({part: np.load(path, mmap_mode="r") for part, path in paths.items()
+                        if part not in cls.OPTIONAL or path.exists()})
         except (OSError, ValueError):     # a retired segment's files deleted under us: read from Whoosh
             return None
 
     @classmethod
     def write(cls, folder: Path, reader: Any, field: str) -> None:
-        """Decode every term of the segment's field and save the arrays (tmp files renamed into place)."""
+        """Decode every term of the segment's field and save the arrays (tmp files renamed into place).
+
+        Positions are left out (phrases then read Whoosh) if the field keeps none, or if a posting's
+        weight is not its count of positions (a field boost), so the file never answers inexactly.
+        """
         terms: list[bytes] = []
         docs: list[Docs] = []
         freqs: list[Freqs] = []
+        keeps_positions = reader.schema[field].format.supports("positions")
+        positions: list[npt.NDArray[np.int32]] | None = [] if keeps_positions else None
         for raw in reader.lexicon(field):
             term = raw if isinstance(raw, bytes) else raw.encode("utf-8")
-            d, f = _read_term(reader, field, term.decode("utf-8"))
+            blocks = list(_blocks(_raw_matcher(reader, field, term.decode("utf-8"))))
             terms.append(term)
-            docs.append(d)
-            freqs.append(f)
+            docs.append(np.concatenate([ids for ids, _, _ in blocks]).astype(np.int32) if blocks else _EMPTY[0])
+            freqs.append(np.concatenate([w for _, w, _ in blocks]).astype(np.float32) if blocks else _EMPTY[1])
+            if positions is not None:
+                counts, flat = _decode_positions([v for _, _, values in blocks for v in values])
+                if np.array_equal(counts, freqs[-1]):
+                    positions.append(flat.astype(np.int32))
+                else:
+                    positions = None
         arrays: dict[str, npt.NDArray[Any]] = {
             "offsets": _offsets([len(d) for d in docs]), "term_offsets": _offsets([len(t) for t in terms]),
             "terms": np.frombuffer(b"".join(terms), np.uint8),
             "docs": np.concatenate(docs) if docs else _EMPTY[0],
             "freqs": np.concatenate(freqs) if freqs else _EMPTY[1]}
+        if positions is not None:
+            flat_positions = np.concatenate(positions) if positions else np.zeros(0, np.int32)
+            narrow = not len(flat_positions) or int(flat_positions.max()) <= np.iinfo(np.uint16).max
+            arrays["position_starts"] = _offsets([len(p) for p in positions])
+            arrays["positions"] = flat_positions.astype(np.uint16) if narrow else flat_positions
         for part, path in cls.paths(folder, reader).items():
+            if part not in arrays:
+                path.unlink(missing_ok=True)
+                continue
             tmp = path.with_name(f".{path.name}.tmp")     # a dot name: Whoosh's file cleaner skips it
             with open(tmp, "wb") as out:
                 np.save(out, arrays[part])
             os.replace(tmp, path)
 
     def postings(self, term: str) -> tuple[Docs, Freqs]:
-        key = term.encode("utf-8")
-        i = bisect.bisect_left(self._terms, key)
-        if i >= len(self._terms) or self._terms[i] != key:
+        i = self._index(term)
+        if i is None:
             return _EMPTY
         start, end = int(self._offsets[i]), int(self._offsets[i + 1])
         return np.asarray(self._docs[start:end]), np.asarray(self._freqs[start:end])
+
+    def positions(self, term: str, docs: Docs) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+        """As `_positions` (flat index into `docs`, position), from the file; None where it has no positions."""
+        if self._positions is None or self._position_starts is None:
+            return None
+        i = self._index(term)
+        if i is None:
+            return None
+        start, end = int(self._offsets[i]), int(self._offsets[i + 1])
+        term_docs = np.asarray(self._docs[start:end])
+        counts_all = np.asarray(self._freqs[start:end]).astype(np.int64)
+        at = np.searchsorted(term_docs, docs)
+        begins = np.cumsum(counts_all) - counts_all            # each posting's first position in the term's run
+        counts = counts_all[at]
+        ends = np.cumsum(counts)
+        within = np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64) - np.repeat(ends - counts, counts)
+        gather = np.repeat(begins[at], counts) + within
+        run = self._positions[int(self._position_starts[i]):int(self._position_starts[i + 1])]
+        doc_index = np.repeat(np.arange(len(docs), dtype=np.int64), counts)
+        return doc_index, np.asarray(run[gather]).astype(np.int64)
+
+    def _index(self, term: str) -> int | None:
+        key = term.encode("utf-8")
+        i = bisect.bisect_left(self._terms, key)
+        return i if i < len(self._terms) and self._terms[i] == key else None
 
 
 class _Terms(Sequence[bytes]):
@@ -412,14 +470,19 @@ def _positions(reader: Any, field: str, term: str, docs: Docs) -> tuple[npt.NDAr
             here = wanted[len(values):bisect.bisect_right(wanted, last)]
             values.extend(block_values[i] for i in np.searchsorted(ids, here).tolist())
         matcher._next_block()
-    deltas = _position_deltas(values)
+    lengths, positions = _decode_positions(values)
+    return np.repeat(np.arange(len(lengths), dtype=np.int64), lengths), positions
+
+
+def _decode_positions(values: list[bytes]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """(position count per value, all absolute positions in value order) of Whoosh Positions values."""
+    deltas = _position_deltas(values) if values else []
     lengths = np.fromiter(map(len, deltas), np.int64, len(deltas))
     flat = np.fromiter(itertools.chain.from_iterable(deltas), np.int64, int(lengths.sum()))
     running = np.cumsum(flat)     # deltas restart per document: take off the running total before each
     ends = np.cumsum(lengths)
     before = np.concatenate(([0], running[ends[:-1] - 1])) if len(ends) else ends
-    doc_index = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
-    return doc_index, running - np.repeat(before, lengths)
+    return lengths, running - np.repeat(before, lengths)
 
 
 def _position_deltas(values: list[bytes]) -> list[list[int]]:

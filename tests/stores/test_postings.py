@@ -9,6 +9,7 @@ import threading
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ragtui.model import Chunk
@@ -254,15 +255,27 @@ def _segment_ids(index: KeywordIndex) -> set[str]:
     return {leaf.segment().segment_id() for leaf, _ in index.searcher().reader().leaf_readers()}
 
 
-def test_phrases_match_whooshs_phrase_matcher_on_salad_and_long_repeats(tmp_path: Path) -> None:
-    """The batched position decoding: one-position values, runs past pickle's 1,000-item batches, 3-word phrases."""
+@pytest.mark.parametrize("source", ["whoosh", "positions file", "int32 positions file", "postings file only"])
+def test_phrases_match_whooshs_phrase_matcher_on_salad_and_long_repeats(tmp_path: Path, source: str) -> None:
+    """Positions from Whoosh's blocks (batched decoding: one-position values, runs past pickle's 1,000-item
+    batches, 3-word phrases), from the merge-time positions file (uint16, or int32 past 65,535 tokens), and
+    from a postings file written before positions were (its phrases fall back to Whoosh)."""
     from whoosh.query import Phrase
 
     index = KeywordIndex(tmp_path / "w")
     texts = corpus(7, 40)
-    texts["long.txt"] = [" ".join(["wind tunnel"] * 1200 + ["pump valve seal"] * 3), "pump valve", "valve pump"]
+    repeats = 33_000 if source == "int32 positions file" else 1200
+    texts["long.txt"] = [" ".join(["wind tunnel"] * repeats + ["pump valve seal"] * 3), "pump valve", "valve pump"]
     chunks = make_chunks("c", texts)
     index.upsert(chunks)
+    if source != "whoosh":
+        index.merge()
+        [positions] = index.path.glob("*.bm25_positions.npy")
+        assert np.load(positions).dtype == (np.int32 if source == "int32 positions file" else np.uint16)
+        if source == "postings file only":
+            for path in index.path.glob("*.bm25_position*.npy"):
+                path.unlink()
+            index = KeywordIndex(tmp_path / "w")
     live = {c.id: c.text for c in chunks}
     rng = random.Random(3)
     phrases = [("wind", "tunnel"), ("pump", "valve"), ("pump", "valve", "seal")]
