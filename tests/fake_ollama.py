@@ -199,12 +199,15 @@ class JsonHandler(BaseHTTPRequestHandler):
         return json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
 
     def _json(self, obj: Any, code: int = 200) -> None:
-        data = json.dumps(obj).encode()
+        self._headers(len(data := json.dumps(obj).encode()), code)
+        self.wfile.write(data)
+
+    def _headers(self, length: int, code: int = 200) -> None:
+        """The status line and headers of a JSON answer of `length` bytes (the body is the caller's)."""
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Content-Length", str(length))
         self.end_headers()
-        self.wfile.write(data)
 
 
 class _Handler(JsonHandler):
@@ -291,10 +294,7 @@ class _Handler(JsonHandler):
 
     def _raw(self, data: bytes) -> None:
         """A 200 answer with exactly these bytes, dripped one byte at a time when embed_drip_s is set."""
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
+        self._headers(len(data))
         if not self.server_ref.embed_drip_s:
             self.wfile.write(data)
             return

@@ -45,10 +45,7 @@ class FakeRerank:
                 if fake.status != 200:
                     return self._json({"error": {"message": "reranker overloaded"}}, fake.status)
                 if fake.raw is not None:
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(fake.raw)))
-                    self.end_headers()
+                    self._headers(len(fake.raw))
                     self.wfile.write(fake.raw)
                     return None
                 scored = [{"index": i, "relevance_score": overlap_score(body["query"], d)}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,14 @@ def responder(answer: Reply | Callable[[], Reply]) -> Callable[[dict[str, Any]],
 
 async def collect(events: Any) -> list[Event]:
     return [e async for e in events]
+
+
+async def until_first_annotation(events: AsyncGenerator[Event, None]) -> None:
+    """Run a stage until one annotation finishes, then close it there (the user's cancel)."""
+    async for event in events:
+        if isinstance(event, AnnotationFinished):
+            break
+    await events.aclose()
 
 
 def make_session(settings: Settings, texts: list[str] = TEXTS, query: str = "How do pumps start?") -> ResearchSession:
@@ -354,10 +362,7 @@ async def test_closing_the_iterator_during_annotation_leaves_the_rest_not_annota
     fake_ollama.responder = respond
     session = make_session(make_settings("annotation.concurrency=4"))
     events = session.run()
-    async for event in events:
-        if isinstance(event, AnnotationFinished):
-            break
-    await events.aclose()
+    await until_first_annotation(events)
     await session.aclose()
     stored = HistoryStore(session.settings.data_dir).load(session.id)
     for sources in (stored.sources, session.sources):
@@ -383,10 +388,7 @@ async def test_cancelled_reannotation_keeps_every_earlier_annotation(
 
     fake_ollama.responder = slow
     events = session.reannotate()
-    async for event in events:
-        if isinstance(event, AnnotationFinished):
-            break
-    await events.aclose()
+    await until_first_annotation(events)
     await session.aclose()
     stored = HistoryStore(session.settings.data_dir).load(session.id)
     for sources in (stored.sources, session.sources):
