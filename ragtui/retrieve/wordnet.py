@@ -105,31 +105,50 @@ class SynonymLookup:
         self._exact = wn.Wordnet(lexicon, normalizer=None, lemmatizer=wn.morphy.Morphy())
         self._folded = wn.Wordnet(lexicon, lemmatizer=wn.morphy.Morphy())
         self._cache: dict[str, tuple[Sense, ...]] = {}
+        self._first: dict[str, tuple[str, ...]] = {}
         self._lock = threading.Lock()
 
     def senses(self, word: str) -> tuple[Sense, ...]:
         """The word's first MAX_SENSES synsets in WordNet order, each without the word itself."""
         with self._lock:
             if word not in self._cache:
-                _use(self.data_dir)   # wn's database path is global; another data dir may have taken it
-                synsets = self._exact.synsets(word) or self._folded.synsets(word)
+                synsets = self._synsets(word)
                 self._cache[word] = tuple(_sense(s, word) for s in synsets[:MAX_SENSES])
             return self._cache[word]
 
     def synonyms(self, word: str) -> list[str]:
-        """Lemmas of the word's first synset, minus the word itself, in WordNet order."""
-        senses = self.senses(word)
-        return list(senses[0].synonyms) if senses else []
+        """Lemmas of the word's first synset, minus the word itself, in WordNet order.
+
+        Reads the first synset's lemmas only: building every sense with its
+        gloss (`senses`, for the sense choice) costs ~5x more per word, most of
+        the keyword leg's OR tier at 100k chunks (issue 14).
+        """
+        with self._lock:
+            if word in self._cache:
+                senses = self._cache[word]
+                return list(senses[0].synonyms) if senses else []
+            if word not in self._first:
+                synsets = self._synsets(word)
+                self._first[word] = _other_lemmas(synsets[0], word) if synsets else ()
+            return list(self._first[word])
+
+    def _synsets(self, word: str) -> list[wn.Synset]:
+        _use(self.data_dir)   # wn's database path is global; another data dir may have taken it
+        return self._exact.synsets(word) or self._folded.synsets(word)
 
     def for_words(self, words: Sequence[str]) -> dict[str, list[str]]:
         """First-synset synonyms of each word (no embedding to choose a sense by)."""
         return {w: self.synonyms(w) for w in words}
 
 
+def _other_lemmas(synset: wn.Synset, word: str) -> tuple[str, ...]:
+    return tuple(lemma for lemma in dict.fromkeys(synset.lemmas()) if lemma.lower() != word.lower())
+
+
 def _sense(synset: wn.Synset, word: str) -> Sense:
     lemmas = list(dict.fromkeys(synset.lemmas()))
     definition = synset.definition() or ""
-    return Sense(id=synset.id, synonyms=tuple(lemma for lemma in lemmas if lemma.lower() != word.lower()),
+    return Sense(id=synset.id, synonyms=_other_lemmas(synset, word),
                  text=f"{', '.join(lemmas)}: {definition}" if definition else ", ".join(lemmas))
 
 
