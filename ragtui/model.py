@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -43,12 +43,16 @@ class ChunkMeta:
     word_count: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The flat fields by name (`asdict` deep-copies, ~10x slower; a query builds a node's metadata
+        for each of up to 128 hits)."""
+        return {name: getattr(self, name) for name in _META_FIELDS}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ChunkMeta:
-        known = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in data.items() if k in known})
+        return cls(**{k: v for k, v in data.items() if k in _META_FIELDS})
+
+
+_META_FIELDS = tuple(ChunkMeta.__dataclass_fields__)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@
 
 A Workspace is the single owner of the engine's state for one data dir: the
 collection registry, the collections it has opened (kept open between queries so
-their Whoosh searchers, IDF caches and Chroma clients are reused), the history
+their Whoosh searchers, posting arrays and Chroma clients are reused), the history
 store and the WordNet lexicon. Research sessions, retrieval, ingest, the source
 viewer's documents and exports all go through it. Nothing opens until it is first
 used, so building one costs nothing and imports no heavy library; methods that

@@ -22,7 +22,8 @@ def index(tmp_path: Path) -> KeywordIndex:
 
 
 def test_df_is_read_for_the_stemmed_term_and_stop_words_count_as_everywhere(index: KeywordIndex) -> None:
-    plan, term_of = plan_for(index, ["flushing", "the", "zebra"], FTS, 5)
+    with index.scoring() as view:
+        plan, term_of = plan_for(index, view, ["flushing", "the", "zebra"], FTS, 5)
     assert term_of == {"flushing": "flush", "zebra": "zebra"}             # "the" is a stop word: no term
     assert plan.idf["flushing"] == pytest.approx(0.287682, abs=1e-6)      # ln(4 / 3): "flush" in 2 of N = 3
     assert plan.idf["the"] == pytest.approx(0.0)                          # df = N

@@ -22,7 +22,7 @@ from ragtui.retrieve.result import KeywordMeta, KeywordTier
 if TYPE_CHECKING:
     from ragtui.config import FtsSettings
     from ragtui.retrieve.senses import Synonyms
-    from ragtui.stores.keyword import KeywordIndex
+    from ragtui.stores.keyword import KeywordIndex, KeywordView
     from ragtui.stores.postings import Clause
 
 SYNONYM_BOOST = 0.25  # a synonym weighs a quarter of a query word in the OR tier (README: eval evidence)
@@ -43,11 +43,12 @@ def _clause(index: KeywordIndex, text: str, boost: float = 1.0) -> Clause | None
     return Clause(terms, boost) if terms else None
 
 
-def plan_for(index: KeywordIndex, words: list[str], fts: FtsSettings,
+def plan_for(index: KeywordIndex, view: KeywordView, words: list[str], fts: FtsSettings,
              max_synonyms: int) -> tuple[KeywordPlan, dict[str, str]]:
-    """The RAGWeed 3c plan for these words on this index, and each searchable word's analysed term."""
+    """The RAGWeed 3c plan for these words on this generation of the index, and each searchable word's
+    analysed term."""
     term_of = {w: terms[0] for w in words if (terms := index.analyze(w))}
-    n_docs, df_terms = index.frequencies(list(dict.fromkeys(term_of.values())))
+    n_docs, df_terms = view.frequencies(list(dict.fromkeys(term_of.values())))
     df = {w: df_terms[term_of[w]] if w in term_of else n_docs for w in words}
     plan = plan_keyword_query(words, df, n_docs, min_query_ic=fts.min_query_ic,
                               long_query_threshold=fts.long_query_threshold, max_synonyms=max_synonyms)
@@ -64,16 +65,15 @@ def keyword_search(index: KeywordIndex, query: str, *, fts: FtsSettings, top_k: 
     """
     started = time.perf_counter()
     words = query_words(query)
-    plan, term_of = plan_for(index, words, fts, max_synonyms if synonyms else 0)
-    timings = {"plan": _ms(started)}
-    searchable = [w for w in plan.kept if w in term_of]
-    if not plan.gate_passed or not searchable:
-        reason = "low information (mean IDF below fts.min_query_ic)" if not plan.gate_passed \
-            else "no searchable words"
-        return KeywordResult([], _meta(plan, "skipped", timings, reason=reason))
-
-    words_only = [c for w in searchable if (c := _clause(index, w)) is not None]
-    with index.scoring() as view:     # both tiers on one generation of the index
+    with index.scoring() as view:     # the plan and both tiers on one generation of the index
+        plan, term_of = plan_for(index, view, words, fts, max_synonyms if synonyms else 0)
+        timings = {"plan": _ms(started)}
+        searchable = [w for w in plan.kept if w in term_of]
+        if not plan.gate_passed or not searchable:
+            reason = "low information (mean IDF below fts.min_query_ic)" if not plan.gate_passed \
+                else "no searchable words"
+            return KeywordResult([], _meta(plan, "skipped", timings, reason=reason))
+        words_only = [c for w in searchable if (c := _clause(index, w)) is not None]
         t = time.perf_counter()
         hits = view.search(words_only, top_k, require_all=True)
         timings["and"] = _ms(t)

@@ -7,6 +7,12 @@ chunk is analysed once, here, and handed to Whoosh as its token list (Whoosh
 then skips its analyser), so the exact token count is known and stored in the
 `length` column for BM25's length normalisation.
 
+Each chunk's id, text and metadata are one uncompressed pickle in the
+`chunk` column, read per hit with one `pread` (`stored.py`): Whoosh's stored
+fields are zlib-compressed pickles, and their decoding was most of the AND
+tier's time at 100k chunks (issue 14). Documents written before the column
+keep their text and metadata in the stored fields and are read from there.
+
 Writes commit new segments without merging, so a batch costs the same however
 large the index is; `merge()` (end of an ingest) folds the small segments
 together. One searcher is kept open and refreshed only when a writer has
@@ -16,6 +22,7 @@ committed (perf-baselines.md: opening one per query is costly).
 from __future__ import annotations
 
 import json
+import pickle
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
@@ -31,6 +38,7 @@ if TYPE_CHECKING:
 WRITE_LOCK_TIMEOUT = 30.0
 MERGE_RATIO = 2.0    # a segment is left unmerged while it holds over this times all smaller ones together
 LENGTH = "length"   # column of exact analysed-token counts per chunk (BM25 length normalisation)
+CHUNK = "chunk"     # column of each chunk's (id, text, metadata), pickled (the stored fields keep id and source)
 CHUNKS_CACHED = 8192  # decoded hits kept per index (~25 MB): stored fields cost ~50 us each and never change
 # Process-wide, like the folders it guards: whoosh's create_in is not safe against a second thread
 # (of any workspace) creating the same index.
@@ -47,7 +55,7 @@ def _schema() -> Any:
         source=ID(stored=True),
         text=TEXT(analyzer=analyzer(), stored=True),
         meta=STORED,
-        **{LENGTH: _length_field()},
+        **{LENGTH: _length_field(), CHUNK: _chunk_field()},
     )
 
 
@@ -71,6 +79,18 @@ def _length_field() -> Any:
     from whoosh.fields import COLUMN
 
     return COLUMN(NumericColumn("I"))
+
+
+def _chunk_field() -> Any:
+    from whoosh.fields import COLUMN
+
+    return COLUMN(_chunk_column())
+
+
+def _chunk_column() -> Any:
+    from whoosh.columns import VarBytesColumn
+
+    return VarBytesColumn()
 
 
 class _MergeSmall:
@@ -185,9 +205,6 @@ class KeywordIndex:
         self._bm25 = bm25
         self._postings: PostingCache | None = None
         self._chunks: OrderedDict[tuple[str, int], Chunk] = OrderedDict()
-        self._df_generation = -1      # the generation _df and _df_docs were read at
-        self._df_docs = 0
-        self._df: dict[str, int] = {}
 
     # --- reading -------------------------------------------------------------
 
@@ -199,11 +216,6 @@ class KeywordIndex:
             elif not self._searcher.up_to_date():
                 self._searcher = self._searcher.refresh()
             return self._searcher
-
-    @property
-    def generation(self) -> int:
-        """Changes on every commit: the key for caches derived from the index (IDF)."""
-        return int(self._ix.latest_generation())
 
     @property
     def outdated(self) -> bool:
@@ -235,19 +247,9 @@ class KeywordIndex:
             return int(self.searcher().doc_frequency(self.FIELD, term))
 
     def frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
-        """(N, {term: df}) for the current generation, reading only terms not yet cached.
-
-        RAGWeed caches IDF lazily per term; the cache is dropped as soon as the index
-        commits a new generation (an ingest changed the collection).
-        """
-        with self._lock:
-            generation = self.generation
-            if generation != self._df_generation:
-                self._df_generation, self._df_docs, self._df = generation, self.doc_count(), {}
-            for term in terms:
-                if term not in self._df:
-                    self._df[term] = self.doc_frequency(term)
-            return self._df_docs, {t: self._df[t] for t in terms}
+        """(N, {term: df}) of the current generation (`KeywordView.frequencies`)."""
+        with self.scoring() as view:
+            return view.frequencies(terms)
 
     @contextmanager
     def scoring(self) -> Iterator[KeywordView]:
@@ -257,8 +259,7 @@ class KeywordIndex:
         with self._lock:
             if self._postings is None:
                 self._postings = PostingCache(self.path, self.FIELD, LENGTH, self._bm25 or Bm25Params())
-            searcher = self.searcher()
-            yield KeywordView(searcher, self._postings.snapshot(searcher.reader()), self._chunks)
+            yield KeywordView(self._postings.snapshot(self.searcher().reader()), self._chunks)
 
     def prepare(self) -> None:
         """Open the searcher and load the segments' arrays now, so the first query does not pay for them."""
@@ -275,14 +276,11 @@ class KeywordIndex:
             return len(self.searcher().reader().leaf_readers())
 
     def get(self, ids: Sequence[str]) -> list[Chunk]:
-        with self._lock:
-            s = self.searcher()
-            out = []
-            for cid in ids:
-                fields = s.document(chunk_id=cid)
-                if fields is not None:
-                    out.append(_to_chunk(fields))
-            return out
+        """The chunks of these ids that the index holds, in the order asked."""
+        with self.scoring() as view:
+            searcher = self.searcher()
+            docs = (searcher.document_number(chunk_id=cid) for cid in ids)
+            return view.chunks([doc for doc in docs if doc is not None])
 
     def ids(self) -> set[str]:
         """Every chunk id, read from the id field's terms of live documents (no stored text loaded)."""
@@ -301,11 +299,12 @@ class KeywordIndex:
     @contextmanager
     def _writing(self) -> Iterator[Any]:
         """One writer, committed as a new segment without merging (so a batch's cost does not grow with
-        the index), or cancelled on an error; an index made before the length column gains it here."""
+        the index), or cancelled on an error; an index made before the length or chunk column gains it here."""
         writer = self._ix.writer(timeout=WRITE_LOCK_TIMEOUT)
         try:
-            if LENGTH not in writer.schema:
-                writer.add_field(LENGTH, _length_field())
+            for name, field in ((LENGTH, _length_field), (CHUNK, _chunk_field)):
+                if name not in writer.schema:
+                    writer.add_field(name, field())
             yield writer
         except BaseException:
             try:
@@ -318,8 +317,8 @@ class KeywordIndex:
 
     def _fields(self, chunk: Chunk) -> dict[str, Any]:
         tokens = self.analyze(chunk.text)
-        return {"chunk_id": chunk.id, "source": chunk.meta.source, "text": tokens, "_stored_text": chunk.text,
-                LENGTH: len(tokens), "meta": json.dumps(chunk.meta.to_dict())}
+        return {"chunk_id": chunk.id, "source": chunk.meta.source, "text": tokens, "_stored_text": None,
+                LENGTH: len(tokens), CHUNK: _encode(chunk)}
 
     def upsert(self, chunks: Iterable[Chunk]) -> int:
         """Add or replace chunks by id in one commit; returns how many were written."""
@@ -389,27 +388,53 @@ class KeywordIndex:
 class KeywordView:
     """One generation of the index, for the duration of `KeywordIndex.scoring()`: BM25 scores, stored fields."""
 
-    def __init__(self, searcher: Any, snapshot: Bm25Snapshot, chunks: OrderedDict[tuple[str, int], Chunk]) -> None:
-        self._searcher = searcher
+    def __init__(self, snapshot: Bm25Snapshot, chunks: OrderedDict[tuple[str, int], Chunk]) -> None:
         self.bm25 = snapshot
         self._chunks = chunks     # the index's LRU of decoded hits, used under the index's lock
 
+    def frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """(N, {term: df}): N live chunks, df the chunks holding the (analysed) term, deleted ones included, as
+        Whoosh counts it (RAGWeed's IDF gate), read from the segments' cached postings that scoring then uses
+        (a term's IDF is cached for as long as its segments are)."""
+        return self.bm25.n_docs, {t: self.bm25.postings_count((t,)) for t in terms}
+
     def search(self, clauses: Sequence[Clause], top_k: int, *, require_all: bool) -> list[tuple[Chunk, float]]:
         """The best chunks, with their BM25 scores; stored fields are read for these few only."""
-        return [(self._chunk(doc), score) for doc, score in self.bm25.search(clauses, top_k, require_all=require_all)]
+        found = self.bm25.search(clauses, top_k, require_all=require_all)
+        return list(zip(self.chunks([doc for doc, _ in found]), [score for _, score in found], strict=True))
 
-    def _chunk(self, doc: int) -> Chunk:
-        key = self.bm25.locate(doc)
-        chunk = self._chunks.get(key)
-        if chunk is None:
-            chunk = self._chunks[key] = _to_chunk(self._searcher.stored_fields(doc))
-            if len(self._chunks) > CHUNKS_CACHED:
-                self._chunks.popitem(last=False)
-        else:
+    def chunks(self, docs: Sequence[int]) -> list[Chunk]:
+        """The chunks of (live) document numbers of this generation, in order; those not cached are read
+        together (`stored.RawColumn.values`)."""
+        keys = [self.bm25.locate(doc) for doc in docs]
+        missing = list({key: doc for doc, key in zip(docs, keys, strict=True) if key not in self._chunks}.values())
+        if missing:
+            raws = self.bm25.column_values(missing, CHUNK, _chunk_column())
+            older = [doc for doc, raw in zip(missing, raws, strict=True) if not raw]   # written before the column
+            stored = dict(zip(older, self.bm25.stored_fields(older), strict=True))
+            for doc, raw in zip(missing, raws, strict=True):
+                self._chunks[self.bm25.locate(doc)] = _decode(raw) if raw else _from_stored(stored[doc])
+        out = []
+        for key in keys:
+            out.append(self._chunks[key])
             self._chunks.move_to_end(key)
-        return chunk
+        while len(self._chunks) > CHUNKS_CACHED:
+            self._chunks.popitem(last=False)
+        return out
 
 
-def _to_chunk(fields: dict[str, Any]) -> Chunk:
+def _encode(chunk: Chunk) -> bytes:
+    """The chunk column's value: a pickle of (id, text, metadata dict), as Whoosh stores fields, uncompressed
+    (decoding it is ~1.4 us a hit; the same as JSON ~4 us)."""
+    return pickle.dumps((chunk.id, chunk.text, chunk.meta.to_dict()), protocol=5)
+
+
+def _decode(raw: bytes) -> Chunk:
+    cid, text, meta = pickle.loads(raw)
+    return Chunk(id=cid, text=text, meta=ChunkMeta.from_dict(meta))
+
+
+def _from_stored(fields: dict[str, Any]) -> Chunk:
+    """A chunk written before the chunk column, from its stored fields."""
     meta = json.loads(fields["meta"])
     return Chunk(id=fields["chunk_id"], text=fields["text"], meta=ChunkMeta.from_dict(meta))

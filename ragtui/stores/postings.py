@@ -32,13 +32,15 @@ import math
 import os
 import pickle
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
+
+from ragtui.stores.stored import RawColumn, open_stored_fields, stored_fields
 
 Docs = npt.NDArray[np.int32]
 Freqs = npt.NDArray[np.float32]
@@ -46,6 +48,7 @@ Scores = npt.NDArray[np.float32]
 _EMPTY: tuple[Docs, Freqs] = (np.zeros(0, np.int32), np.zeros(0, np.float32))
 _INT_SIZE = 4              # Whoosh's pack_uint prefix of a Positions value (its count)
 _PROTO2 = b"\x80\x02"     # the pickle protocol header Whoosh writes values with
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -77,9 +80,30 @@ class _Segment:
         self._field = field
         self._file = PostingsFile.open(folder, reader)
         self._postings: dict[tuple[str, ...], tuple[Docs, Freqs]] = {}
-        self._live: tuple[int, npt.NDArray[np.bool_] | None] = (0, None)
+        self._live: tuple[int, npt.NDArray[np.bool_] | None, int, float] | None = None
         self._norm: tuple[tuple[float, Bm25Params] | None, Freqs] = (None, _EMPTY[1])
+        self._stored = open_stored_fields(reader)
+        self._columns: dict[str, RawColumn | None] = {}
         self._lock = threading.Lock()
+
+    def stored_fields(self, reader: Any, docs: Sequence[int]) -> list[dict[str, Any]]:
+        """The documents' stored fields, read from the segment's file (`stored.py`) or else through Whoosh."""
+        if self._stored is not None:
+            return [stored_fields(value) for value in self._stored.values(docs)]
+        return [reader.stored_fields(doc) for doc in docs]
+
+    def column_values(self, reader: Any, name: str, column: Any, docs: Sequence[int]) -> list[bytes]:
+        """The documents' values in a bytes column (b"" where one has none, or the segment lacks the column)."""
+        with self._lock:
+            if name not in self._columns:
+                self._columns[name] = RawColumn.open(reader, name, column)
+            raw = self._columns[name]
+        if raw is not None:
+            return raw.values(docs)
+        if name not in reader.schema or not reader.has_column(name):   # an index from before the column
+            return [b""] * len(docs)
+        values = reader.column_reader(name, column)
+        return [values[doc] for doc in docs]
 
     def norm(self, avgdl: float, params: Bm25Params) -> Freqs:
         """k1 (1 - b + b dl / avgdl) per document, kept for the last avgdl (it changes only with a commit)."""
@@ -89,15 +113,16 @@ class _Segment:
                 self._norm = (key, (params.k1 * (1.0 - params.b + params.b * self.lengths / avgdl)).astype(np.float32))
             return self._norm[1]
 
-    def live(self, reader: Any) -> npt.NDArray[np.bool_] | None:
-        """The live-document mask for this reader's deletions (None: nothing deleted); deletions only grow."""
+    def live(self, reader: Any) -> tuple[npt.NDArray[np.bool_] | None, int, float]:
+        """(live-document mask or None when nothing is deleted, live documents, their total length) for this
+        reader's deletions, kept until the next delete (deletions only grow)."""
         deleted = reader.segment().deleted_count() if reader.has_deletions() else 0
         with self._lock:
-            if deleted != self._live[0]:
+            if self._live is None or deleted != self._live[0]:
                 mask = np.ones(self.size, np.bool_)
                 mask[np.fromiter(reader.segment().deleted_docs(), np.int64)] = False
-                self._live = (deleted, mask)
-            return self._live[1] if deleted else None
+                self._live = (deleted, mask if deleted else None, int(mask.sum()), float(self.lengths[mask].sum()))
+            return self._live[1:]
 
     def postings(self, reader: Any, terms: tuple[str, ...]) -> tuple[Docs, Freqs]:
         """(doc numbers ascending, term frequencies) of a term or a phrase, deleted documents included."""
@@ -116,9 +141,7 @@ class _Segment:
 
     def _phrase(self, reader: Any, terms: tuple[str, ...]) -> tuple[Docs, Freqs]:
         """Documents holding every word, then the exact occurrences from the words' positions there."""
-        candidates = self.postings(reader, terms[:1])[0]
-        for term in terms[1:]:
-            candidates = np.intersect1d(candidates, self.postings(reader, (term,))[0], assume_unique=True)
+        candidates = _intersection([self.postings(reader, (term,))[0] for term in terms])
         if not len(candidates):
             return _EMPTY
         n = np.int64(len(candidates))
@@ -334,17 +357,43 @@ class Bm25Snapshot:
     def __init__(self, parts: list[_Part], params: Bm25Params) -> None:
         self._parts = parts
         self._params = params
-        self._live = [p.segment.live(p.reader) for p in parts]
-        self.n_docs = sum(int(live.sum()) if live is not None else p.segment.size
-                          for p, live in zip(parts, self._live, strict=True))
-        total = sum(float(p.segment.lengths[live].sum()) if live is not None else float(p.segment.lengths.sum())
-                    for p, live in zip(parts, self._live, strict=True))
-        self.avgdl = total / self.n_docs if self.n_docs else 0.0
+        stats = [p.segment.live(p.reader) for p in parts]
+        self._live = [live for live, _, _ in stats]
+        self.n_docs = sum(count for _, count, _ in stats)
+        self.avgdl = sum(total for _, _, total in stats) / self.n_docs if self.n_docs else 0.0
 
     def locate(self, doc: int) -> tuple[str, int]:
         """(segment id, doc number in the segment) of a global doc number: a key that outlives the generation."""
-        part = self._parts[bisect.bisect_right([p.offset for p in self._parts], doc) - 1]
+        part = self._part(doc)
         return part.segment_id, doc - part.offset
+
+    def stored_fields(self, docs: Sequence[int]) -> list[dict[str, Any]]:
+        """The stored fields of global doc numbers, in order, each segment's read together."""
+        return self._per_part(docs, lambda part, local: part.segment.stored_fields(part.reader, local))
+
+    def column_values(self, docs: Sequence[int], name: str, column: Any) -> list[bytes]:
+        """The values of global doc numbers in a bytes column, in order, each segment's read together."""
+        return self._per_part(docs, lambda part, local: part.segment.column_values(part.reader, name, column, local))
+
+    def _per_part(self, docs: Sequence[int], read: Callable[[_Part, list[int]], list[T]]) -> list[T]:
+        by_part: dict[int, list[int]] = {}
+        for i, doc in enumerate(docs):
+            by_part.setdefault(self._part_index(doc), []).append(i)
+        values: dict[int, T] = {}
+        for index, positions in by_part.items():
+            part = self._parts[index]
+            values.update(zip(positions, read(part, [docs[i] - part.offset for i in positions]), strict=True))
+        return [values[i] for i in range(len(docs))]
+
+    def _part(self, doc: int) -> _Part:
+        return self._parts[self._part_index(doc)]
+
+    def _part_index(self, doc: int) -> int:
+        return bisect.bisect_right([p.offset for p in self._parts], doc) - 1
+
+    def postings_count(self, terms: tuple[str, ...]) -> int:
+        """Postings of the term (or phrase) in every segment, deleted documents' included (Whoosh's doc frequency)."""
+        return sum(len(p.segment.postings(p.reader, terms)[0]) for p in self._parts)
 
     def df(self, terms: tuple[str, ...]) -> int:
         """Live documents holding the term (or the phrase)."""
@@ -380,9 +429,7 @@ class Bm25Snapshot:
         postings = [part.segment.postings(part.reader, c.terms) for c in clauses]
         norm = part.segment.norm(self.avgdl, self._params)
         if require_all:
-            docs = min((d for d, _ in postings), key=len)
-            for d, _ in postings:
-                docs = np.intersect1d(docs, d, assume_unique=True)
+            docs = _intersection([d for d, _ in postings])
             if live is not None:
                 docs = docs[live[docs]]
             if not len(docs):
@@ -404,6 +451,20 @@ class Bm25Snapshot:
     def _live_count(self, i: int, docs: Docs) -> int:
         live = self._live[i]
         return int(live[docs].sum()) if live is not None else len(docs)
+
+
+def _intersection(lists: list[Docs]) -> Docs:
+    """Doc numbers in every list (each ascending, unique): the shortest list, narrowed by a binary search
+    in each longer one (the AND tier's lists differ by orders of magnitude; `intersect1d` sorts both)."""
+    ordered = sorted(lists, key=len)
+    docs = ordered[0]
+    for other in ordered[1:]:
+        if not len(other):
+            return other
+        at = np.searchsorted(other, docs)
+        at[at == len(other)] = 0
+        docs = docs[other[at] == docs]
+    return docs
 
 
 def _top(docs: npt.NDArray[np.int64], scores: Scores, k: int) -> tuple[npt.NDArray[np.int64], Scores]:

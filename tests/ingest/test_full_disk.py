@@ -16,7 +16,7 @@ import pytest
 from tests.fake_ollama import FakeOllama
 
 ROOT = Path(__file__).resolve().parents[2]
-TMPFS_MIB = 16
+TMPFS_MIB = 32
 WORDS = ("pump", "valve", "seal", "rotor", "stator", "gasket", "impeller", "bearing", "priming", "pressure",
          "flow", "shaft", "casing", "motor", "coupling", "suction", "discharge", "volute", "cavitation", "head")
 
