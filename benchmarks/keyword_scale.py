@@ -21,7 +21,10 @@
    takes the same work step by step with the memory after each step.
 3. Yardstick: SQLite FTS5 (porter tokenizer) over the same chunk texts, in the
    same query process, with each query's kept words: AND of them for queries
-   our leg answered in tier 1, OR for tier 2, bm25() order, top 64.
+   our leg answered in tier 1, OR for tier 2, bm25() order, top 64. On disk
+   (a file in the data dir, built once, like our index), returning the chunks'
+   text (our leg returns chunks), run right after our leg on each query so
+   both meet the same page cache; then in memory, with text and row ids only.
 
 Queries: SQuAD dev questions and Cranfield queries (natural questions). The
 data dir keeps the built collection (`--data-dir`), so a second run measures
@@ -208,6 +211,7 @@ def measure(settings: Settings, name: str, queries: list[str]) -> dict[str, Any]
     lookup = workspace.lexicon.lookup()
     model = settings.embed.model
     vectors = {q: hashed(q.lower()) for q in queries}
+    on_disk = sqlite3.connect(fts5_file(settings, name))
 
     def leg(q: str) -> Any:
         return keyword_search(collection.keyword, q, fts=settings.fts, top_k=TOP_K, synonyms=lookup,
@@ -230,7 +234,7 @@ def measure(settings: Settings, name: str, queries: list[str]) -> dict[str, Any]
 
     times: dict[str, list[float]] = {k: [] for k in (
         "keyword", "keyword_cpu", "tier1", "tier1_cpu", "tier2", "tier2_cpu", "vector", "vector_cpu",
-        "whole", "whole_cpu")}
+        "whole", "whole_cpu", "fts5_disk_tier1", "fts5_disk_tier1_cpu", "fts5_disk_tier2", "fts5_disk_tier2_cpu")}
     plans: list[tuple[int, list[str]]] = []
 
     def timed(key: str, cpu: float, wall: float) -> None:
@@ -243,8 +247,12 @@ def measure(settings: Settings, name: str, queries: list[str]) -> dict[str, Any]
             result = leg(q)
             timed("keyword", cpu, wall)
             if result.meta.tier in (1, 2):
-                timed(f"tier{result.meta.tier}", cpu, wall)
-                plans.append((int(result.meta.tier), [w for w in result.meta.kept if collection.keyword.analyze(w)]))
+                tier = int(result.meta.tier)
+                timed(f"tier{tier}", cpu, wall)
+                plans.append((tier, [w for w in result.meta.kept if collection.keyword.analyze(w)]))
+                cpu, wall = time.process_time(), time.perf_counter()
+                fts5_query(on_disk, *plans[-1], "rowid, text")
+                timed(f"fts5_disk_tier{tier}", cpu, wall)
             cpu, wall = time.process_time(), time.perf_counter()
             collection.vectors(model).query(vectors[q], TOP_K)
             timed("vector", cpu, wall)
@@ -264,24 +272,63 @@ def measure(settings: Settings, name: str, queries: list[str]) -> dict[str, Any]
             **{k: summary(v) for k, v in times.items()}, **fts}
 
 
-def fts5(collection: Any, plans: list[tuple[int, list[str]]]) -> dict[str, Any]:
-    """The same chunks and kept words in SQLite FTS5 (porter), in this process: build time, p50/p95 per tier."""
-    db = sqlite3.connect(":memory:")
+def fts5_file(settings: Settings, name: str) -> str:
+    return str(settings.data_dir / f"fts5-{name}.sqlite3")
+
+
+def fts5_on_disk(settings: Settings, name: str) -> None:
+    """The FTS5 file of the collection in the data dir, built once (before a query process starts)."""
+    from ragtui.collections import CollectionRegistry
+
+    path = Path(fts5_file(settings, name))
+    if path.exists():
+        return
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.unlink(missing_ok=True)
+    collection = CollectionRegistry(settings).open(name)
+    db = sqlite3.connect(tmp)
+    fts5_fill(db, collection)
+    db.close()
+    collection.close()
+    tmp.rename(path)
+
+
+def fts5_fill(db: sqlite3.Connection, collection: Any) -> int:
+    """The collection's chunk texts into a new FTS5 (porter) table `chunks` of `db`; returns the row count."""
     db.execute("CREATE VIRTUAL TABLE chunks USING fts5(text, tokenize='porter unicode61')")
-    t = time.perf_counter()
-    stored = collection.keyword.searcher().all_stored_fields()
-    db.executemany("INSERT INTO chunks(text) VALUES (?)", ((f["text"],) for f in stored))
+    texts = collection.records.done_texts(sorted(collection.keyword.ids()))
+    db.executemany("INSERT INTO chunks(text) VALUES (?)", ((text,) for text in texts.values()))
     db.commit()
+    return len(texts)
+
+
+def fts5_query(db: sqlite3.Connection, tier: int, words: list[str], columns: str) -> None:
+    match = (" AND " if tier == 1 else " OR ").join(f'"{w}"' for w in words)
+    db.execute(f"SELECT {columns}, bm25(chunks) FROM chunks WHERE chunks MATCH ? ORDER BY bm25(chunks) LIMIT ?",
+               (match, TOP_K)).fetchall()
+
+
+def fts5(collection: Any, plans: list[tuple[int, list[str]]]) -> dict[str, Any]:
+    """The same chunks and kept words in an in-memory SQLite FTS5 (porter), in this process: build time, p50/p95
+    per tier.
+
+    Each query runs twice: returning the chunks' text with the rank (`fts5_tier*`: the work our leg does,
+    which returns chunks) and returning row ids only (`fts5_ids_tier*`). (`fts5_disk_tier*`, timed beside
+    each query of our leg, is the same with text from an FTS5 file in the data dir: on disk, as our index is.)
+    """
+    db = sqlite3.connect(":memory:")
+    t = time.perf_counter()
+    rows = fts5_fill(db, collection)
     built = time.perf_counter() - t
-    times: dict[str, list[float]] = {"fts5_tier1": [], "fts5_tier1_cpu": [], "fts5_tier2": [], "fts5_tier2_cpu": []}
+    times: dict[str, list[float]] = {f"fts5{kind}_tier{tier}{clock}": [] for kind in ("", "_ids") for tier in (1, 2)
+                                     for clock in ("", "_cpu")}
     for tier, words in plans:
-        match = (" AND " if tier == 1 else " OR ").join(f'"{w}"' for w in words)
-        wall, cpu = time.perf_counter(), time.process_time()
-        db.execute("SELECT rowid, bm25(chunks) FROM chunks WHERE chunks MATCH ? ORDER BY bm25(chunks) LIMIT ?",
-                   (match, TOP_K)).fetchall()
-        times[f"fts5_tier{tier}"].append((time.perf_counter() - wall) * 1000)
-        times[f"fts5_tier{tier}_cpu"].append((time.process_time() - cpu) * 1000)
-    return {"fts5_build_s": built, **{k: summary(v) for k, v in times.items()}}
+        for kind, columns in (("", "rowid, text"), ("_ids", "rowid")):
+            wall, cpu = time.perf_counter(), time.process_time()
+            fts5_query(db, tier, words, columns)
+            times[f"fts5{kind}_tier{tier}"].append((time.perf_counter() - wall) * 1000)
+            times[f"fts5{kind}_tier{tier}_cpu"].append((time.process_time() - cpu) * 1000)
+    return {"fts5_build_s": built, "fts5_rows": rows, **{k: summary(v) for k, v in times.items()}}
 
 
 def summary(values: list[float]) -> dict[str, float]:
@@ -301,12 +348,20 @@ def table(size: int, built: dict[str, Any] | None, m: dict[str, Any]) -> str:
     rows = [f"### {size:,} chunks", "",
             "| measure | p50 / p95 ms (wall) | p50 / p95 ms (CPU) | n |", "|---|---|---|---|"]
     for label, key in (("keyword leg, all queries", "keyword"), ("keyword leg, AND tier sufficed", "tier1"),
-                       ("keyword leg, OR tier", "tier2"), ("FTS5, AND of the kept words", "fts5_tier1"),
-                       ("FTS5, OR of the kept words", "fts5_tier2"), ("vector leg (Chroma)", "vector"),
+                       ("keyword leg, OR tier", "tier2"), ("FTS5, AND of the kept words, with text", "fts5_tier1"),
+                       ("FTS5, OR of the kept words, with text", "fts5_tier2"),
+                       ("FTS5, AND of the kept words, row ids only", "fts5_ids_tier1"),
+                       ("FTS5, OR of the kept words, row ids only", "fts5_ids_tier2"),
+                       ("FTS5 on disk, AND of the kept words, with text", "fts5_disk_tier1"),
+                       ("FTS5 on disk, OR of the kept words, with text", "fts5_disk_tier2"),
+                       ("vector leg (Chroma)", "vector"),
                        ("whole retrieval, embedding excluded", "whole")):
         rows.append(f"| {label} | {cell(key)} | {cell(key + '_cpu')} | {m[key]['n']} |")
-    rows += ["", f"FTS5 p50 / ours p50 (CPU): AND tier {ratio('tier1_cpu', 'fts5_tier1_cpu')}, "
-                 f"OR tier {ratio('tier2_cpu', 'fts5_tier2_cpu')}; first query after opening (whole retrieval) "
+    rows += ["", f"FTS5 p50 / ours p50 (CPU), on disk with text / in memory with text / in memory, row ids only: "
+                 f"AND tier {ratio('tier1_cpu', 'fts5_disk_tier1_cpu')} / {ratio('tier1_cpu', 'fts5_tier1_cpu')} / "
+                 f"{ratio('tier1_cpu', 'fts5_ids_tier1_cpu')}, OR tier {ratio('tier2_cpu', 'fts5_disk_tier2_cpu')} / "
+                 f"{ratio('tier2_cpu', 'fts5_tier2_cpu')} / {ratio('tier2_cpu', 'fts5_ids_tier2_cpu')}; "
+                 f"first query after opening (whole retrieval) "
                  f"{m['first_query_s']:.2f} s wall / {m['first_query_cpu_s']:.2f} s CPU, after the engine's imports "
                  f"({m['imports_s']:.2f} s / {m['imports_cpu_s']:.2f} s CPU); query process peak "
                  f"RSS {m['rss_mb']:.0f} MiB; {m['segments']} Whoosh segment(s); FTS5 build {m['fts5_build_s']:.1f} s; "
@@ -348,6 +403,7 @@ def main() -> int:
             install(settings.synonyms.lexicon, args.data_dir, args.wordnet)
     queries = questions(args.eval_data, args.queries)
     if args.measure:
+        fts5_on_disk(settings, args.measure)
         print(json.dumps(measure(settings, args.measure, queries)))
         return 0
     from ragtui.collections import CollectionRegistry
