@@ -277,12 +277,17 @@ def fts5_file(settings: Settings, name: str) -> str:
 
 
 def fts5_on_disk(settings: Settings, name: str) -> None:
-    """The FTS5 file of the collection in the data dir, built once (before a query process starts)."""
+    """The FTS5 file of the collection in the data dir, built once, in its own process (`--fts5-file`), so the
+    texts it reads never count in a query process's RSS."""
+    if not Path(fts5_file(settings, name)).exists():
+        subprocess.run([sys.executable, "-m", "benchmarks.keyword_scale", "--fts5-file", name, "--data-dir",
+                        str(settings.data_dir)], check=True, cwd=ROOT)
+
+
+def build_fts5_file(settings: Settings, name: str) -> None:
     from ragtui.collections import CollectionRegistry
 
     path = Path(fts5_file(settings, name))
-    if path.exists():
-        return
     tmp = path.with_name(path.name + ".tmp")
     tmp.unlink(missing_ok=True)
     collection = CollectionRegistry(settings).open(name)
@@ -394,6 +399,7 @@ def main() -> int:
     parser.add_argument("--build-only", action="store_true",
                         help="build without embeddings, print the build's JSON, stop (no embedding pass or queries)")
     parser.add_argument("--measure", metavar="NAME", help=argparse.SUPPRESS)
+    parser.add_argument("--fts5-file", metavar="NAME", help=argparse.SUPPRESS)
     args = parser.parse_args()
     settings = settings_for(args.data_dir)
     if args.wordnet and not args.measure:
@@ -402,6 +408,9 @@ def main() -> int:
         if not installed(settings.synonyms.lexicon, args.data_dir):
             install(settings.synonyms.lexicon, args.data_dir, args.wordnet)
     queries = questions(args.eval_data, args.queries)
+    if args.fts5_file:
+        build_fts5_file(settings, args.fts5_file)
+        return 0
     if args.measure:
         fts5_on_disk(settings, args.measure)
         print(json.dumps(measure(settings, args.measure, queries)))
