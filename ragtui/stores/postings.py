@@ -82,28 +82,31 @@ class _Segment:
         self._postings: dict[tuple[str, ...], tuple[Docs, Freqs]] = {}
         self._live: tuple[int, npt.NDArray[np.bool_] | None, int, float] | None = None
         self._norm: tuple[tuple[float, Bm25Params] | None, Freqs] = (None, _EMPTY[1])
-        self._stored = open_stored_fields(reader)
-        self._columns: dict[str, RawColumn | None] = {}
+        self._columns: dict[str, RawColumn | None] = {}   # opened on first use ("_stored": the stored fields)
         self._lock = threading.Lock()
 
     def stored_fields(self, reader: Any, docs: Sequence[int]) -> list[dict[str, Any]]:
         """The documents' stored fields, read from the segment's file (`stored.py`) or else through Whoosh."""
-        if self._stored is not None:
-            return [stored_fields(value) for value in self._stored.values(docs)]
+        raw = self._column("_stored", lambda: open_stored_fields(reader))
+        if raw is not None:
+            return [stored_fields(value) for value in raw.values(docs)]
         return [reader.stored_fields(doc) for doc in docs]
 
     def column_values(self, reader: Any, name: str, column: Any, docs: Sequence[int]) -> list[bytes]:
         """The documents' values in a bytes column (b"" where one has none, or the segment lacks the column)."""
-        with self._lock:
-            if name not in self._columns:
-                self._columns[name] = RawColumn.open(reader, name, column)
-            raw = self._columns[name]
+        raw = self._column(name, lambda: RawColumn.open(reader, name, column))
         if raw is not None:
             return raw.values(docs)
         if name not in reader.schema or not reader.has_column(name):   # an index from before the column
             return [b""] * len(docs)
         values = reader.column_reader(name, column)
         return [values[doc] for doc in docs]
+
+    def _column(self, name: str, opener: Callable[[], RawColumn | None]) -> RawColumn | None:
+        with self._lock:
+            if name not in self._columns:
+                self._columns[name] = opener()
+            return self._columns[name]
 
     def norm(self, avgdl: float, params: Bm25Params) -> Freqs:
         """k1 (1 - b + b dl / avgdl) per document, kept for the last avgdl (it changes only with a commit)."""
@@ -356,6 +359,7 @@ class Bm25Snapshot:
 
     def __init__(self, parts: list[_Part], params: Bm25Params) -> None:
         self._parts = parts
+        self._offsets = [p.offset for p in parts]
         self._params = params
         stats = [p.segment.live(p.reader) for p in parts]
         self._live = [live for live, _, _ in stats]
@@ -389,7 +393,7 @@ class Bm25Snapshot:
         return self._parts[self._part_index(doc)]
 
     def _part_index(self, doc: int) -> int:
-        return bisect.bisect_right([p.offset for p in self._parts], doc) - 1
+        return bisect.bisect_right(self._offsets, doc) - 1
 
     def postings_count(self, terms: tuple[str, ...]) -> int:
         """Postings of the term (or phrase) in every segment, deleted documents' included (Whoosh's doc frequency)."""
