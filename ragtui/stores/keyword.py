@@ -154,11 +154,12 @@ def _segment_postings(reader: Any, schema: Any, base: int, docmap: dict[int, int
     """A segment's postings of live documents as Whoosh's (field, term bytes, new doc number, weight, value)
     tuples, in order, renumbered as `write_per_doc` placed the documents; read block by block (pinned
     Whoosh 2.7.4's W3 posting blocks) rather than through three matcher calls per posting."""
+    from ragtui.stores.postings import raw_matcher
+
     for fieldname, btext in reader.all_terms():
         if fieldname not in schema:
             continue
-        matcher = reader.postings(fieldname, btext)
-        matcher = getattr(matcher, "child", matcher)      # deleted documents are dropped by the docmap below
+        matcher = raw_matcher(reader, fieldname, btext)     # deleted documents are dropped by the docmap below
         while matcher.is_active():
             matcher._read_ids()
             matcher._read_weights()
@@ -230,6 +231,8 @@ class KeywordIndex:
             if self._searcher is not None:
                 self._searcher.close()
                 self._searcher = None
+            self._postings = None
+            self._chunks.clear()
             self._ix = _storage(self.path).create_index(_schema())
             self._analyzer = self._ix.schema[self.FIELD].analyzer
 
@@ -259,7 +262,8 @@ class KeywordIndex:
         with self._lock:
             if self._postings is None:
                 self._postings = PostingCache(self.path, self.FIELD, LENGTH, self._bm25 or Bm25Params())
-            yield KeywordView(self._postings.snapshot(self.searcher().reader()), self._chunks)
+            searcher = self.searcher()
+            yield KeywordView(searcher, self._postings.snapshot(searcher.reader()), self._chunks)
 
     def prepare(self) -> None:
         """Open the searcher and load the segments' arrays now, so the first query does not pay for them."""
@@ -278,9 +282,7 @@ class KeywordIndex:
     def get(self, ids: Sequence[str]) -> list[Chunk]:
         """The chunks of these ids that the index holds, in the order asked."""
         with self.scoring() as view:
-            searcher = self.searcher()
-            docs = (searcher.document_number(chunk_id=cid) for cid in ids)
-            return view.chunks([doc for doc in docs if doc is not None])
+            return view.get(ids)
 
     def ids(self) -> set[str]:
         """Every chunk id, read from the id field's terms of live documents (no stored text loaded)."""
@@ -379,16 +381,20 @@ class KeywordIndex:
             return len(leaves)
 
     def close(self) -> None:
+        """Close the searcher and drop the cached arrays, descriptors and chunks (a later read reopens)."""
         with self._lock:
             if self._searcher is not None:
                 self._searcher.close()
                 self._searcher = None
+            self._postings = None
+            self._chunks.clear()
 
 
 class KeywordView:
     """One generation of the index, for the duration of `KeywordIndex.scoring()`: BM25 scores and chunks."""
 
-    def __init__(self, snapshot: Bm25Snapshot, chunks: OrderedDict[tuple[str, int], Chunk]) -> None:
+    def __init__(self, searcher: Any, snapshot: Bm25Snapshot, chunks: OrderedDict[tuple[str, int], Chunk]) -> None:
+        self._searcher = searcher     # the snapshot's generation: its document numbers are the snapshot's
         self.bm25 = snapshot
         self._chunks = chunks     # the index's LRU of decoded hits, used under the index's lock
 
@@ -402,6 +408,11 @@ class KeywordView:
         """The best chunks, with their BM25 scores; only these few chunks are read."""
         found = self.bm25.search(clauses, top_k, require_all=require_all)
         return list(zip(self.chunks([doc for doc, _ in found]), [score for _, score in found], strict=True))
+
+    def get(self, ids: Sequence[str]) -> list[Chunk]:
+        """The chunks of these ids in this generation, in the order asked (ids it does not hold left out)."""
+        docs = (self._searcher.document_number(chunk_id=cid) for cid in ids)
+        return self.chunks([doc for doc in docs if doc is not None])
 
     def chunks(self, docs: Sequence[int]) -> list[Chunk]:
         """The chunks of (live) document numbers of this generation, in order; those not cached are read

@@ -225,7 +225,7 @@ class PostingsFile:
         positions: list[npt.NDArray[np.int32]] | None = [] if keeps_positions else None
         for raw in reader.lexicon(field):
             term = raw if isinstance(raw, bytes) else raw.encode("utf-8")
-            blocks = list(_blocks(_raw_matcher(reader, field, term.decode("utf-8"))))
+            blocks = list(_blocks(raw_matcher(reader, field, term.decode("utf-8"))))
             terms.append(term)
             docs.append(np.concatenate([ids for ids, _, _ in blocks]).astype(np.int32) if blocks else _EMPTY[0])
             freqs.append(np.concatenate([w for _, w, _ in blocks]).astype(np.float32) if blocks else _EMPTY[1])
@@ -498,17 +498,20 @@ def _lengths(reader: Any, field: str, length_column: str, size: int) -> Freqs:
     return lengths
 
 
-def _raw_matcher(reader: Any, field: str, term: str) -> Any:
-    """The segment's on-disk posting matcher for a term, without Whoosh's deleted-document filter."""
-    matcher = reader.postings(field, term)
-    return getattr(matcher, "child", matcher)
+def raw_matcher(reader: Any, field: str, term: str | bytes) -> Any:
+    """The segment's on-disk posting matcher for a term, deleted documents included.
+
+    Not `reader.postings(...).child`: Whoosh's deleted-document filter moves its child past the leading
+    deleted postings when it is built, so those would be missing (and a df counted from them short).
+    """
+    return reader._terms.matcher(field, reader._text_to_bytes(field, term), reader.schema[field].format)
 
 
 def _read_term(reader: Any, field: str, term: str) -> tuple[Docs, Freqs]:
     """A term's postings in one segment: doc numbers ascending and term frequencies."""
     if (field, term) not in reader:
         return _EMPTY
-    blocks = list(_blocks(_raw_matcher(reader, field, term)))
+    blocks = list(_blocks(raw_matcher(reader, field, term)))
     if not blocks:
         return _EMPTY
     return (np.concatenate([ids for ids, _, _ in blocks]).astype(np.int32),
@@ -523,7 +526,7 @@ def _positions(reader: Any, field: str, term: str, docs: Docs) -> tuple[npt.NDAr
     the wanted values are decoded together (issue 14: phrase synonyms made the keyword leg's p95 at
     100k chunks).
     """
-    matcher = _raw_matcher(reader, field, term)
+    matcher = raw_matcher(reader, field, term)
     wanted = docs.tolist()
     values: list[bytes] = []
     while len(values) < len(wanted) and matcher.is_active():

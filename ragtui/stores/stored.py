@@ -9,7 +9,9 @@ stored fields then through zlib: ~35 us per hit, ~2 ms of a 64-hit query at
 field dict) is a table of offsets and lengths, loaded by Whoosh's own column
 reader, over the values; here a value is one `pread` on our own descriptor of
 the segment's file (a memory map would be as fast, but would keep every page
-a query touched in the process's RSS). A query's hits are read together: the
+a query touched in the process's RSS); the descriptor is a duplicate of the
+one Whoosh's reader holds, so a merge that deletes the segment's files while a
+query reads it changes nothing. A query's hits are read together: the
 kernel is first told of every range (`POSIX_FADV_WILLNEED`), so pages not in
 the page cache are fetched in one batch rather than one wait per hit (46 cold
 reads: 2.9 -> 0.65 ms wall, 1.2 -> 0.3 ms CPU on this project's machines). The
@@ -32,9 +34,9 @@ from typing import Any
 class RawColumn:
     """One segment's values of one variable-length bytes column, by document number."""
 
-    def __init__(self, path: str, start: int, offsets: Any, lengths: Any) -> None:
-        self._fd = os.open(path, os.O_RDONLY)
-        weakref.finalize(self, os.close, self._fd)
+    def __init__(self, fd: int, start: int, offsets: Any, lengths: Any) -> None:
+        self._fd = fd
+        weakref.finalize(self, os.close, fd)
         self._start = start
         self._offsets = offsets
         self._lengths = lengths
@@ -57,10 +59,14 @@ class RawColumn:
             return None
         inner = getattr(values._dbfile, "file", None)
         base, real = (inner._offset, inner._file) if isinstance(inner, SubFile) else (0, inner)
-        path = getattr(real, "name", None)
-        if not isinstance(path, str):
+        fileno = getattr(real, "fileno", None)
+        try:
+            fd = os.dup(fileno()) if fileno is not None else None
+        except (OSError, ValueError):           # a closed or in-memory file
+            fd = None
+        if fd is None:
             return None
-        return cls(path, base + values._basepos, values._offsets, values._lengths)
+        return cls(fd, base + values._basepos, values._offsets, values._lengths)
 
     def values(self, docs: Sequence[int]) -> list[bytes]:
         """The documents' values, in order; b"" for a document without one."""

@@ -107,6 +107,9 @@ def test_per_document_reads_equal_whooshs_own_readers(tmp_path: Path, monkeypatc
             assert len(live) == 21 and len(reader.leaf_readers()) == (1 if merged else 4)
             shuffled = live[::-1] + live[::2]                # across segments, out of order, repeated
             assert view.bm25.column_values(shuffled, CHUNK, _chunk_column()) == [column[d] for d in shuffled]
+            opened = [part.segment._columns[CHUNK] for part in view.bm25._parts if CHUNK in part.segment._columns]
+            assert len(opened) == (1 if merged else 3)              # every segment that holds a live chunk
+            assert all(isinstance(c, stored.RawColumn) if through == "pread" else c is None for c in opened)
             assert view.bm25.stored_fields(shuffled) == [searcher.stored_fields(d) for d in shuffled]
             assert [c.id for c in view.chunks(shuffled)] == [searcher.stored_fields(d)["chunk_id"] for d in shuffled]
             assert [view.bm25.column_values([d], CHUNK, _chunk_column()) for d in live] == [[column[d]] for d in live]
@@ -124,3 +127,37 @@ def test_decoded_hits_are_kept_up_to_the_bound(tmp_path: Path, monkeypatch: pyte
     assert [c.id for c in index._chunks.values()] == [ids[9], *ids[:3]]   # the four used last, oldest first
     assert index.get(ids[::-1]) == chunks[::-1]
     assert [c.id for c in index._chunks.values()] == ids[3::-1]
+
+
+def test_a_merge_during_a_query_changes_nothing_it_reads(tmp_path: Path) -> None:
+    """A query's generation stays readable when another writer merges and Whoosh deletes its segment files."""
+    a = make_chunks("c", {"a.txt": ["pump a", "pump b"]})
+    b = make_chunks("c", {"b.txt": ["pump c"]})
+    index = KeywordIndex(tmp_path)
+    index.upsert(a)
+    index.upsert(b)
+    index.prepare()
+    other = KeywordIndex(tmp_path)                          # an ingest in another thread or process
+    with index.scoring() as view:
+        found = view.bm25.search([Clause(("pump",))], 10, require_all=False)
+        other.delete_sources(["a.txt"])
+        assert other.merge() == 1
+        assert [c.id for c in view.chunks([doc for doc, _ in found])] == [c.id for c in a + b]
+        assert view.get([b[0].id, a[1].id]) == [b[0], a[1]]
+    assert index.get([b[0].id, a[1].id]) == [b[0]]           # the next generation
+
+
+def test_df_from_postings_is_whooshs_doc_frequency_with_deleted_leading_postings(tmp_path: Path) -> None:
+    index = KeywordIndex(tmp_path)
+    index.upsert(make_chunks("c", {"x.txt": ["zebra crossing pump", "zebra pump seal"]}))
+    index.upsert(make_chunks("c", {"y.txt": ["pump valve zebra", "seal valve"]}))
+    warm = KeywordIndex(tmp_path)
+    terms = ["zebra", "cross", "pump", "seal", "valv", "absent"]
+    before = warm.frequencies(terms)                        # postings cached before the delete
+    index.delete_sources(["x.txt"])                         # every leading posting of zebra, pump and cross
+    fresh = KeywordIndex(tmp_path)
+    whoosh = {t: fresh.doc_frequency(t) for t in terms}
+    assert whoosh["cross"] == 1 and whoosh["zebra"] == 3    # Whoosh counts deleted chunks: so does the IDF gate
+    assert fresh.frequencies(terms) == (2, whoosh)
+    assert warm.frequencies(terms) == (2, whoosh)
+    assert before == (4, whoosh)
