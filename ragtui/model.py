@@ -49,7 +49,11 @@ class ChunkMeta:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ChunkMeta:
-        return cls(**{k: v for k, v in data.items() if k in _META_FIELDS})
+        """Unknown keys (metadata written by another version, or added by a store) are dropped."""
+        try:
+            return cls(**data)
+        except TypeError:
+            return cls(**{k: v for k, v in data.items() if k in _META_FIELDS})
 
 
 _META_FIELDS = tuple(ChunkMeta.__dataclass_fields__)

@@ -189,7 +189,8 @@ class PostingsFile:
     OPTIONAL = frozenset({"position_starts", "positions"})
 
     def __init__(self, arrays: dict[str, Any]) -> None:
-        self._terms = _Terms(arrays["terms"], arrays["term_offsets"])
+        arrays = {part: np.asarray(array) for part, array in arrays.items()}   # plain views of the maps: slicing
+        self._terms = _Terms(arrays["terms"], arrays["term_offsets"])          # a memmap made a term lookup 3x dearer
         self._offsets = arrays["offsets"]
         self._docs = arrays["docs"]
         self._freqs = arrays["freqs"]
