@@ -412,11 +412,12 @@ class _IngestRun:
         """Journal, index and mark done one batch of files (steps 1-3 of the write order)."""
         began = time.monotonic()
         docs = [d for p in batch for d in p.docs]
-        stale = sorted({s for p in batch for s in p.stale} | {r.source for r, _ in docs})
+        fresh = {r.source for r, _ in docs}
+        stale = sorted({s for p in batch for s in p.stale} | fresh)
         with self._stores_lock:
             recorded = self.records.recorded(stale)   # only these can be in the stores (a new file skips deletes)
             old_ids = [c.id for c in self.records.chunks_of(recorded)]
-            gone = [s for s in stale if s not in {r.source for r, _ in docs}]
+            gone = [s for s in stale if s not in fresh]
             self.records.remove(gone)
             self.records.begin(docs, {k: v for p in batch for k, v in p.texts.items()})
             for p in batch:
@@ -433,7 +434,7 @@ class _IngestRun:
         self.report.add_time("journal", time.monotonic() - began)
         began = time.monotonic()
         self.coll.keyword.replace_sources(recorded, [c for _, chunks in docs for c in chunks])
-        self.records.mark_done([r.source for r, _ in docs])
+        self.records.mark_done(fresh)
         self.report.add_time("index", time.monotonic() - began)
         _, entropy_filter = self._transformations()
         self.report.filtered = entropy_filter.dropped.copy()

@@ -244,16 +244,6 @@ class KeywordIndex:
         with self._lock:
             return int(self.searcher().doc_count())
 
-    def doc_frequency(self, term: str) -> int:
-        """Chunks containing an already-analyzed term ('instal', not 'install')."""
-        with self._lock:
-            return int(self.searcher().doc_frequency(self.FIELD, term))
-
-    def frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
-        """(N, {term: df}) of the current generation (`KeywordView.frequencies`)."""
-        with self.scoring() as view:
-            return view.frequencies(terms)
-
     @contextmanager
     def scoring(self) -> Iterator[KeywordView]:
         """BM25 over one generation of the index, held for the block (a commit meanwhile is not seen)."""

@@ -126,6 +126,16 @@ class IngestRecords:
         with self._lock:
             return self._db.execute(sql, args).fetchall()
 
+    def _rows_in(self, sql: str, values: Iterable[object], *before: object) -> list[tuple]:
+        """`sql` with its "{marks}" bound to `values` (after the `before` arguments), 500 at a time: SQLite's
+        default limit on bound parameters is 999."""
+        wanted = list(dict.fromkeys(values))
+        out: list[tuple] = []
+        for start in range(0, len(wanted), 500):
+            part = wanted[start:start + 500]
+            out.extend(self._rows(sql.format(marks=",".join("?" * len(part))), (*before, *part)))
+        return out
+
     # --- files -----------------------------------------------------------------------
 
     def file(self, source: str) -> FileRecord | None:
@@ -155,11 +165,9 @@ class IngestRecords:
     def recorded(self, sources: Iterable[str]) -> list[str]:
         """The sources that have a row (any status), in the order given: the only ones a store can hold
         (files leave the records before the stores; an interrupted run is reconciled first)."""
-        out = []
-        for s in sources:
-            if self._rows("SELECT 1 FROM files WHERE source = ?", (s,)):
-                out.append(s)
-        return out
+        sources = list(sources)
+        found = {r[0] for r in self._rows_in("SELECT source FROM files WHERE source IN ({marks})", sources)}
+        return [s for s in sources if s in found]
 
     def members(self, container: str) -> list[str]:
         return [r[0] for r in self._rows("SELECT source FROM files WHERE container = ?", (container,))]
@@ -251,12 +259,8 @@ class IngestRecords:
 
     def done_texts(self, ids: Sequence[str]) -> dict[str, str]:
         """{id: text} of those chunks that belong to a "done" file now (a vector is only stored for these)."""
-        out: dict[str, str] = {}
-        for start in range(0, len(ids), 500):
-            part = ids[start:start + 500]
-            out.update(self._rows(f"SELECT c.id, c.text FROM chunks c JOIN files f ON f.source = c.source "
-                                  f"WHERE f.status = ? AND c.id IN ({','.join('?' * len(part))})", (DONE, *part)))
-        return out
+        return dict(self._rows_in("SELECT c.id, c.text FROM chunks c JOIN files f ON f.source = c.source "
+                                  "WHERE f.status = ? AND c.id IN ({marks})", ids, DONE))
 
     def embedded_ids(self, model: str) -> set[str]:
         return {r[0] for r in self._rows("SELECT chunk_id FROM embeds WHERE model = ?", (model,))}
@@ -286,13 +290,7 @@ class IngestRecords:
 
     def chunk_counts(self, sources: Iterable[str]) -> dict[str, int]:
         """Indexed chunks per file, for these files (the per-file cap grows with a file's length)."""
-        wanted = list(dict.fromkeys(sources))
-        out: dict[str, int] = {}
-        for start in range(0, len(wanted), 500):     # SQLite's default limit on bound parameters is 999
-            part = wanted[start:start + 500]
-            out.update(self._rows(f"SELECT source, chunks FROM files WHERE source IN ({','.join('?' * len(part))})",
-                                  part))
-        return out
+        return dict(self._rows_in("SELECT source, chunks FROM files WHERE source IN ({marks})", sources))
 
     def status_counts(self) -> dict[str, int]:
         """Files per status, zip containers left out."""
