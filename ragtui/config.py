@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ragtui.errors import RagtuiError
+from ragtui.paths import user_path
 
 ENV_PREFIX = "RAGTUI_"
 
@@ -256,7 +257,7 @@ class Settings:
     @property
     def data_dir(self) -> Path:
         if self.storage.data_dir:
-            return Path(self.storage.data_dir).expanduser()
+            return user_path(self.storage.data_dir)
         from platformdirs import user_data_path
 
         return user_data_path("ragtui", appauthor=False)

@@ -103,7 +103,7 @@ def test_a_collection_folder_linked_outside_the_data_dir_is_never_used(tmp_path:
     assert _tree(victim) == before
 
 
-HOSTILE_PATHS = ["a\x00b", "\ud800x", "x" * 300, "x/" * 3000, "-", "--", "~nobody/x", "victim/keep.txt", "..",
+HOSTILE_PATHS = ["a\x00b", "\ud800x", "x" * 300, "x/" * 3000, "-", "--", "~nobody/x", "~0", "victim/keep.txt", "..",
                  "/", "", " ", "\n", "\x1b]0;t\x07", "\udcff.toml"]
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ragtui.ingest.extract import Skip
+from ragtui.paths import user_path
 from ragtui.sanitize import one_line
 
 IGNORE_FILE = ".ragtuiignore"
@@ -105,7 +106,7 @@ def discover(paths: Sequence[Path], ignore: Sequence[str] = (), follow_outside: 
     ignored: Counter[str] = Counter()
     seen: dict[str, str] = {}
     for given in paths:
-        path = Path(given).expanduser()
+        path = user_path(given)
         problem = _given_problem(path)
         if problem:
             skips.append(Skip(str(given), problem))

@@ -21,6 +21,7 @@ from textual.widgets import Input, ProgressBar, RichLog, Static
 from ragtui.collections import CollectionError, validate_collection_name
 from ragtui.errors import describe
 from ragtui.events import Event, FileSkipped, IngestFinished, IngestProgress, Notice
+from ragtui.paths import user_path
 from ragtui.sanitize import one_line
 from ragtui.tui.engine import Engine
 
@@ -85,7 +86,7 @@ class IngestScreen(ModalScreen[bool]):
         except CollectionError as exc:    # before anything renders the name: "[/]" is Rich markup
             self.query_one("#ingest-hint", Static).update(Text(one_line(describe(exc)), style="yellow"))
             return
-        target = Path(path).expanduser()
+        target = user_path(path)
         if not target.exists():
             self.query_one("#ingest-hint", Static).update(
                 Text(f"{one_line(str(target))}: no such file or folder", style="yellow"))

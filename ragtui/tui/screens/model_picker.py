@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
@@ -16,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, RadioButton, RadioSet, Static
 from textual.widgets.option_list import Option
 
+from ragtui.paths import user_path
 from ragtui.sanitize import one_line
 
 
@@ -65,7 +65,7 @@ class ModelPickerScreen(ModalScreen[Reannotation | None]):
         if models.highlighted is None:
             return
         prompt = self.query_one("#picker-prompt", Input).value.strip()
-        if prompt and not Path(prompt).expanduser().is_file():
+        if prompt and not user_path(prompt).is_file():
             self.query_one("#picker-note", Static).update(Text(f"No such prompt file: {prompt}"))
             return
         every = self.query_one("#scope-all", RadioButton).value or self.selected is None
