@@ -5,9 +5,6 @@ written to. Run through the real CLI in subprocesses, against the fake Ollama on
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,10 +12,9 @@ import pytest
 
 from ragtui.config import Settings
 from ragtui.history import HistoryStore, SessionRecord, Turn
+from tests.cli_run import cli
 from tests.fake_ollama import FakeOllama
-from tests.tui.test_session import CORPUS, ingest
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.tui.test_session import ingest, write_corpus
 
 
 def truncated(data: bytes) -> bytes:
@@ -29,20 +25,9 @@ def garbage(data: bytes) -> bytes:
     return bytes((i * 37 + 11) % 256 for i in range(len(data)))
 
 
-def cli(tmp_path: Path, host: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(tmp_path / "home")}
-    return subprocess.run([sys.executable, "-m", "ragtui", "--data-dir", str(tmp_path / "data"), "--ollama-host",
-                           host, "--set", "synonyms.enabled=false", "--set", "llm.model=chat", *args],
-                          capture_output=True, text=True, env=env, timeout=120, check=False)
-
-
 async def damaged_history(tmp_path: Path, settings: Settings, damage: Callable[[bytes], bytes]) -> bytes:
     """A collection, a history holding a few sessions, then the history file damaged; its bytes."""
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    for name, text in CORPUS.items():
-        (corpus / name).write_text(text, encoding="utf-8")
-    await ingest(settings, corpus)
+    await ingest(settings, write_corpus(tmp_path))
     store = HistoryStore(settings.data_dir)
     for n in range(40):
         store.save(SessionRecord(["docs"], {}, "chat", "chat", turns=[Turn(f"question {n} " + "x" * 500)]))

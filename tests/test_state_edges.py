@@ -13,27 +13,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_run import ROOT, cli
 from tests.fake_ollama import FakeOllama
 from tests.signals import default_sigint
-from tests.tui.test_session import CORPUS
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def cli(tmp_path: Path, host: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(tmp_path / "home")}
-    return subprocess.run([sys.executable, "-m", "ragtui", "--data-dir", str(tmp_path / "data"), "--ollama-host",
-                           host, "--set", "synonyms.enabled=false", "--set", "llm.model=chat", *args],
-                          capture_output=True, text=True, env=env, timeout=timeout, check=False)
+from tests.tui.test_session import write_corpus
 
 
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
-    folder = tmp_path / "corpus"
-    folder.mkdir()
-    for name, text in CORPUS.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    return folder
+    return write_corpus(tmp_path)
 
 
 def test_a_slow_api_show_names_the_setting_that_controls_its_timeout(tmp_path: Path, fake_ollama: FakeOllama,

@@ -25,7 +25,7 @@ from ragtui.tui.widgets.synthesis import SynthesisView
 from ragtui.tui.widgets.turns import TurnBar
 from tests.fake_ollama import FakeOllama, Reply, fenced
 from tests.tui.conftest import main_screen
-from tests.tui.test_session import CORPUS, QUERY, ask, ingest, settle
+from tests.tui.test_session import QUERY, ask, ingest, settle, write_corpus
 
 REWRITE = "How long do centrifugal pump seals last?"
 
@@ -42,12 +42,8 @@ def respond(body: dict[str, Any]) -> Reply:
 
 @pytest.fixture
 async def settings(make_settings: Callable[..., Settings], tmp_path: Path) -> Settings:
-    folder = tmp_path / "corpus"
-    folder.mkdir()
-    for name, text in CORPUS.items():
-        (folder / name).write_text(text, encoding="utf-8")
     settings = make_settings()
-    await ingest(settings, folder)
+    await ingest(settings, write_corpus(tmp_path))
     return settings
 
 

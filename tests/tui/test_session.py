@@ -63,13 +63,18 @@ async def ingest(settings: Settings, folder: Path, collection: str = "docs") -> 
             pass
 
 
-@pytest.fixture
-def corpus(tmp_path: Path) -> Path:
-    folder = tmp_path / "corpus"
+def write_corpus(root: Path) -> Path:
+    """CORPUS as files in `root`/corpus; the folder."""
+    folder = root / "corpus"
     folder.mkdir()
     for name, text in CORPUS.items():
         (folder / name).write_text(text, encoding="utf-8")
     return folder
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    return write_corpus(tmp_path)
 
 
 @pytest.fixture
