@@ -17,8 +17,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ragtui.history import HistoryStore, SessionRecord, Turn
-from ragtui.model import Chunk, ChunkMeta, SessionSource
+from ragtui.history import HistoryStore
+from ragtui.model.chunks import Chunk, ChunkMeta
+from ragtui.model.conversation import Conversation, SessionSource, Turn
 
 
 def build(data: Path, sessions: int) -> Path:
@@ -28,7 +29,7 @@ def build(data: Path, sessions: int) -> Path:
                                  chunk=Chunk(id=f"c{n}-{i}", text=f"text {n} {i} " * 150,
                                              meta=ChunkMeta("docs", f"f{i}.md", "0" * 64, "md", i, 0, 1500)))
                    for i in range(20)]
-        store.save(SessionRecord(["docs"], {}, "chat", "chat", turns=[Turn(f"question {n}", sources=sources)]))
+        store.save(Conversation(["docs"], {}, "chat", "chat", turns=[Turn(f"question {n}", sources=sources)]))
     return store.path
 
 

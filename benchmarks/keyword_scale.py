@@ -197,7 +197,7 @@ def build(settings: Settings, name: str, chunks: int, eval_dir: Path, *, embed: 
 # --- measure (a fresh process) ----------------------------------------------------------------
 
 def measure(settings: Settings, name: str, queries: list[str]) -> dict[str, Any]:
-    from ragtui.research import preload
+    from ragtui.research.session import preload
 
     t, c = time.perf_counter(), time.process_time()
     preload()                                   # what the TUI's warm-up imports (chromadb, llama_index, wn)

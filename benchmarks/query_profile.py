@@ -65,7 +65,7 @@ def profile(data_dir: Path, name: str, queries: Sequence[str]) -> dict[str, Any]
     steps = Steps()
 
     def engine_imports() -> None:
-        from ragtui.research import preload
+        from ragtui.research.session import preload
 
         preload()
 

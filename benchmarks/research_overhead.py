@@ -32,7 +32,7 @@ async def annotate_time(fake: FakeOllama, concurrency: int, data: str) -> float:
     async for _ in session.run():
         pass
     await session.aclose()
-    return session.timings["annotate_s"] or time.perf_counter() - start
+    return session.turn.timings["annotate_s"] or time.perf_counter() - start
 
 
 async def stream_rate(fake: FakeOllama, data: str) -> float:

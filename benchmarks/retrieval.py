@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from ragtui.config import load_settings
-from ragtui.model import Chunk, ChunkMeta, chunk_id
+from ragtui.model.chunks import Chunk, ChunkMeta, chunk_id
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -35,14 +35,13 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ragtui import timestamps
 from ragtui.config import Settings
 from ragtui.errors import RagtuiError
-from ragtui.model import CollectionState
+from ragtui.model.library import CollectionInfo, CollectionState
 from ragtui.stores.keyword import KeywordIndex
 from ragtui.stores.records import RECORDS_FILE, IngestRecords
 from ragtui.stores.vector import (
@@ -75,19 +74,6 @@ def validate_collection_name(name: str) -> str:
     if not NAME_RE.fullmatch(name):
         raise CollectionError(f"invalid collection name {name!r}: use {NAME_RULE}", exit_code=2)
     return name
-
-
-@dataclass(frozen=True)
-class CollectionInfo:
-    name: str
-    topic: str
-    created: str
-    models: tuple[str, ...]          # embedding models whose vectors the collection holds
-    chunks: int                      # chunks in the keyword index (every chunk is there)
-    state: CollectionState
-    files: int = 0                   # files indexed (zip members count, zips themselves do not)
-    skipped: int = 0                 # files skipped with a reason
-    damaged: str = ""                # state "damaged": which file could not be read, and why
 
 
 class Collection:
@@ -347,7 +333,7 @@ class CollectionRegistry:
         path = self.path(name)
         path.mkdir(parents=True, exist_ok=True)
         manifest = {"name": name, "topic": topic, "uid": uuid.uuid4().hex,   # tells a recreated namesake apart
-                    "created": datetime.now(UTC).isoformat(timespec="seconds"),
+                    "created": timestamps.now(),
                     "models": [], "state": "empty"}
         (path / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
         return Collection(self.settings, path)

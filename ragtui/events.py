@@ -1,9 +1,11 @@
 """Everything the engine reports, one type per thing that happens.
 
 The engine yields these from async iterators; the CLI prints them and the TUI
-renders them. Nothing here knows about either front end. Every event is frozen
-and holds snapshots (tuples, frozen sources, read-only mappings), so what a front
-end received never changes under it as the session goes on.
+renders them. Nothing here knows about either front end, and nothing here imports
+more of ragtui than its nouns (ragtui.model). Every event is frozen and carries the
+snapshot it reports (a source as it now stands, a finished ingest's report), so a
+front end shows what it received and never rebuilds it, and what it received
+never changes under it as the session goes on.
 """
 
 from __future__ import annotations
@@ -11,14 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-from ragtui.model import SessionSource, StopReason
+from ragtui.model.conversation import AnnotationState, SessionSource, StopReason
+from ragtui.model.library import IngestReport
+from ragtui.model.retrieval import RetrievalMeta
 from ragtui.quotes import QuoteCheck
-
-if TYPE_CHECKING:
-    from ragtui.ingest.report import IngestReport
-    from ragtui.retrieve.result import RetrievalMeta
 
 NoticeLevel = Literal["info", "warning", "error"]
 Stage = Literal["retrieve", "annotate", "synthesize"]
@@ -87,21 +87,41 @@ class SourcesReady(Event):
 
 
 @dataclass(frozen=True)
-class AnnotationStarted(Event):
-    number: int
+class SourceChanged(Event):
+    """A source whose annotation state changed, as it now stands (the session's only copy is replaced too)."""
+
+    source: SessionSource
+
+    @property
+    def number(self) -> int:
+        return self.source.number
 
 
 @dataclass(frozen=True)
-class AnnotationFinished(Event):
-    number: int
-    text: str
-    relevant: bool
+class AnnotationStarted(SourceChanged):
+    pass
 
 
 @dataclass(frozen=True)
-class AnnotationFailed(Event):
-    number: int
-    error: str
+class AnnotationFinished(SourceChanged):
+    """The source with its new annotation, verdict, annotating model and prompt (and an override its verdict
+    settled)."""
+
+    @property
+    def text(self) -> str:
+        return self.source.annotation
+
+    @property
+    def relevant(self) -> bool:
+        """The model's verdict (before any override by the user)."""
+        return self.source.state is AnnotationState.RELEVANT
+
+
+@dataclass(frozen=True)
+class AnnotationFailed(SourceChanged):
+    @property
+    def error(self) -> str:
+        return self.source.error
 
 
 @dataclass(frozen=True)

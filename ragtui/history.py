@@ -1,4 +1,5 @@
-"""Persisted research sessions (spec 8): one SQLite file under the data dir.
+"""Stored research sessions: one SQLite file under the data dir, its schema, migration and damage check,
+and the Markdown export.
 
 A session is a conversation: one `sessions` row, one `turns` row per question,
 and the `sources` of every turn (numbered across the whole session). Each save
@@ -10,18 +11,28 @@ user_version; a version-1 file (one question per session) is migrated on open.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from ragtui.errors import RagtuiError
-from ragtui.model import AnnotationState, Chunk, ChunkMeta, LegRank, Override, SessionSource, StopReason
-from ragtui.retrieve.result import RetrievalMeta
+from ragtui.model.chunks import Chunk, ChunkMeta, LegRank
+from ragtui.model.conversation import (
+    AnnotationState,
+    Conversation,
+    Override,
+    SessionSource,
+    SessionSummary,
+    Standing,
+    StopReason,
+    Turn,
+)
+from ragtui.model.retrieval import RetrievalMeta
+from ragtui.timestamps import now as _now
 
 SCHEMA_VERSION = 2
 FILE_NAME = "history.sqlite3"
@@ -183,85 +194,6 @@ def _damage(path: Path) -> str | None:
     return None
 
 
-@dataclass
-class Turn:
-    """One question of a conversation and everything that answered it.
-
-    A follow-up turn retrieves twice, on the question as typed and on `rewrite`, a
-    standalone question the LLM wrote from the conversation (or the user gave:
-    `rewrite_by` is then "user"); `rewrite_meta` is the second run's retrieval_meta.
-    Source numbers continue across the turns of a session, so a citation [N] names
-    one source in the whole conversation.
-    """
-
-    query: str
-    rewrite: str = ""
-    rewrite_by: str = ""                            # the model that wrote it, "user", or "" (no rewrite)
-    retrieval_meta: RetrievalMeta | None = None     # None until retrieval ran (stored as {})
-    rewrite_meta: RetrievalMeta | None = None
-    keyword_only: bool = False
-    sources: list[SessionSource] = field(default_factory=list)
-    answer: str = ""
-    stop_reason: StopReason = StopReason.NONE
-    continuations: int = 0
-    prompt: list[tuple[str, str]] = field(default_factory=list)
-    prompt_numbers: list[int] = field(default_factory=list)  # the last prompt's sources; other citations are flagged
-    context_turns: list[int] = field(default_factory=list)   # earlier turns (1-based) the prompt carried
-    citations: list[int] = field(default_factory=list)
-    unknown_citations: list[int] = field(default_factory=list)
-    timings: dict[str, float] = field(default_factory=dict)
-    error: str = ""
-
-
-@dataclass
-class SessionRecord:
-    """Everything a session needs to be shown, exported or reopened: its settings and its turns."""
-
-    collections: list[str]
-    config: dict[str, Any]
-    synthesis_model: str
-    annotation_model: str
-    annotation_on: bool = True
-    id: int | None = None
-    created_at: str = ""
-    updated_at: str = ""
-    turns: list[Turn] = field(default_factory=list)
-
-    @property
-    def query(self) -> str:
-        """The conversation's first question: its title in lists and exports."""
-        return self.turns[0].query if self.turns else ""
-
-    @property
-    def turn(self) -> Turn:
-        """The latest turn, the one follow-ups, re-annotation and synthesis work on."""
-        return self.turns[-1]
-
-    @property
-    def sources(self) -> list[SessionSource]:
-        """Every turn's sources, in number order."""
-        return [s for t in self.turns for s in t.sources]
-
-    def next_number(self) -> int:
-        return max((s.number for s in self.sources), default=0) + 1
-
-
-@dataclass(frozen=True)
-class SessionSummary:
-    id: int
-    created_at: str
-    query: str
-    collections: tuple[str, ...]
-    stop_reason: StopReason
-    sources: int
-    relevant: int
-    turns: int = 1
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
 def _meta_json(meta: RetrievalMeta | None) -> str:
     return json.dumps(meta.to_json() if meta else {}, default=str)
 
@@ -315,14 +247,15 @@ class HistoryStore:
             self.damaged = HistoryDamaged(self.path, str(exc))
             raise self.damaged from None
 
-    def save(self, record: SessionRecord) -> int:
-        """Insert or rewrite the record, its turns and sources (one transaction); sets and returns its id."""
+    def save(self, record: Conversation) -> Conversation:
+        """Insert or rewrite the conversation, its turns and sources (one transaction); the conversation as stored,
+        with its id and times."""
         now = _now()
-        record.created_at = record.created_at or now
-        record.updated_at = now
+        record = dataclasses.replace(record, created_at=record.created_at or now, updated_at=now)
         row = {
             "created_at": record.created_at, "updated_at": record.updated_at,
-            "collections": json.dumps(record.collections), "config": json.dumps(record.config, default=str),
+            "collections": json.dumps(list(record.collections)),
+            "config": json.dumps(dict(record.config), default=str),
             "synthesis_model": record.synthesis_model, "annotation_model": record.annotation_model,
             "annotation_on": int(record.annotation_on),
         }
@@ -331,7 +264,7 @@ class HistoryStore:
                 cols = ", ".join(row)
                 marks = ", ".join(f":{k}" for k in row)
                 inserted = conn.execute(f"INSERT INTO sessions ({cols}) VALUES ({marks})", row)
-                record.id = cast(int, inserted.lastrowid)   # always set after an INSERT
+                record = dataclasses.replace(record, id=cast(int, inserted.lastrowid))   # set after an INSERT
             else:
                 sets = ", ".join(f"{k} = :{k}" for k in row)
                 cur = conn.execute(f"UPDATE sessions SET {sets} WHERE id = :id", {**row, "id": record.id})
@@ -340,8 +273,8 @@ class HistoryStore:
                 conn.execute("DELETE FROM turns WHERE session_id = ?", (record.id,))
                 conn.execute("DELETE FROM sources WHERE session_id = ?", (record.id,))
             for index, turn in enumerate(record.turns, start=1):
-                self._save_turn(conn, record.id, index, turn)
-        return record.id
+                self._save_turn(conn, cast(int, record.id), index, turn)
+        return record
 
     @staticmethod
     def _save_turn(conn: sqlite3.Connection, session_id: int, index: int, turn: Turn) -> None:
@@ -352,7 +285,7 @@ class HistoryStore:
             "answer": turn.answer, "stop_reason": turn.stop_reason.value, "continuations": turn.continuations,
             "prompt": json.dumps(turn.prompt), "prompt_numbers": json.dumps(turn.prompt_numbers),
             "context_turns": json.dumps(turn.context_turns), "citations": json.dumps(turn.citations),
-            "unknown_citations": json.dumps(turn.unknown_citations), "timings": json.dumps(turn.timings),
+            "unknown_citations": json.dumps(turn.unknown_citations), "timings": json.dumps(dict(turn.timings)),
             "error": turn.error,
         }
         conn.execute(f"INSERT INTO turns ({', '.join(row)}) VALUES ({', '.join(f':{k}' for k in row)})", row)
@@ -365,7 +298,7 @@ class HistoryStore:
               s.annotated_by, s.annotation_prompt, json.dumps([[e.leg, e.rank, e.score] for e in s.evidence]),
               s.neighbor_of, s.distance) for s in turn.sources])
 
-    def load(self, session_id: int) -> SessionRecord:
+    def load(self, session_id: int) -> Conversation:
         with self._connect() as conn:
             conn.row_factory = sqlite3.Row
             row = conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
@@ -391,17 +324,17 @@ class HistoryStore:
         turns = [Turn(
             query=t["query"], rewrite=t["rewrite"], rewrite_by=t["rewrite_by"],
             retrieval_meta=_meta(t["retrieval_meta"]), rewrite_meta=_meta(t["rewrite_meta"]),
-            keyword_only=bool(t["keyword_only"]), sources=by_turn.get(t["turn"], []), answer=t["answer"],
+            keyword_only=bool(t["keyword_only"]), sources=tuple(by_turn.get(t["turn"], ())), answer=t["answer"],
             stop_reason=StopReason.parse(t["stop_reason"]), continuations=t["continuations"],
-            prompt=[tuple(m) for m in json.loads(t["prompt"])], prompt_numbers=json.loads(t["prompt_numbers"]),
+            prompt=json.loads(t["prompt"]), prompt_numbers=json.loads(t["prompt_numbers"]),
             context_turns=json.loads(t["context_turns"]), citations=json.loads(t["citations"]),
             unknown_citations=json.loads(t["unknown_citations"]), timings=json.loads(t["timings"]),
             error=t["error"]) for t in turn_rows]
-        return SessionRecord(
+        return Conversation(
             id=row["id"], created_at=row["created_at"], updated_at=row["updated_at"],
             collections=json.loads(row["collections"]), config=json.loads(row["config"]),
             synthesis_model=row["synthesis_model"], annotation_model=row["annotation_model"],
-            annotation_on=bool(row["annotation_on"]), turns=turns)
+            annotation_on=bool(row["annotation_on"]), turns=tuple(turns))
 
     def list_sessions(self, limit: int | None = None) -> list[SessionSummary]:
         """Newest first; the first question names the session, the latest turn's stop reason and sources count."""
@@ -427,14 +360,11 @@ class HistoryStore:
         return render_markdown(self.load(session_id))
 
 
-def _state_word(source: SessionSource) -> str:
-    if source.override is Override.RESCUED:
-        return "rescued by hand"
-    if source.override is Override.DROPPED:
-        return "dropped by hand"
-    return {AnnotationState.RELEVANT: "relevant", AnnotationState.IRRELEVANT: "filtered as irrelevant",
-            AnnotationState.FAILED: "annotation failed", AnnotationState.OFF: "not annotated",
-            AnnotationState.PENDING: "not annotated", AnnotationState.RUNNING: "not annotated"}[source.state]
+# How the export words a source's standing.
+_STANDING_WORDS = {Standing.RESCUED: "rescued by hand", Standing.DROPPED: "dropped by hand",
+                   Standing.RELEVANT: "relevant", Standing.IRRELEVANT: "filtered as irrelevant",
+                   Standing.FAILED: "annotation failed", Standing.OFF: "not annotated",
+                   Standing.NOT_ANNOTATED: "not annotated", Standing.RUNNING: "not annotated"}
 
 
 def annotation_origin(source: SessionSource) -> str:
@@ -444,7 +374,7 @@ def annotation_origin(source: SessionSource) -> str:
     return f"by {source.annotated_by} with {source.annotation_prompt or 'the default prompt'}"
 
 
-def render_markdown(record: SessionRecord) -> str:
+def render_markdown(record: Conversation) -> str:
     """The conversation as Markdown: per turn the question, the answer and its sources numbered as cited."""
     lines = [f"# {record.query}", "",
              f"- Session: {record.id}, {record.created_at}",
@@ -477,7 +407,7 @@ def _render_turn(index: int, turn: Turn, many: bool) -> list[str]:
         cited = " — cited" if s.number in turn.citations else ""
         near = f", neighbour of [{s.neighbor_of}] at distance {s.distance}" if s.neighbor_of else ""
         lines.append(f"{s.number}. **{s.chunk.label}** — score {s.score:.3f} (relative {s.rel_score:.2f}), "
-                     f"{'+'.join(s.legs) or '-'}{near}, {_state_word(s)}{cited}")
+                     f"{'+'.join(s.legs) or '-'}{near}, {_STANDING_WORDS[s.standing]}{cited}")
         if s.annotation:
             origin = annotation_origin(s)
             if origin:

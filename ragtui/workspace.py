@@ -24,16 +24,18 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from ragtui.collections import Collection, CollectionError, CollectionInfo, CollectionRegistry
+from ragtui.collections import Collection, CollectionError, CollectionRegistry
 from ragtui.config import Settings
 from ragtui.history import HistoryStore
+from ragtui.model.library import CollectionInfo
 from ragtui.retrieve.wordnet import Lexicon
 
 if TYPE_CHECKING:
     from ragtui.events import Event
-    from ragtui.model import ChunkMeta, SessionSource
-    from ragtui.research import ResearchSession
-    from ragtui.retrieve.result import Mode, Retrieval
+    from ragtui.model.chunks import ChunkMeta
+    from ragtui.model.conversation import SessionSource
+    from ragtui.model.retrieval import Mode, Retrieval
+    from ragtui.research.session import ResearchSession
 
 
 Spans = tuple[tuple[int, int], ...]
@@ -170,13 +172,13 @@ class Workspace:
         return await retrieve(self.settings, query, collections, lexicon=self.lexicon, mode=mode, synonyms=synonyms)
 
     def new_session(self, query: str, names: Sequence[str]) -> ResearchSession:
-        from ragtui.research import ResearchSession
+        from ragtui.research.session import ResearchSession
 
         return ResearchSession(self.settings, query, names, history=self.history, retrieve=self.retrieve)
 
     def reopen(self, session_id: int) -> ResearchSession:
         """A saved session, ready for re-annotation or continuation (HistoryError when there is none)."""
-        from ragtui.research import ResearchSession
+        from ragtui.research.session import ResearchSession
 
         return ResearchSession.reopen(self.settings, session_id, history=self.history, retrieve=self.retrieve)
 

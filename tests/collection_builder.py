@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from ragtui.collections import Collection, CollectionRegistry
 from ragtui.config import Settings
-from ragtui.model import Chunk, ChunkMeta, chunk_id
+from ragtui.model.chunks import Chunk, ChunkMeta, chunk_id
 
 
 def make_chunks(collection: str, files: Mapping[str, Sequence[str]]) -> list[Chunk]:

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 from ragtui.config import Settings
 from ragtui.history import HistoryStore
-from ragtui.model import Chunk, ChunkMeta
-from ragtui.research import ResearchSession
-from ragtui.retrieve.result import CollectionMeta, Hit, KeywordMeta, Retrieval, RetrievalMeta
+from ragtui.model.chunks import Chunk, ChunkMeta
+from ragtui.model.retrieval import CollectionMeta, Hit, KeywordMeta, Retrieval, RetrievalMeta
+from ragtui.research.session import ResearchSession
 
 
 def make_chunk(number: int, text: str, *, collection: str = "docs", page: str = "") -> Chunk:

@@ -10,8 +10,16 @@ from typing import Any
 import pytest
 
 from ragtui.config import ConfigError, Settings
-from ragtui.events import AnnotationFailed, AnnotationFinished, AnnotationStarted
-from ragtui.llm.annotate import DEFAULT_PROMPT, annotate_sources, build_prompt, is_irrelevant, load_template
+from ragtui.llm.annotate import (
+    DEFAULT_PROMPT,
+    Answered,
+    Failed,
+    Started,
+    annotate_sources,
+    build_prompt,
+    is_irrelevant,
+    load_template,
+)
 from ragtui.llm.providers import annotation_model
 from tests.fake_ollama import FakeOllama, Reply
 
@@ -116,7 +124,7 @@ async def test_concurrency_bound_is_respected(make_settings: Callable[..., Setti
     events = await _collect(make_settings("annotation.concurrency=3"), [(i, f"text {i}") for i in range(1, 11)])
     assert fake_ollama.max_in_flight == 3
     assert len(fake_ollama.calls("/api/chat")) == 10
-    assert sorted(e.number for e in events if isinstance(e, AnnotationFinished)) == list(range(1, 11))
+    assert sorted(e.number for e in events if isinstance(e, Answered)) == list(range(1, 11))
 
 
 async def test_concurrency_one_is_sequential(make_settings: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
@@ -133,9 +141,9 @@ async def test_results_arrive_in_completion_order(make_settings: Callable[..., S
 
     fake_ollama.responder = responder
     events = await _collect(make_settings("annotation.concurrency=4"), [(1, "SLOW text"), (2, "b"), (3, "c")])
-    finished = [e.number for e in events if isinstance(e, AnnotationFinished)]
+    finished = [e.number for e in events if isinstance(e, Answered)]
     assert finished[-1] == 1 and sorted(finished) == [1, 2, 3]
-    started = [e.number for e in events if isinstance(e, AnnotationStarted)]
+    started = [e.number for e in events if isinstance(e, Started)]
     assert sorted(started) == [1, 2, 3]
 
 
@@ -156,8 +164,8 @@ async def test_each_failure_stays_with_its_source(make_settings: Callable[..., S
     items = [(1, "BOOM"), (2, "fine one"), (3, "GARBLE"), (4, "DROP"), (5, "SLEEPY"), (6, "EMPTY"), (7, "fine two")]
     # concurrency stays within the fake server's listen backlog (5): an overflowed SYN is retried after 1 s
     events = await _collect(make_settings("annotation.concurrency=4", "llm.request_timeout=1"), items)
-    failed = {e.number: e.error for e in events if isinstance(e, AnnotationFailed)}
-    done = {e.number: e for e in events if isinstance(e, AnnotationFinished)}
+    failed = {e.number: e.error for e in events if isinstance(e, Failed)}
+    done = {e.number: e for e in events if isinstance(e, Answered)}
     assert sorted(done) == [2, 7] and all(e.relevant for e in done.values()), failed
     assert sorted(failed) == [1, 3, 4, 5, 6]
     assert "HTTP 500" in failed[1] and "GPU fell over" in failed[1]

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from ragtui.config import Settings
 from ragtui.events import AnnotationStarted, Notice
-from ragtui.retrieve.result import Retrieval
+from ragtui.model.retrieval import Retrieval
 from ragtui.workspace import Workspace
 from tests.collection_builder import build_collection
 from tests.fake_ollama import FakeOllama

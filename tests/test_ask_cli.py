@@ -16,9 +16,9 @@ import pytest
 from ragtui.cli import main
 from ragtui.history import HistoryStore
 from tests.fake_ollama import FakeOllama, Reply
+from tests.research.test_session import TEXTS, annotator, responder
 from tests.research_helpers import StaticRetrieval
 from tests.signals import default_sigint
-from tests.test_research import TEXTS, annotator, responder
 
 
 def flags(tmp_path: Path, host: str, *extra: str) -> list[str]:
@@ -156,7 +156,7 @@ CTRL_C_SCRIPT = textwrap.dedent("""
     from ragtui.cli import main
     from ragtui.workspace import Workspace
     from tests.research_helpers import StaticRetrieval
-    from tests.test_research import TEXTS
+    from tests.research.test_session import TEXTS
     Workspace.retrieve = StaticRetrieval(TEXTS)
     sys.exit(main(sys.argv[1:]))
 """)

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from ragtui.config import Settings
-from ragtui.history import HistoryStore, SessionRecord, Turn
+from ragtui.history import HistoryStore
+from ragtui.model.conversation import Conversation, Turn
 from tests.cli_run import cli
 from tests.fake_ollama import FakeOllama
 from tests.tui.test_session import ingest, write_corpus
@@ -30,7 +31,7 @@ async def damaged_history(tmp_path: Path, settings: Settings, damage: Callable[[
     await ingest(settings, write_corpus(tmp_path))
     store = HistoryStore(settings.data_dir)
     for n in range(40):
-        store.save(SessionRecord(["docs"], {}, "chat", "chat", turns=[Turn(f"question {n} " + "x" * 500)]))
+        store.save(Conversation(["docs"], {}, "chat", "chat", turns=[Turn(f"question {n} " + "x" * 500)]))
     data = damage(store.path.read_bytes())
     for leftover in store.path.parent.glob("history.sqlite3-*"):
         leftover.unlink()

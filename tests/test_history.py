@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from ragtui.history import SCHEMA_VERSION, HistoryError, HistoryStore, SessionRecord, Turn
-from ragtui.model import AnnotationState, LegRank, Override, SessionSource, StopReason
-from ragtui.retrieve.result import CollectionMeta, KeywordMeta, RetrievalMeta
+from ragtui.history import SCHEMA_VERSION, HistoryError, HistoryStore
+from ragtui.model.chunks import LegRank
+from ragtui.model.conversation import AnnotationState, Conversation, Override, SessionSource, StopReason, Turn
+from ragtui.model.retrieval import CollectionMeta, KeywordMeta, RetrievalMeta
 from tests.research_helpers import make_chunk
 
 
-def _record() -> SessionRecord:
+def _record() -> Conversation:
     sources = [
         SessionSource(1, make_chunk(1, "Pumps start at 3 bar.", page="iv"), 0.91, 1.0, ("vector", "keyword"),
                       AnnotationState.RELEVANT, '"Pumps start at 3 bar."\nRelevant: start pressure.',
@@ -30,14 +32,15 @@ def _record() -> SessionRecord:
                 sources=sources, answer="They start at 3 bar [1][7].",
                 stop_reason=StopReason.LENGTH, continuations=2, prompt=[("system", "s"), ("user", "u")],
                 prompt_numbers=[1, 2], citations=[1, 7], unknown_citations=[7], timings={"retrieve_s": 0.1})
-    return SessionRecord(collections=["docs", "notes"], config={"llm.model": "chat"},
+    return Conversation(collections=["docs", "notes"], config={"llm.model": "chat"},
                          synthesis_model="chat", annotation_model="annotator", turns=[turn])
 
 
 def test_round_trip(tmp_path: Path) -> None:
     store = HistoryStore(tmp_path)
     record = _record()
-    session_id = store.save(record)
+    session_id = store.save(record).id
+    assert session_id is not None
     loaded = store.load(session_id)
     assert loaded.created_at and loaded.id == session_id
     for name in ("query", "collections", "config", "synthesis_model", "annotation_model"):
@@ -49,11 +52,9 @@ def test_round_trip(tmp_path: Path) -> None:
 
 def test_save_again_rewrites_in_place(tmp_path: Path) -> None:
     store = HistoryStore(tmp_path)
-    record = _record()
-    store.save(record)
-    record.turn.sources = record.turn.sources[:1]
-    record.turn.answer = "Shorter."
-    store.save(record)
+    record = store.save(_record())
+    record = store.save(record.with_turn(replace(record.turn, sources=record.turn.sources[:1], answer="Shorter.")))
+    assert record.id is not None
     loaded = store.load(record.id)
     assert len(loaded.sources) == 1 and loaded.turn.answer == "Shorter."
     assert [s.id for s in store.list_sessions()] == [record.id]
@@ -61,10 +62,10 @@ def test_save_again_rewrites_in_place(tmp_path: Path) -> None:
 
 def test_list_newest_first_and_delete(tmp_path: Path) -> None:
     store = HistoryStore(tmp_path)
-    first, second = _record(), _record()
-    second.turn.query = "Second question"
-    store.save(first)
-    store.save(second)
+    first = store.save(_record())
+    record = _record()
+    second = store.save(record.with_turn(replace(record.turn, query="Second question")))
+    assert first.id is not None
     listed = store.list_sessions()
     assert [s.query for s in listed] == ["Second question", "How do pumps start?"]
     assert listed[0].sources == 3 and listed[0].relevant == 2 and listed[0].collections == ("docs", "notes")
@@ -88,7 +89,8 @@ def test_wal_and_schema_version(tmp_path: Path) -> None:
 
 def test_markdown_export(tmp_path: Path) -> None:
     store = HistoryStore(tmp_path)
-    session_id = store.save(_record())
+    session_id = store.save(_record()).id
+    assert session_id is not None
     text = store.export_markdown(session_id)
     assert text.startswith("# How do pumps start?\n")
     assert "## Answer\n\nThey start at 3 bar [1][7].\n" in text
@@ -107,14 +109,12 @@ def test_markdown_export(tmp_path: Path) -> None:
 
 def test_a_reader_mid_transaction_neither_blocks_a_save_nor_sees_half_of_it(tmp_path: Path) -> None:
     store = HistoryStore(tmp_path)
-    record = _record()
-    store.save(record)
+    record = store.save(_record())
     reader = sqlite3.connect(store.path, timeout=0.1)
     try:
         reader.execute("BEGIN")
         assert reader.execute("SELECT count(*) FROM sources").fetchone()[0] == 3
-        record.turn.sources = record.turn.sources[:2]
-        store.save(record)                       # WAL: the writer does not wait for the reader
+        store.save(record.with_turn(replace(record.turn, sources=record.turn.sources[:2])))   # WAL: no wait
         assert reader.execute("SELECT count(*) FROM sources").fetchone()[0] == 3    # its snapshot
         reader.execute("COMMIT")
         assert reader.execute("SELECT count(*) FROM sources").fetchone()[0] == 2

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 from ragtui.history import SCHEMA_VERSION, HistoryStore, render_markdown
-from ragtui.model import AnnotationState, Override, StopReason
+from ragtui.model.conversation import AnnotationState, Override, StopReason
 
 # The version-1 schema as ragtui 0.1 wrote it (before turns), to build a v1 file the way a user has one.
 V1_SCHEMA = """
@@ -86,10 +86,10 @@ def test_a_v1_file_opens_as_one_turn_sessions(tmp_path: Path) -> None:
     assert record.query == "How do pumps start?" and len(record.turns) == 1
     turn = record.turn
     assert (turn.answer, turn.stop_reason, turn.citations, turn.prompt_numbers) == \
-        ("At 3 bar [1].", StopReason.STOP, [1], [1, 2])
-    assert turn.prompt == [("system", "s"), ("user", "u")] and turn.timings == {"retrieve_s": 0.5}
+        ("At 3 bar [1].", StopReason.STOP, (1,), (1, 2))
+    assert turn.prompt == (("system", "s"), ("user", "u")) and turn.timings == {"retrieve_s": 0.5}
     assert turn.retrieval_meta is not None and turn.retrieval_meta.collections["docs"].keyword.kept == ("pump",)
-    assert turn.rewrite == "" and turn.context_turns == []
+    assert turn.rewrite == "" and turn.context_turns == ()
     first, second = turn.sources
     assert (first.number, first.state, first.annotated_by, first.annotation_prompt) == \
         (1, AnnotationState.RELEVANT, "annotator", "")
@@ -97,7 +97,6 @@ def test_a_v1_file_opens_as_one_turn_sessions(tmp_path: Path) -> None:
     assert [(s.id, s.query, s.sources, s.relevant, s.turns) for s in store.list_sessions()] == \
         [(7, "How do pumps start?", 2, 2, 1)]
     # the migrated file takes new sessions and follow-ups, and deleting still cascades
-    turn.query = "How do pumps start?"
     store.save(record)
     assert store.load(7).turn.answer == "At 3 bar [1]."
     assert "## Answer\n\nAt 3 bar [1].\n" in render_markdown(store.load(7))

@@ -34,18 +34,18 @@ async def test_streams_and_stops_for_length(make_settings: Callable[..., Setting
     events = [e async for e in session.run()]
     await session.aclose()
     finished = next(e for e in events if isinstance(e, SynthesisFinished))
-    assert finished.text == "The pump starts " and finished.stop_reason == "length" and session.truncated
+    assert finished.text == "The pump starts " and finished.stop_reason == "length" and session.turn.truncated
     request = fake_openai.requests[-1]
     assert request["model"] == "served-model" and request["max_tokens"] == 3 and request["stream"] is True
     assert "[1] SOURCE: docs/file1.md [p.1]" in request["messages"][-1]["content"]
 
     fake_openai.answer = "starts at 3 bar [1]."          # repeats the last word; cut again after 3 words
     [e async for e in session.continue_answer()]
-    assert session.answer == "The pump starts at 3 " and session.stop_reason == "length"
+    assert session.answer == "The pump starts at 3 " and session.turn.stop_reason == "length"
     fake_openai.answer = "3 bar [1]."
     [e async for e in session.continue_answer()]
     await session.aclose()
-    assert session.answer == "The pump starts at 3 bar [1]." and session.stop_reason == "stop"
+    assert session.answer == "The pump starts at 3 bar [1]." and session.turn.stop_reason == "stop"
     assert [m["role"] for m in fake_openai.requests[-1]["messages"]] == ["system", "user", "assistant", "user"]
 
 

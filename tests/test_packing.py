@@ -4,8 +4,9 @@ from ragtui.config import load_settings
 from ragtui.ingest.chunking import window_chars, window_spans
 from ragtui.llm.packing import chunk_cost, context_budget, lost_in_the_middle, pack
 from ragtui.llm.providers import DEFAULT_CONTEXT_WINDOW
-from ragtui.model import AnnotationState, Chunk, ChunkMeta, SessionSource
-from ragtui.retrieve.result import Hit
+from ragtui.model.chunks import Chunk, ChunkMeta
+from ragtui.model.conversation import AnnotationState, SessionSource
+from ragtui.model.retrieval import Hit
 
 
 def hit(text: str, rel: float) -> Hit:

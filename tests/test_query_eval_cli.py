@@ -188,7 +188,7 @@ def test_eval_sources_scores_what_a_question_would_annotate(fake_ollama: FakeOll
 def test_source_ranking_counts_a_documents_repeat_as_not_relevant() -> None:
     from ragtui.evaluation.metrics import per_query
     from ragtui.evaluation.runner import source_ranking
-    from ragtui.retrieve.result import Hit
+    from ragtui.model.retrieval import Hit
     from tests.collection_builder import make_chunks
 
     chunks = make_chunks("c", {"d1": ["a", "b"], "d2": ["c"]})

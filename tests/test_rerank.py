@@ -11,7 +11,7 @@ import pytest
 
 from ragtui.config import ConfigError, Settings
 from ragtui.history import HistoryStore
-from ragtui.retrieve.result import Retrieval
+from ragtui.model.retrieval import Retrieval
 from ragtui.workspace import Workspace
 from tests.collection_builder import build_collection
 from tests.fake_rerank import FakeRerank

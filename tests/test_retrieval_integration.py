@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from ragtui.config import Settings
-from ragtui.retrieve.result import Retrieval
+from ragtui.model.retrieval import Retrieval
 from ragtui.workspace import Workspace
 from tests.collection_builder import build_collection
 

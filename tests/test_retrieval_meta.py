@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from ragtui.config import Settings
-from ragtui.retrieve.result import CollectionMeta, KeywordMeta, RetrievalMeta
+from ragtui.model.retrieval import CollectionMeta, KeywordMeta, RetrievalMeta
 from tests.collection_builder import build_collection
 from tests.test_retrieval_integration import NOTES, retrieve
 

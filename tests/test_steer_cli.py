@@ -14,9 +14,9 @@ import pytest
 from ragtui.cli import main
 from ragtui.history import HistoryStore
 from tests.fake_ollama import FakeOllama, Reply
+from tests.research.test_session import TEXTS, annotator
 from tests.research_helpers import StaticRetrieval
 from tests.test_ask_cli import flags
-from tests.test_research import TEXTS, annotator
 
 
 @pytest.fixture
@@ -27,7 +27,8 @@ def retrieval(monkeypatch: pytest.MonkeyPatch) -> StaticRetrieval:
 
 
 def respond(body: dict[str, Any]) -> Reply:
-    """Annotations as in test_research; the rewrite of a follow-up; answers citing every source they were given."""
+    """Annotations as in tests/research/test_session.py; the rewrite of a follow-up; answers citing every source
+    they were given."""
     last = body["messages"][-1]["content"]
     if last.endswith("Standalone question:"):
         return Reply.text("How long do centrifugal pump seals last?")
@@ -76,7 +77,7 @@ def test_reannotate_rescue_drop_resynthesize_and_follow_up(fake_ollama: FakeOlla
     assert main([*base, "ask", "--resynthesize", "--session", "1", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["answer"] == "Answer [2][3][4]." and data["citations"] == [2, 3, 4]
-    assert store.load(1).turn.prompt_numbers == [2, 3, 4]
+    assert store.load(1).turn.prompt_numbers == (2, 3, 4)
 
     # a follow-up turn on the latest session: rewritten, retrieved on both, numbered on from [5]
     assert main([*base, "ask", "--follow-up", "And its seals?", "--json"]) == 0

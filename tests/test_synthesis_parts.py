@@ -9,7 +9,7 @@ import pytest
 from ragtui.llm.citations import CitationSpan, check_citations, citation_spans, cited_numbers
 from ragtui.llm.continuation import SeamBuffer, overlap, seam
 from ragtui.llm.synthesize import build_messages, continue_messages, plan, serialise
-from ragtui.model import AnnotationState, SessionSource
+from ragtui.model.conversation import AnnotationState, SessionSource
 from tests.research_helpers import make_chunk
 
 

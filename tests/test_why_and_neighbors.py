@@ -11,10 +11,11 @@ import pytest
 
 from ragtui.cli import main
 from ragtui.config import Settings
-from ragtui.model import Chunk, ChunkMeta, LegRank, SessionSource, chunk_id
+from ragtui.model.chunks import Chunk, ChunkMeta, LegRank, chunk_id
+from ragtui.model.conversation import SessionSource
+from ragtui.model.retrieval import Hit
 from ragtui.retrieve.explain import details, evidence_line
 from ragtui.retrieve.neighbors import expand
-from ragtui.retrieve.result import Hit
 from ragtui.workspace import Workspace
 from tests.collection_builder import build_collection
 from tests.fake_ollama import FakeOllama

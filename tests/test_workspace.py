@@ -9,7 +9,7 @@ import pytest
 
 from ragtui.collections import CollectionError, IngestBusy
 from ragtui.config import Settings
-from ragtui.model import SessionSource
+from ragtui.model.conversation import SessionSource
 from ragtui.workspace import Workspace
 from tests.fake_ollama import FakeOllama
 

@@ -11,16 +11,17 @@ from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ragtui.cli.query_cmd import positive
-from ragtui.config import ConfigError, Settings
+from ragtui.config import Settings
 from ragtui.errors import RagtuiError
-from ragtui.model import SessionSource, StopReason
+from ragtui.model.conversation import SessionSource, StopReason
 from ragtui.quotes import QuoteCheck
 from ragtui.sanitize import clean, one_line
 
 if TYPE_CHECKING:
     from ragtui.events import Event, SynthesisFinished
-    from ragtui.history import HistoryStore, Turn
-    from ragtui.research import ResearchSession
+    from ragtui.history import HistoryStore
+    from ragtui.model.conversation import Turn
+    from ragtui.research.session import ResearchSession
     from ragtui.workspace import Workspace
 
 
@@ -54,6 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     from ragtui.collections import validate_collection_name
     from ragtui.llm.annotate import load_template
+    from ragtui.llm.providers import model_not_set
     from ragtui.workspace import Workspace
 
     for name in args.collection:            # a usage error (exit 2) before anything runs, as in every command
@@ -61,8 +63,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.no_annotate:
         settings = settings.replace(annotation__enabled=False)
     if not settings.llm.model:
-        raise ConfigError("config error: llm.model is not set: answers need a chat model "
-                          "(set [llm] model, or --set llm.model=NAME; `ollama list` shows what is pulled)")
+        raise model_not_set("set [llm] model, or --set llm.model=NAME; `ollama list` shows what is pulled")
     if settings.annotation.enabled:
         load_template(settings.annotation.prompt_file)
     with Workspace(settings) as workspace:
@@ -88,9 +89,9 @@ def _ask(args: argparse.Namespace, workspace: Workspace) -> int:
         if session_id is None:
             raise RagtuiError("no answer to continue: no session in the history stopped for length")
         session = workspace.reopen(session_id)
-        if not session.can_continue:
+        if not session.turn.can_continue:
             raise RagtuiError(f"session {session_id} was not cut for length (stop reason: "
-                              f"{session.stop_reason or 'none'}); nothing to continue")
+                              f"{session.turn.stop_reason or 'none'}); nothing to continue")
         events = session.continue_answer()
     else:
         if not args.query or not args.query.strip():
@@ -109,7 +110,7 @@ def _ask(args: argparse.Namespace, workspace: Workspace) -> int:
             print("\nragtui: interrupted; the session was not saved (the history file is damaged)", file=sys.stderr)
         else:
             print(f"\nragtui: interrupted; session {session.id} kept with stop reason "
-                  f"{session.stop_reason.value or 'none'!r} (`ragtui history show {session.id}`)", file=sys.stderr)
+                  f"{session.turn.stop_reason.value or 'none'!r} (`ragtui history show {session.id}`)", file=sys.stderr)
         return 130
     if args.json:
         print(json.dumps(session_json(session), indent=2))
@@ -159,8 +160,8 @@ class TextPrinter:
             self._line(one_line(f"Follow-up rewritten by {event.by}: {event.rewrite}"))
         elif isinstance(event, ev.SourcesReady):
             turn = f" (turn {event.turn})" if event.turn > 1 else ""
-            self._line(one_line(f"{len(event.sources)} source(s) for {session.query!r}{turn} in "
-                                f"{', '.join(session.collections)}")
+            self._line(one_line(f"{len(event.sources)} source(s) for {session.turn.query!r}{turn} in "
+                                f"{', '.join(session.conversation.collections)}")
                        + (" (keyword leg only: the embedder was unreachable)" if event.keyword_only else "") + ":")
             self.printed = {s.number for s in event.sources[:self.limit]}
             for s in event.sources[:self.limit]:
@@ -173,7 +174,7 @@ class TextPrinter:
             pass
         elif isinstance(event, ev.AnnotationFinished):
             mark = "relevant" if event.relevant else "filtered"
-            source = session.source(event.number)
+            source = event.source
             self._line(f"  [{event.number}] {mark} ({one_line(annotation_origin(source))}): "
                        f"{_misquote_note(source)}{_clip(clean(event.text))}")
         elif isinstance(event, ev.AnnotationFailed):
@@ -278,7 +279,7 @@ def _clip(text: str, limit: int = 200) -> str:
 def session_json(session: ResearchSession) -> dict[str, Any]:
     """The latest turn at the top level (as before turns existed), and every turn under "turns"."""
     turns = [_turn_json(session, i, t) for i, t in enumerate(session.turns, start=1)]
-    return {"session": session.id, "collections": session.collections, **turns[-1], "turns": turns}
+    return {"session": session.id, "collections": session.conversation.collections, **turns[-1], "turns": turns}
 
 
 def _turn_json(session: ResearchSession, index: int, turn: Turn) -> dict[str, Any]:
@@ -304,5 +305,5 @@ def _turn_json(session: ResearchSession, index: int, turn: Turn) -> dict[str, An
         "unverified_citations": sorted({n for check in quotes if not check.verified for n in check.cited}),
         "context_turns": turn.context_turns,
         "retrieval_meta": turn.retrieval_meta.to_json() if turn.retrieval_meta else {},
-        "rewrite_meta": turn.rewrite_meta.to_json() if turn.rewrite_meta else {}, "timings": turn.timings,
+        "rewrite_meta": turn.rewrite_meta.to_json() if turn.rewrite_meta else {}, "timings": dict(turn.timings),
     }

@@ -18,7 +18,7 @@ from ragtui.errors import RagtuiError
 from ragtui.sanitize import clean, one_line
 
 if TYPE_CHECKING:
-    from ragtui.research import ResearchSession
+    from ragtui.research.session import ResearchSession
     from ragtui.workspace import Workspace
 
 

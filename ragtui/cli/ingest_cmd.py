@@ -55,6 +55,7 @@ def bar(done: int, total: int) -> str:
 
 async def _ingest(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     from ragtui.events import FileSkipped, IngestFinished, IngestProgress, Notice
+    from ragtui.ingest.report import report_lines
     from ragtui.workspace import Workspace
 
     tty = out.isatty()
@@ -81,7 +82,7 @@ async def _ingest(args: argparse.Namespace, settings: Settings, out: TextIO) -> 
             elif isinstance(event, IngestFinished):
                 if tty:
                     out.write("\n")
-                out.write("".join(one_line(line) + "\n" for line in event.report.lines()))
+                out.write("".join(one_line(line) + "\n" for line in report_lines(event.report)))
                 status = 1 if event.report.interrupted else 0
     return status
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ragtui.config import Settings
-from ragtui.retrieve.result import MODES, Retrieval
+from ragtui.model.retrieval import MODES, Retrieval
 from ragtui.sanitize import clean, one_line
 
 

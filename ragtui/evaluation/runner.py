@@ -50,11 +50,11 @@ from typing import TYPE_CHECKING, Any
 from ragtui.config import Settings
 from ragtui.evaluation.beir import Dataset
 from ragtui.evaluation.metrics import FEW_QUERIES, compare, score_runs, summarise_scores
-from ragtui.retrieve.result import Mode
+from ragtui.model.retrieval import Mode
 
 if TYPE_CHECKING:
-    from ragtui.ingest.report import IngestReport
-    from ragtui.retrieve.result import Hit
+    from ragtui.model.library import IngestReport
+    from ragtui.model.retrieval import Hit
     from ragtui.workspace import Workspace
 
 EVAL_TOP_K = 100
@@ -98,7 +98,7 @@ def index_name(settings: Settings, dataset: Dataset) -> str:
 async def ingest_corpus(workspace: Workspace, name: str, dataset: Dataset, progress: Progress) -> IngestReport:
     """The corpus through the real ingest (chunk, entropy filter, embed, index), one document per entry."""
     from ragtui.events import IngestFinished, IngestProgress
-    from ragtui.ingest.report import IngestReport
+    from ragtui.model.library import IngestReport
 
     report = IngestReport(name)
     last = 0.0
@@ -220,6 +220,7 @@ def _alive(pid: int) -> bool:
 
 async def _evaluate(workspace: Workspace, name: str, dataset: Dataset, modes: Sequence[str], progress: Progress,
                     concurrency: int, keep: bool, sources: bool) -> EvalReport:
+    from ragtui.ingest.report import report_lines
     from ragtui.retrieve.hybrid import retrieve
     from ragtui.retrieve.retriever import HybridRetriever, QueryEmbeddings
 
@@ -233,7 +234,7 @@ async def _evaluate(workspace: Workspace, name: str, dataset: Dataset, modes: Se
     else:
         ingest = await ingest_corpus(workspace, name, dataset, progress)
         chunks = ingest.chunks_indexed
-        notices += [f"ingest: {line}" for line in ingest.lines()[2:]]
+        notices += [f"ingest: {line}" for line in report_lines(ingest)[2:]]
     timings["ingest"] = round(time.perf_counter() - t, 1)
     collection = workspace.collection(name)
     if len(dataset.queries) < FEW_QUERIES:

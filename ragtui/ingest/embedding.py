@@ -18,7 +18,7 @@ from typing import Any
 
 from ragtui.config import Settings
 from ragtui.errors import RagtuiError, describe
-from ragtui.model import Chunk
+from ragtui.model.chunks import Chunk
 from ragtui.tokens import CHARS_PER_TOKEN
 
 LONG_CHUNK_CHARS = 30_000    # RAGWeed 2d's part size, for a model whose context length /api/show does not give

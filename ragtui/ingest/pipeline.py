@@ -45,8 +45,8 @@ from ragtui.errors import RagtuiError, describe, disk_full
 from ragtui.events import Event, FileSkipped, IngestFinished, IngestProgress, Notice
 from ragtui.ingest.discover import LEAVES_ROOT, Entry, NotRead, discover, inside, read_regular
 from ragtui.ingest.extract import Extracted, Skip, extract, format_of
-from ragtui.ingest.report import IngestReport
-from ragtui.model import Chunk
+from ragtui.ingest.report import IngestTally
+from ragtui.model.chunks import Chunk
 from ragtui.stores.records import DONE, DUPLICATE, INDEXING, SKIPPED, FileRecord
 
 BATCH_CHUNKS = 2000          # chunks per keyword-index commit
@@ -130,7 +130,7 @@ class _IngestRun:
         self.settings = settings
         self.coll = collection
         self.records = collection.records
-        self.report = IngestReport(collection.name)
+        self.report = IngestTally(collection.name)
         self.signature = signature(settings)
         self.models = settings.embed.all_models
         self.down: dict[str, str] = {}          # model -> why its pass stopped for this run
@@ -201,7 +201,7 @@ class _IngestRun:
             finally:
                 await self._stop_embedding()
                 self._finish(clean)
-        yield IngestFinished(self.coll.name, self.report)
+        yield IngestFinished(self.coll.name, self.report.freeze())
 
     def _finish(self, clean: bool) -> None:
         self.report.elapsed_s = time.monotonic() - self.started

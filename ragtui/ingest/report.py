@@ -1,11 +1,17 @@
-"""What an ingest did, for the closing report of the CLI and the TUI's ingest panel."""
+"""An ingest's tally while it runs, and the text of its closing report for the CLI and the TUI's ingest panel.
+
+The pipeline counts into an `IngestTally` and hands the front ends its frozen
+`IngestReport` (ragtui.model.library) once, in `IngestFinished`.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from ragtui.ingest.embedding import part_chars
+from ragtui.model.library import IngestReport, frozen_counts
 
 # Ingest stages timed in IngestReport.stage_s, with the chunk count each one's rate is per. Embedding and
 # vector writes run beside extraction and indexing, so the stages' seconds can add up to more than the run.
@@ -15,85 +21,88 @@ STAGES = (("extract", "extract + chunk", "indexed"), ("journal", "journal", "ind
 
 
 @dataclass
-class IngestReport:
+class IngestTally:
+    """What an ingest has done so far; `freeze()` gives the report."""
+
     collection: str
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     unchanged: int = 0
     removed: list[str] = field(default_factory=list)
-    duplicates: list[tuple[str, str]] = field(default_factory=list)   # (source, the indexed file it equals)
-    skipped: list[tuple[str, str]] = field(default_factory=list)      # (source, reason)
-    filtered: Counter[str] = field(default_factory=Counter)           # dropped chunks per reason
+    duplicates: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    filtered: Counter[str] = field(default_factory=Counter)
     chunks_indexed: int = 0
     chunks_embedded: int = 0
-    reconciled: int = 0              # store entries repaired after an interrupted run
+    reconciled: int = 0
     elapsed_s: float = 0.0
-    needs_embedding: bool = False    # some chunks still have no vector (Ollama down, model missing)
+    needs_embedding: bool = False
     interrupted: bool = False
     warnings: list[str] = field(default_factory=list)
-    ignored: Counter[str] = field(default_factory=Counter)            # paths left out uncounted-by-name, per why
-    mostly_filtered: list[tuple[str, int, Counter[str]]] = field(default_factory=list)  # (source, kept, dropped)
-    stage_s: dict[str, float] = field(default_factory=dict)   # seconds per stage (STAGES), summed over the run
-    # model -> (chunks longer than its window, embedded as averaged parts; its context length, None if unknown)
+    ignored: Counter[str] = field(default_factory=Counter)
+    mostly_filtered: list[tuple[str, int, Counter[str]]] = field(default_factory=list)
+    stage_s: dict[str, float] = field(default_factory=dict)
     split: dict[str, tuple[int, int | None]] = field(default_factory=dict)
-
-    @property
-    def skipped_by_reason(self) -> dict[str, list[str]]:
-        """Sources grouped by the kind of reason (the part before the first colon)."""
-        out: dict[str, list[str]] = {}
-        for source, reason in self.skipped:
-            out.setdefault(reason.split(":", 1)[0], []).append(source)
-        return out
-
-    def reason_of(self, source: str) -> str | None:
-        return next((r for s, r in self.skipped if s == source), None)
 
     def add_time(self, stage: str, seconds: float) -> None:
         self.stage_s[stage] = self.stage_s.get(stage, 0.0) + seconds
 
-    def stage_lines(self) -> list[str]:
-        """'<stage> <s> s (<chunks/s> chunks/s)' for each stage that ran."""
-        out = []
-        for key, label, per in STAGES:
-            if (seconds := self.stage_s.get(key)) is None:
-                continue
-            chunks = {"indexed": self.chunks_indexed, "embedded": self.chunks_embedded}.get(per, 0)
-            rate = f" ({chunks / seconds:,.0f} chunks/s)" if chunks and seconds > 0 else ""
-            out.append(f"{label} {seconds:.1f} s{rate}")
-        return out
+    def freeze(self) -> IngestReport:
+        return IngestReport(
+            collection=self.collection, added=tuple(self.added), updated=tuple(self.updated),
+            unchanged=self.unchanged, removed=tuple(self.removed), duplicates=tuple(self.duplicates),
+            skipped=tuple(self.skipped), filtered=frozen_counts(self.filtered), chunks_indexed=self.chunks_indexed,
+            chunks_embedded=self.chunks_embedded, reconciled=self.reconciled, elapsed_s=self.elapsed_s,
+            needs_embedding=self.needs_embedding, interrupted=self.interrupted, warnings=tuple(self.warnings),
+            ignored=frozen_counts(self.ignored),
+            mostly_filtered=tuple((s, kept, frozen_counts(dropped)) for s, kept, dropped in self.mostly_filtered),
+            stage_s=MappingProxyType(dict(self.stage_s)), split=MappingProxyType(dict(self.split)))
 
-    def lines(self) -> list[str]:
-        """The closing report as plain text lines."""
-        out = [f"collection {self.collection}: {len(self.added)} added, {len(self.updated)} updated, "
-               f"{self.unchanged} unchanged, {len(self.removed)} removed, {len(self.duplicates)} duplicate, "
-               f"{len(self.skipped)} skipped ({self.elapsed_s:.1f} s)",
-               f"chunks: {self.chunks_indexed} indexed, {self.chunks_embedded} embedded"]
-        if self.ignored:
-            out.append("not ingested: " + ", ".join(f"{n} {why}" for why, n in sorted(self.ignored.items()))
-                       + " (hidden paths and ingest.ignore/.ragtuiignore matches)")
-        if stages := self.stage_lines():
-            out.append("stages: " + "; ".join(stages))
-        for model, (n, tokens) in sorted(self.split.items()):
-            window = f"{tokens} tokens, ~{part_chars(tokens):,} chars" if tokens else \
-                f"context length unknown, {part_chars(None):,} chars"
-            out.append(f"embedding: {n} chunk(s) longer than {model}'s window ({window}) embedded as averaged "
-                       "overlapping parts")
-        if self.filtered:
-            out.append("chunks filtered: " + ", ".join(f"{n} {r}" for r, n in sorted(self.filtered.items())))
-        for source, kept, dropped in self.mostly_filtered:
-            what = "all" if not kept else f"{sum(dropped.values())} of {kept + sum(dropped.values())}"
-            out.append(f"  {source}: {what} chunks filtered ("
-                       + ", ".join(f"{n} {r}" for r, n in sorted(dropped.items())) + ")")
-        for kind, sources in sorted(self.skipped_by_reason.items()):
-            out.append(f"skipped, {kind}: {len(sources)}")
-            out.extend(f"  {s}: {self.reason_of(s)}" for s in sources)
-        out.extend(f"duplicate: {s} (same bytes as {orig})" for s, orig in self.duplicates)
-        if self.reconciled:
-            out.append(f"repaired {self.reconciled} store entries left by an interrupted ingest")
-        out.extend(f"warning: {w}" for w in self.warnings)
-        if self.needs_embedding:
-            out.append("some chunks have no embeddings yet: keyword search works; run the ingest again "
-                       "when Ollama is reachable")
-        if self.interrupted:
-            out.append("interrupted: run the same ingest again to finish")
-        return out
+
+def stage_lines(report: IngestReport) -> list[str]:
+    """'<stage> <s> s (<chunks/s> chunks/s)' for each stage that ran."""
+    out = []
+    for key, label, per in STAGES:
+        if (seconds := report.stage_s.get(key)) is None:
+            continue
+        chunks = {"indexed": report.chunks_indexed, "embedded": report.chunks_embedded}.get(per, 0)
+        rate = f" ({chunks / seconds:,.0f} chunks/s)" if chunks and seconds > 0 else ""
+        out.append(f"{label} {seconds:.1f} s{rate}")
+    return out
+
+
+def report_lines(report: IngestReport) -> list[str]:
+    """The closing report as plain text lines."""
+    out = [f"collection {report.collection}: {len(report.added)} added, {len(report.updated)} updated, "
+           f"{report.unchanged} unchanged, {len(report.removed)} removed, {len(report.duplicates)} duplicate, "
+           f"{len(report.skipped)} skipped ({report.elapsed_s:.1f} s)",
+           f"chunks: {report.chunks_indexed} indexed, {report.chunks_embedded} embedded"]
+    if report.ignored:
+        out.append("not ingested: " + ", ".join(f"{n} {why}" for why, n in sorted(report.ignored.items()))
+                   + " (hidden paths and ingest.ignore/.ragtuiignore matches)")
+    if stages := stage_lines(report):
+        out.append("stages: " + "; ".join(stages))
+    for model, (n, tokens) in sorted(report.split.items()):
+        window = f"{tokens} tokens, ~{part_chars(tokens):,} chars" if tokens else \
+            f"context length unknown, {part_chars(None):,} chars"
+        out.append(f"embedding: {n} chunk(s) longer than {model}'s window ({window}) embedded as averaged "
+                   "overlapping parts")
+    if report.filtered:
+        out.append("chunks filtered: " + ", ".join(f"{n} {r}" for r, n in sorted(report.filtered.items())))
+    for source, kept, dropped in report.mostly_filtered:
+        what = "all" if not kept else f"{sum(dropped.values())} of {kept + sum(dropped.values())}"
+        out.append(f"  {source}: {what} chunks filtered ("
+                   + ", ".join(f"{n} {r}" for r, n in sorted(dropped.items())) + ")")
+    for kind, sources in sorted(report.skipped_by_reason.items()):
+        out.append(f"skipped, {kind}: {len(sources)}")
+        out.extend(f"  {s}: {report.reason_of(s)}" for s in sources)
+    out.extend(f"duplicate: {s} (same bytes as {orig})" for s, orig in report.duplicates)
+    if report.reconciled:
+        out.append(f"repaired {report.reconciled} store entries left by an interrupted ingest")
+    out.extend(f"warning: {w}" for w in report.warnings)
+    if report.needs_embedding:
+        out.append("some chunks have no embeddings yet: keyword search works; run the ingest again "
+                   "when Ollama is reachable")
+    if report.interrupted:
+        out.append("interrupted: run the same ingest again to finish")
+    return out

@@ -29,7 +29,7 @@ from ragtui.config import Settings
 from ragtui.ingest.chunking import heading_at, markdown_sections, markdown_spans, trim_span, window_chars, window_spans
 from ragtui.ingest.entropy import junk_reason, text_entropy, word_count
 from ragtui.ingest.extract import Extracted, heading_path_at
-from ragtui.model import ChunkMeta, chunk_id
+from ragtui.model.chunks import ChunkMeta, chunk_id
 
 PAGES_KEY = "pages_json"
 HEADINGS_KEY = "headings_json"

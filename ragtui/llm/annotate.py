@@ -15,11 +15,11 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncGenerator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ragtui.config import ConfigError
 from ragtui.errors import describe
-from ragtui.events import AnnotationFailed, AnnotationFinished, AnnotationStarted, Event
 from ragtui.llm.chat import ChatModel, LLMError
 from ragtui.llm.fencing import FENCE_RULE, fence
 from ragtui.llm.window import WINDOW_CHARS, best_window
@@ -97,6 +97,31 @@ def _full(pattern: re.Pattern[str], text: str) -> bool:
     return bool(text) and (pattern.fullmatch(text) is not None or pattern.fullmatch(text.rstrip(".")) is not None)
 
 
+@dataclass(frozen=True)
+class Started:
+    """A call for source [number] went out."""
+
+    number: int
+
+
+@dataclass(frozen=True)
+class Answered:
+    """The model's answer for source [number], and its verdict (`is_irrelevant`)."""
+
+    number: int
+    text: str
+    relevant: bool
+
+
+@dataclass(frozen=True)
+class Failed:
+    number: int
+    error: str
+
+
+Progress = Started | Answered | Failed
+
+
 async def annotate_one(model: ChatModel, prompt: str) -> str:
     """The model's whole answer to one annotation prompt; an empty answer is a failure."""
     text, _ = await model.complete([("system", SYSTEM_PROMPT), ("user", prompt)])
@@ -113,32 +138,32 @@ async def annotate_sources(
     template: str,
     pattern: re.Pattern[str],
     concurrency: int,
-) -> AsyncGenerator[Event, None]:
-    """Annotate (number, text) items, yielding events as each call starts and completes.
+) -> AsyncGenerator[Progress, None]:
+    """Annotate (number, text) items, yielding each call's start and its outcome as it completes.
 
     A semaphore keeps at most `concurrency` calls in flight (RAGWeed 4b). Results
-    arrive in completion order. Any failure of one call becomes AnnotationFailed for
+    arrive in completion order. Any failure of one call becomes `Failed` for
     that number only. Closing the iterator cancels the calls still running.
     """
-    queue: asyncio.Queue[Event] = asyncio.Queue()
+    queue: asyncio.Queue[Progress] = asyncio.Queue()
     gate = asyncio.Semaphore(concurrency)
 
     async def one(number: int, text: str) -> None:
         async with gate:
-            queue.put_nowait(AnnotationStarted(number))
+            queue.put_nowait(Started(number))
             try:
                 answer = await annotate_one(model, build_prompt(template, text, query))
             except Exception as exc:   # an LLMError, or a bug that must not leave the queue waiting
-                queue.put_nowait(AnnotationFailed(number, describe(exc)))
+                queue.put_nowait(Failed(number, describe(exc)))
             else:
-                queue.put_nowait(AnnotationFinished(number, answer, not is_irrelevant(answer, pattern)))
+                queue.put_nowait(Answered(number, answer, not is_irrelevant(answer, pattern)))
 
     tasks = [asyncio.create_task(one(number, text)) for number, text in items]
     try:
         remaining = len(tasks)
         while remaining:
             event = await queue.get()
-            remaining -= not isinstance(event, AnnotationStarted)
+            remaining -= not isinstance(event, Started)
             yield event
     finally:
         for task in tasks:

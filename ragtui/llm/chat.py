@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import httpx
 
 from ragtui.errors import RagtuiError
-from ragtui.model import StopReason
+from ragtui.model.conversation import StopReason
 
 if TYPE_CHECKING:
     from llama_index.core.llms import LLM

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 
 from ragtui.llm.chat import LlamaIndexChat, LLMError, Messages, status_failure, stream_failure, timed_out
-from ragtui.model import StopReason
+from ragtui.model.conversation import StopReason
 from ragtui.ollama_api import context_length_of
 from ragtui.tokens import estimate_tokens
 

@@ -13,7 +13,7 @@ import httpx
 
 from ragtui.config import ConfigError, Secret
 from ragtui.llm.chat import LlamaIndexChat, LLMError, Messages, status_failure, stream_failure, timed_out
-from ragtui.model import StopReason
+from ragtui.model.conversation import StopReason
 
 
 class OpenAICompatibleChat(LlamaIndexChat):

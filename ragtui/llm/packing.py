@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from ragtui.llm.window import WINDOW_CHARS, best_window
-from ragtui.model import AnnotationState
+from ragtui.model.conversation import AnnotationState
 from ragtui.tokens import CHARS_PER_TOKEN, PROMPT_OVERHEAD_TOKENS, estimate_tokens
 
 T = TypeVar("T")

@@ -48,12 +48,16 @@ def _base_num_ctx(settings: Settings, window: int) -> int:
     return min(window, num_ctx_steps(settings.llm.max_tokens + PROMPT_OVERHEAD_TOKENS))
 
 
+def model_not_set(how: str = "set [llm] model, e.g. from `ollama list`") -> ConfigError:
+    """The error for a missing llm.model, `how` saying how to set it where the user is."""
+    return ConfigError(f"config error: llm.model is not set: answers need a chat model ({how})")
+
+
 async def synthesis_model(settings: Settings, model: str | None = None) -> ChatModel:
     """The answer model: packing may fill the whole window; num_ctx starts small and is fitted per prompt."""
     name = model or settings.llm.model
     if not name:
-        raise ConfigError("config error: llm.model is not set: answers need a chat model "
-                          "(set [llm] model, e.g. from `ollama list`)")
+        raise model_not_set()
     window = await context_window(settings, name)
     return _build_model(settings, model=name, num_ctx=_base_num_ctx(settings, window), window=window,
                        max_tokens=settings.llm.max_tokens, temperature=settings.llm.temperature)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from ragtui.llm.fencing import FENCE_RULE, fence, fold_line
-from ragtui.model import AnnotationState, SessionSource
+from ragtui.model.conversation import AnnotationState, SessionSource
 
 SYSTEM_PROMPT = (
     "You are a careful research assistant. Answer the user's question using only the numbered sources "

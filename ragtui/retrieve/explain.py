@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragtui.model import LegRank, SessionSource
-from ragtui.retrieve.result import CollectionMeta, RetrievalMeta
+from ragtui.model.chunks import LegRank
+from ragtui.model.conversation import SessionSource
+from ragtui.model.retrieval import CollectionMeta, RetrievalMeta
 
 TIERS = {1: "1 (every kept word, AND)", 2: "2 (any word or synonym, OR)", "skipped": "skipped", "off": "off"}
 LEG_NAMES = {"query": "typed question", "rewrite": "rewritten question", "fused": "fused"}

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ragtui.model import LegRank
+from ragtui.model.chunks import LegRank
+from ragtui.model.retrieval import Hit
 from ragtui.retrieve.fusion import ranked, rrf_merge
-from ragtui.retrieve.result import Hit
 
 Key = tuple[str, str]
 

@@ -18,9 +18,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ragtui.config import Settings
-from ragtui.model import Chunk, LegRank
+from ragtui.model.chunks import Chunk, LegRank
+from ragtui.model.retrieval import Hit, Mode, RerankMeta, Retrieval
 from ragtui.retrieve.rerank import failure_notice
-from ragtui.retrieve.result import Hit, Mode, RerankMeta, Retrieval
 
 if TYPE_CHECKING:
     from llama_index.core.schema import NodeWithScore

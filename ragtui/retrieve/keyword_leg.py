@@ -15,9 +15,9 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ragtui.model import Chunk
+from ragtui.model.chunks import Chunk
+from ragtui.model.retrieval import KeywordMeta, KeywordTier
 from ragtui.retrieve.lexical import KeywordPlan, needs_or_tier, plan_keyword_query, query_words
-from ragtui.retrieve.result import KeywordMeta, KeywordTier
 
 if TYPE_CHECKING:
     from ragtui.config import FtsSettings

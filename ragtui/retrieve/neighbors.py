@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ragtui.model import Chunk, chunk_id
-from ragtui.retrieve.result import Hit
+from ragtui.model.chunks import Chunk, chunk_id
+from ragtui.model.retrieval import Hit
 
 DECAY = 0.85        # score factor per chunk of distance (AMS)
 MAX_WINDOW = 5      # AMS's cap; config enforces it too

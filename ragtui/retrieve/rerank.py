@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ragtui.errors import RagtuiError
-from ragtui.retrieve.result import RerankMeta
+from ragtui.model.retrieval import RerankMeta
 
 if TYPE_CHECKING:
     from ragtui.config import RerankSettings

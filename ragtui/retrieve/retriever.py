@@ -20,10 +20,10 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from ragtui.config import Settings
-from ragtui.model import Chunk
+from ragtui.model.chunks import Chunk
+from ragtui.model.retrieval import MODES, CollectionMeta, KeywordMeta, LegHits, Mode, RetrievalMeta, VectorMeta, node_id
 from ragtui.retrieve.fusion import best_per_chunk, boost_merge, ranked, rrf_merge
 from ragtui.retrieve.keyword_leg import KeywordResult, keyword_search
-from ragtui.retrieve.result import MODES, CollectionMeta, KeywordMeta, LegHits, Mode, RetrievalMeta, VectorMeta, node_id
 from ragtui.retrieve.senses import QuerySynonyms, Synonyms
 from ragtui.retrieve.wordnet import Lexicon, SynonymLookup, missing_lexicon_notice
 from ragtui.stores.vector import check_vectors

@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragtui.model import Chunk, ChunkMeta
+from ragtui.model.chunks import Chunk, ChunkMeta
 
 if TYPE_CHECKING:
     from ragtui.stores.postings import Bm25Params, Bm25Snapshot, Clause, PostingCache

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ragtui.model import Chunk, ChunkMeta
+from ragtui.model.chunks import Chunk, ChunkMeta
 
 if TYPE_CHECKING:
     from llama_index.core.schema import BaseNode, TextNode

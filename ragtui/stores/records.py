@@ -23,10 +23,10 @@ import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
-from ragtui.model import Chunk, ChunkMeta
+from ragtui.model.chunks import Chunk, ChunkMeta
+from ragtui.timestamps import now as _now
 
 RECORDS_FILE = "records.sqlite3"
 
@@ -87,8 +87,6 @@ class FileRecord:
 
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 class IngestRecords:

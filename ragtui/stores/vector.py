@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragtui.model import Chunk
+from ragtui.model.chunks import Chunk
 from ragtui.stores.nodes import chunk_to_node, node_to_chunk
 
 if TYPE_CHECKING:

@@ -1,8 +1,8 @@
-"""The ragtui application: themes, global keys, copying, and the engine the screens share.
+"""The ragtui application: themes, global keys, copying, and the workspace the screens share.
 
-The research view itself (panes, research handlers, dialogs it opens) is the
-MainScreen (tui/screens/main.py), the app's one mode. The engine is
-reached through `Engine` (tui/engine.py) and nothing else.
+The main screen (tui/screens/main.py) is the app's one mode; the research itself
+is its ResearchView (tui/widgets/research.py). The engine is reached through
+tui/engine.py (`AsyncWorkspace` and the few functions listed there) and nothing else.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ragtui.sanitize import one_line as name_line
 from ragtui.tui import keymap
 from ragtui.tui.clipboard import ask_tmux, clipboard_sequences, save_copy
 from ragtui.tui.commands import RagtuiCommands
-from ragtui.tui.engine import Engine
+from ragtui.tui.engine import AsyncWorkspace
 from ragtui.tui.messages import CopyRequested
 from ragtui.tui.screens.main import MainScreen
 from ragtui.tui.screens.notices import LoggedNotice, NoticesScreen
@@ -52,9 +52,9 @@ class RagtuiApp(App[int]):
         (the demo's first run)."""
         super().__init__()
         self.settings = settings
-        self.engine = Engine(settings)
+        self.workspace = AsyncWorkspace(settings)
         self.in_tmux = in_tmux
-        self.install_screen(MainScreen(settings, self.engine, cursor_blink=cursor_blink, start_workers=start_workers,
+        self.install_screen(MainScreen(settings, self.workspace, cursor_blink=cursor_blink, start_workers=start_workers,
                                        ingest_on_start=ingest_on_start), "research")
         self.startup_notes: list[tuple[SeverityLevel, str]] = []
         self.notices: list[LoggedNotice] = []
@@ -159,7 +159,7 @@ def run_app(settings: Settings, ingest_on_start: tuple[Path, str] | None = None)
     try:
         app.run()
     finally:
-        app.engine.close()
+        app.workspace.close()
     if app.return_code:
         # Textual keeps the exception only privately; it is read here for the one line, nothing else
         error = getattr(app, "_exception", None)

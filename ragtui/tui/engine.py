@@ -1,10 +1,12 @@
-"""The one place the TUI calls the engine: an async adapter over `ragtui.workspace.Workspace`.
+"""The TUI's one door to the engine: `AsyncWorkspace`, and the few engine functions its widgets call.
 
-Building the Workspace imports no heavy module (chromadb, whoosh, wn,
-llama_index) and opens nothing, so the first frame is painted before any of them
-load. Blocking calls run in threads (`asyncio.to_thread`), and the modules that
-pull in the heavy libraries are first imported in a thread too, so the UI keeps
-drawing while they load.
+Everything else in ragtui.tui imports only nouns (ragtui.model), events, settings
+and leaf modules; what the TUI asks of the engine is listed here (a test holds it
+to that). `AsyncWorkspace` is the `Workspace` as coroutines for Textual workers:
+building it imports no heavy module (chromadb, whoosh, wn, llama_index) and opens
+nothing, so the first frame is painted before any of them load. Blocking calls run
+in threads (`asyncio.to_thread`), and the modules that pull in the heavy libraries
+are first imported in a thread too, so the UI keeps drawing while they load.
 """
 
 from __future__ import annotations
@@ -16,19 +18,40 @@ from contextlib import aclosing
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ragtui.collections import NAME_RULE, CollectionError, validate_collection_name
 from ragtui.config import Settings
+from ragtui.history import HistoryDamaged
+from ragtui.llm.citations import citation_spans, cited_numbers
+from ragtui.llm.window import WINDOW_CHARS, best_window
+from ragtui.retrieve.explain import details
 from ragtui.workspace import DocumentView, Workspace
 
 if TYPE_CHECKING:
-    from ragtui.collections import CollectionInfo
     from ragtui.events import Event
-    from ragtui.history import SessionSummary
-    from ragtui.model import SessionSource
-    from ragtui.ollama_api import OllamaStatus
-    from ragtui.research import ResearchSession
+    from ragtui.model.conversation import SessionSource, SessionSummary
+    from ragtui.model.library import CollectionInfo, IngestReport
+    from ragtui.research.session import ResearchSession
+
+__all__ = ["NAME_RULE", "WINDOW_CHARS", "AsyncWorkspace", "CollectionError", "DocumentView", "HistoryDamaged",
+           "ResearchSession", "best_window", "citation_spans", "cited_numbers", "details", "has_model",
+           "report_lines", "validate_collection_name"]
 
 
-class Engine:
+def has_model(models: tuple[str, ...], name: str) -> bool:
+    """Whether Ollama's model list holds `name` (an untagged name means ":latest")."""
+    from ragtui.ollama_api import has_model
+
+    return has_model(models, name)
+
+
+def report_lines(report: IngestReport) -> list[str]:
+    """An ingest's closing report as plain text lines, as the CLI prints it."""
+    from ragtui.ingest.report import report_lines
+
+    return report_lines(report)
+
+
+class AsyncWorkspace:
     """The Workspace's operations as coroutines, for Textual workers."""
 
     def __init__(self, settings: Settings) -> None:
@@ -42,11 +65,15 @@ class Engine:
         """Close what the workspace opened; called once the app has stopped."""
         self.workspace.close()
 
-    async def probe(self) -> OllamaStatus:
-        """Ollama's version and models, or OllamaUnreachable."""
-        from ragtui.ollama_api import probe
+    async def probe(self) -> tuple[tuple[str, ...], str]:
+        """The models Ollama has, or why it could not be reached ("" when it could)."""
+        from ragtui.ollama_api import OllamaUnreachable, probe
 
-        return await asyncio.to_thread(probe, self.settings.ollama.host)
+        try:
+            status = await asyncio.to_thread(probe, self.settings.ollama.host)
+        except OllamaUnreachable as exc:
+            return (), str(exc)
+        return status.models, ""
 
     async def wordnet_state(self) -> tuple[bool, str]:
         """Whether synonym expansion will run, and why not when it will not."""
@@ -118,7 +145,7 @@ class Engine:
 
 
 def _preload() -> None:
-    from ragtui.research import preload
+    from ragtui.research.session import preload
 
     preload()
 

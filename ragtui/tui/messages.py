@@ -1,4 +1,4 @@
-"""Messages the TUI's widgets and workers post; handled with @on(...) in the screens and the app."""
+"""Messages that are not one widget's own: engine events carried to the research view, the probe's result, copying."""
 
 from __future__ import annotations
 
@@ -9,10 +9,9 @@ from textual.message import Message
 
 from ragtui import events
 from ragtui.events import Event
-from ragtui.model import SessionSource
 
 if TYPE_CHECKING:
-    from ragtui.research import ResearchSession
+    from ragtui.tui.engine import ResearchSession
 
 E = TypeVar("E", bound=Event)
 
@@ -91,25 +90,6 @@ class OllamaProbed(Message, bubble=False):
 
     models: tuple[str, ...] = ()
     error: str = ""
-
-
-@dataclass
-class CollectionToggled(Message):
-    """Space on a collection: flip whether queries search it."""
-
-    name: str
-
-
-@dataclass
-class SourceChosen(Message):
-    """The user pressed enter on a source row: open it in the viewer."""
-
-    source: SessionSource
-
-
-@dataclass
-class CitationClicked(Message):
-    number: int
 
 
 @dataclass

@@ -13,7 +13,7 @@ from ragtui.collections import CollectionRegistry
 from ragtui.config import Settings
 from ragtui.events import IngestFinished, IngestProgress
 from ragtui.ingest import pipeline
-from ragtui.model import Chunk
+from ragtui.model.chunks import Chunk
 from ragtui.stores.records import DONE, INDEXING, FileRecord
 from ragtui.workspace import Workspace
 from tests.collection_builder import make_chunks

@@ -83,7 +83,7 @@ def test_a_bad_embedding_answer_stores_nothing_and_resumes(settings: Settings, f
     assert len(fake_ollama.calls("/api/embed")) == 1           # not retried: the answer was wrong, not missing
     fake_ollama.embed_body = None
     again = ingest(settings, [folder])
-    assert again.warnings == [] and not again.needs_embedding
+    assert again.warnings == () and not again.needs_embedding
     assert vector_count(settings) > 0 and state(settings) == "ready"
 
 
@@ -98,7 +98,7 @@ def test_vectors_of_another_dimension_than_the_collection_are_refused(settings: 
     assert "has 32 dimensions; the collection's index has 64" in warning and fake_ollama.url in warning
     assert vector_count(settings) == stored and state(settings) == "needs embeddings"
     fake_ollama.embed_body = None
-    assert ingest(settings, [folder]).warnings == []
+    assert ingest(settings, [folder]).warnings == ()
     assert vector_count(settings) > stored
 
 

@@ -13,6 +13,7 @@ from ragtui.cli import main
 from ragtui.collections import CollectionRegistry
 from ragtui.config import Settings
 from ragtui.ingest.embedding import embed_input, mean_normalized, split_long
+from ragtui.ingest.report import report_lines
 from tests.fake_ollama import FakeOllama, Model, hashed_embedding
 from tests.ingest.conftest import SMALL, ingest
 
@@ -48,7 +49,7 @@ def test_chunks_longer_than_the_window_are_embedded_as_averaged_parts(
     split, tokens = report.split["nomic-embed-text"]
     assert tokens == 32 and split == report.chunks_indexed - 1          # all but "Short note."
     assert any("chunk(s) longer than nomic-embed-text's window (32 tokens, ~112 chars)" in line and
-               f"{split} chunk(s)" in line for line in report.lines())
+               f"{split} chunk(s)" in line for line in report_lines(report))
 
     coll = CollectionRegistry(settings).open("c")
     try:
@@ -66,7 +67,7 @@ def test_chunks_longer_than_the_window_are_embedded_as_averaged_parts(
 def test_a_wide_window_embeds_chunks_whole(make_settings: Callable[..., Settings], fake_ollama: FakeOllama,
                                           folder: Path) -> None:
     report = ingest(make_settings(*SMALL), [folder])                   # the fake says 8192 tokens
-    assert report.split == {} and not any("window" in line for line in report.lines())
+    assert report.split == {} and not any("window" in line for line in report_lines(report))
     assert any(len(t) > 112 for t in embedded_texts(fake_ollama))
 
 
@@ -77,7 +78,7 @@ def test_a_model_that_does_not_say_keeps_ragweeds_30000_chars(make_settings: Cal
     report = ingest(make_settings("chunk.size_tokens=10000"), [folder])
     assert report.split == {"nomic-embed-text": (1, None)}
     assert max(len(t) for t in embedded_texts(fake_ollama)) <= 30_000
-    assert any("context length unknown, 30,000 chars" in line for line in report.lines())
+    assert any("context length unknown, 30,000 chars" in line for line in report_lines(report))
 
 
 def test_doctor_warns_when_chunks_exceed_the_embedding_window(fake_ollama: FakeOllama, tmp_path: Path,

@@ -136,7 +136,7 @@ def test_cancelled_task_leaves_stores_consistent(make_settings: Callable[..., Se
 def test_reconcile_repairs_every_crash_state(make_settings: Callable[..., Settings], fake_ollama: FakeOllama,
                                              tmp_path: Path) -> None:
     """States a kill can leave between the write steps, built by hand, then one re-run repairs them all."""
-    from ragtui.model import Chunk, ChunkMeta, chunk_id
+    from ragtui.model.chunks import Chunk, ChunkMeta, chunk_id
 
     folder = make_folder(tmp_path / "docs", files=4)
     settings = make_settings(*SMALL)

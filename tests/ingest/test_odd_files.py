@@ -59,7 +59,7 @@ def test_a_file_deleted_after_discovery_is_skipped(settings: Settings, tmp_path:
     monkeypatch.setattr("ragtui.ingest.pipeline.discover", discover_then_delete)
     report = ingest(settings, [root])
     assert dict(report.skipped) == {"gone.txt": "file vanished"}
-    assert report.added == ["good.txt"]
+    assert report.added == ("good.txt",)
 
 
 def test_a_file_replaced_by_a_fifo_is_never_read(settings: Settings, tmp_path: Path,
@@ -88,7 +88,7 @@ def test_a_file_replaced_by_a_fifo_is_never_read(settings: Settings, tmp_path: P
         pytest.fail("the ingest blocked on a FIFO")
     report = done[0]
     assert dict(report.skipped)["swap.txt"].startswith("not a regular file")  # type: ignore[attr-defined]
-    assert report.added == ["good.txt"]  # type: ignore[attr-defined]
+    assert report.added == ("good.txt",)  # type: ignore[attr-defined]
 
 
 def test_a_file_replaced_by_a_link_to_the_zero_device_is_never_read(
@@ -110,7 +110,7 @@ def test_a_file_replaced_by_a_link_to_the_zero_device_is_never_read(
     monkeypatch.setattr("ragtui.ingest.pipeline.discover", discover_then_swap)
     report = ingest(settings, [root])
     assert dict(report.skipped)["zero.txt"].startswith("not a regular file")
-    assert report.added == ["good.txt"]
+    assert report.added == ("good.txt",)
 
 
 def test_a_file_that_grows_past_the_limit_after_stat_is_cut_off(make_settings: Callable[..., Settings],
@@ -153,11 +153,11 @@ def test_links_leaving_the_root_are_not_followed_by_default(make_settings: Calla
         assert skipped[name].startswith("link leaves the ingested folder"), skipped
         assert "ingest.follow_links_outside" in skipped[name]
     assert set(skipped) == {"secret.txt", "private/", "passwd"}
-    assert report.duplicates == [("inner/in.txt", "inlink.txt")]        # the inside link was read
+    assert report.duplicates == (("inner/in.txt", "inlink.txt"),)        # the inside link was read
     assert sources(settings) == {"good.txt", "inlink.txt"}
     allowed = make_settings(*SMALL, "ingest.follow_links_outside=true")
     followed = ingest(allowed, [root], name="d")
-    assert followed.skipped == []
+    assert followed.skipped == ()
     assert ("secret.txt", "private/secret.txt") in followed.duplicates     # same bytes, indexed once
     assert {"private/secret.txt", "passwd"} <= sources(allowed, "d")
 

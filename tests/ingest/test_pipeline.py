@@ -11,6 +11,7 @@ import pytest
 from ragtui.collections import CollectionRegistry
 from ragtui.config import Settings
 from ragtui.events import FileSkipped, IngestProgress, Notice
+from ragtui.ingest.report import report_lines
 from tests.fake_ollama import FakeOllama
 from tests.ingest import corpus
 from tests.ingest.conftest import SMALL, ingest, ingest_docs, ingest_events
@@ -55,7 +56,7 @@ def test_ingest_indexes_every_chunk_in_both_stores(settings: Settings, folder: P
     assert len(keyword) == report.chunks_indexed == report.chunks_embedded > 4
     assert vectors["nomic-embed-text"] == keyword
     assert set(report.stage_s) == {"extract", "journal", "index", "merge", "embed", "vectors"}
-    stages = next(line for line in report.lines() if line.startswith("stages: "))
+    stages = next(line for line in report_lines(report) if line.startswith("stages: "))
     assert "extract + chunk" in stages and "keyword index" in stages and "vector writes" in stages
     assert "chunks/s" in stages
     coll = CollectionRegistry(settings).open("c")
@@ -97,7 +98,7 @@ def test_identical_bytes_under_another_path_are_not_embedded_twice(settings: Set
     calls = len(fake_ollama.calls("/api/embed"))
     (folder / "copy.txt").write_bytes((folder / "b.txt").read_bytes())
     report = ingest(settings, [folder])
-    assert report.duplicates == [("copy.txt", "b.txt")]
+    assert report.duplicates == (("copy.txt", "b.txt"),)
     assert len(fake_ollama.calls("/api/embed")) == calls
 
 
@@ -106,7 +107,7 @@ def test_edited_file_leaves_no_stale_chunk(settings: Settings, folder: Path) -> 
     before, _ = stores(settings)
     (folder / "b.txt").write_text("Completely new content about solar panels and inverters. " * 3)
     report = ingest(settings, [folder])
-    assert report.updated == ["b.txt"]
+    assert report.updated == ("b.txt",)
     keyword, vectors = stores(settings)
     assert vectors["nomic-embed-text"] == keyword
     all_text = " ".join(texts(settings))
@@ -124,9 +125,9 @@ def test_sync_removes_chunks_of_deleted_files(settings: Settings, folder: Path) 
     ingest(settings, [folder])
     (folder / "b.txt").unlink()
     report = ingest(settings, [folder])                           # without --sync nothing is removed
-    assert report.removed == []
+    assert report.removed == ()
     report = ingest(settings, [folder], sync=True)
-    assert report.removed == ["b.txt"]
+    assert report.removed == ("b.txt",)
     keyword, vectors = stores(settings)
     assert vectors["nomic-embed-text"] == keyword
     coll = CollectionRegistry(settings).open("c")
@@ -187,7 +188,7 @@ def test_long_chunk_is_embedded_in_parts(make_settings: Callable[..., Settings],
 def test_ingest_documents_in_memory(settings: Settings, fake_ollama: FakeOllama) -> None:
     docs = [("doc-1", PROSE), ("doc-2", "Solar panels convert light into electricity. " * 5), ("doc-3", PROSE)]
     report = ingest_docs(settings, docs)
-    assert report.added == ["doc-1", "doc-2", "doc-3"] and not report.duplicates
+    assert report.added == ("doc-1", "doc-2", "doc-3") and not report.duplicates
     keyword, vectors = stores(settings)
     assert keyword == vectors["nomic-embed-text"]
     coll = CollectionRegistry(settings).open("c")
@@ -207,7 +208,7 @@ def test_entropy_filter_counts_dropped_chunks(settings: Settings, tmp_path: Path
     assert report.filtered["table of contents or index"] >= 1
     assert sorted(report.added) == ["ok.txt", "toc.txt"]
     assert [(s, kept) for s, kept, _ in report.mostly_filtered] == [("toc.txt", 0)]      # named, not silent
-    assert "  toc.txt: all chunks filtered (1 table of contents or index)" in report.lines()
+    assert "  toc.txt: all chunks filtered (1 table of contents or index)" in report_lines(report)
 
 
 def test_progress_events(settings: Settings, folder: Path) -> None:
@@ -283,10 +284,10 @@ def test_changed_chunk_settings_rechunk_unchanged_files(make_settings: Callable[
 
 def test_duplicate_is_indexed_once_its_original_is_gone(settings: Settings, folder: Path) -> None:
     (folder / "copy.txt").write_bytes((folder / "b.txt").read_bytes())
-    assert ingest(settings, [folder]).duplicates == [("copy.txt", "b.txt")]
+    assert ingest(settings, [folder]).duplicates == (("copy.txt", "b.txt"),)
     (folder / "b.txt").unlink()
     report = ingest(settings, [folder], sync=True)
-    assert report.removed == ["b.txt"] and report.added == ["copy.txt"]
+    assert report.removed == ("b.txt",) and report.added == ("copy.txt",)
     coll = CollectionRegistry(settings).open("c")
     assert "copy.txt" in coll.keyword.sources() and "b.txt" not in coll.keyword.sources()
     coll.close()
@@ -294,7 +295,7 @@ def test_duplicate_is_indexed_once_its_original_is_gone(settings: Settings, fold
 
 def test_missing_path_is_reported(settings: Settings, tmp_path: Path) -> None:
     report = ingest(settings, [tmp_path / "nope"])
-    assert report.skipped == [(str(tmp_path / "nope"), "no such file or folder")]
+    assert report.skipped == ((str(tmp_path / "nope"), "no such file or folder"),)
 
 
 def test_queries_while_an_ingest_runs_see_committed_state(settings: Settings, folder: Path,
@@ -363,7 +364,7 @@ def test_oversized_file_is_skipped(make_settings: Callable[..., Settings], tmp_p
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "big.txt").write_text("word " * 300_000)
     report = ingest(settings, [tmp_path / "d"])
-    assert report.skipped == [("big.txt", "too large: 1 MiB exceeds ingest.max_file_mb (1)")]
+    assert report.skipped == (("big.txt", "too large: 1 MiB exceeds ingest.max_file_mb (1)"),)
 
 
 def test_scanned_pdf_goes_through_the_configured_ocr(make_settings: Callable[..., Settings],
@@ -375,7 +376,7 @@ def test_scanned_pdf_goes_through_the_configured_ocr(make_settings: Callable[...
     (tmp_path / "d").mkdir()
     corpus.pdf(tmp_path / "d" / "scan.pdf", [""], labels=False)
     report = ingest(settings, [tmp_path / "d"])
-    assert report.added == ["scan.pdf"]
+    assert report.added == ("scan.pdf",)
     coll = CollectionRegistry(settings).open("c")
     [chunk] = coll.keyword.get(sorted(coll.keyword.ids()))
     coll.close()
@@ -389,10 +390,10 @@ def test_same_name_from_another_folder_is_a_clash_not_a_silent_overwrite(setting
         (folder / "README.md").write_text(text)
     ingest(settings, [proj_a])
     report = ingest(settings, [proj_b])
-    assert report.updated == [] and report.reason_of("README.md").startswith("name clash")
+    assert report.updated == () and report.reason_of("README.md").startswith("name clash")
     assert any("Turbines" in t for t in texts(settings))
 
     moved = tmp_path / "projA-moved"
     proj_a.rename(moved)                    # the old folder is gone: the same file, found at its new place
     (moved / "README.md").write_text("Turbines convert wind into electric power.")
-    assert ingest(settings, [moved]).updated == ["README.md"]
+    assert ingest(settings, [moved]).updated == ("README.md",)

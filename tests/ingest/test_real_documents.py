@@ -20,7 +20,8 @@ from ragtui.config import Settings
 from ragtui.ingest.chunking import mid_word, window_chars, word_start
 from ragtui.ingest.discover import HIDDEN, IGNORED
 from ragtui.ingest.entropy import GARBAGE, TOC, toc_ratio
-from ragtui.model import Chunk
+from ragtui.ingest.report import report_lines
+from ragtui.model.chunks import Chunk
 from ragtui.retrieve.keyword_leg import keyword_search
 from tests.fake_ollama import FakeOllama
 from tests.ingest import real_docs
@@ -85,7 +86,7 @@ def test_a_real_folder_is_read_right(settings: Settings, folder: Path, fake_olla
     assert skipped["blob"].startswith("unsupported format: no file extension, and not text: binary content")
     assert skipped["bomb.txt.gz"].startswith("zip bomb guard: gzip expands past")
     assert set(skipped) == {"blob", "bomb.txt.gz"}
-    lines = report.lines()
+    lines = report_lines(report)
     assert "not ingested: 2 hidden, 7 ignore rules (hidden paths and ingest.ignore/.ragtuiignore matches)" in lines
     assert not any("drafts" in ln or "node_modules" in ln for ln in lines)            # counted, not listed
 

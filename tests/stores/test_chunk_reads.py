@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ragtui.model import Chunk
+from ragtui.model.chunks import Chunk
 from ragtui.stores import stored
 from ragtui.stores.keyword import CHUNK, KeywordIndex, _chunk_column
 from ragtui.stores.postings import Clause

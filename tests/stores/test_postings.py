@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragtui.model import Chunk
+from ragtui.model.chunks import Chunk
 from ragtui.stores.keyword import KeywordIndex
 from ragtui.stores.postings import Bm25Params, Clause
 from tests.collection_builder import make_chunks

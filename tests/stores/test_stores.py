@@ -8,7 +8,7 @@ import pytest
 
 from ragtui.collections import CollectionError, CollectionRegistry
 from ragtui.config import Settings
-from ragtui.model import Chunk, ChunkMeta, chunk_id
+from ragtui.model.chunks import Chunk, ChunkMeta, chunk_id
 from ragtui.stores.vector import cosine_from_chroma
 from tests.fake_ollama import hashed_embedding
 

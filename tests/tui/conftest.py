@@ -5,10 +5,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from textual.widget import Widget
 
-from ragtui.collections import CollectionInfo
 from ragtui.config import Settings, load_settings
 from ragtui.events import Event
+from ragtui.model.library import CollectionInfo
 from ragtui.tui.app import RagtuiApp
 from ragtui.tui.messages import OllamaProbed, research_message
 from ragtui.tui.screens.main import MainScreen
@@ -41,19 +42,19 @@ def main_screen(app: RagtuiApp) -> MainScreen:
     return next(s for s in app.screen_stack if isinstance(s, MainScreen))
 
 
-async def handled(screen: MainScreen) -> None:
-    """Wait until the screen has handled every message posted to it so far (they are handled in order)."""
+async def handled(node: Widget) -> None:
+    """Wait until the screen or widget has handled every message posted to it so far (they are handled in order)."""
     done = asyncio.Event()
-    screen.call_later(done.set)
+    node.call_later(done.set)
     await asyncio.wait_for(done.wait(), 30)
 
 
 async def post_events(app: RagtuiApp, events: list[Event]) -> None:
     """Post engine events to the research view as a research worker does, and wait until they are shown."""
-    screen = main_screen(app)
+    view = main_screen(app).research
     for event in events:
-        screen.post_message(research_message(event))
-    await handled(screen)
+        view.post_message(research_message(event))
+    await handled(view)
 
 
 async def feed(app: RagtuiApp, events: list[Event], *, ollama_up: bool = True) -> None:

@@ -19,9 +19,17 @@ from ragtui.events import (
     SynthesisStarted,
     SynthesisToken,
 )
-from ragtui.history import SessionRecord, Turn
-from ragtui.model import AnnotationState, Chunk, ChunkMeta, LegRank, SessionSource, StopReason, chunk_id
-from ragtui.retrieve.result import RetrievalMeta
+from ragtui.model.chunks import Chunk, ChunkMeta, LegRank, chunk_id
+from ragtui.model.conversation import (
+    AnnotationState,
+    Conversation,
+    SessionSource,
+    StopReason,
+    Turn,
+    annotated,
+    annotating,
+)
+from ragtui.model.retrieval import RetrievalMeta
 
 DOCS = (
     ("demo", "darwin/origin-of-species.pdf", "12", "", "Natural selection acts solely by the preservation of "
@@ -65,7 +73,8 @@ def finished_session(stop_reason: str = "stop") -> list[Event]:
         relevant = source.number <= 3
         text = (f'"{source.chunk.text.split(".")[0]}." Directly answers the question.' if relevant
                 else "IRRELEVANT!!! This extract does not address natural selection.")
-        events += [AnnotationStarted(source.number), AnnotationFinished(source.number, text, relevant)]
+        events += [AnnotationStarted(annotating(source)),
+                   AnnotationFinished(annotated(source, text, relevant=relevant, by="chat", prompt=""))]
     events.append(SynthesisStarted("chat", (1, 2, 3)))
     events += [SynthesisToken(piece) for piece in ANSWER.split(" ") for piece in (piece + " ",)]
     events += [SynthesisFinished(ANSWER, StopReason(stop_reason), citations=(1, 2, 3)), SessionSaved(1)]
@@ -78,7 +87,7 @@ FOLLOW_UP_ANSWER = ("Breeders pick the small differences they want in each gener
                     "over many generations the result is striking [7], as with Mendel's peas [8].")
 
 
-def conversation_record() -> SessionRecord:
+def conversation_record() -> Conversation:
     """A saved two-turn conversation: the finished session above, then a follow-up retrieved as typed and as
     rewritten (its sources numbered on from [6]), with the retrieval details the why view shows."""
     meta = RetrievalMeta.from_json({"mode": "hybrid", "collections": {
@@ -116,5 +125,5 @@ def conversation_record() -> SessionRecord:
              Turn(query=FOLLOW_UP, rewrite=REWRITE, rewrite_by="chat", retrieval_meta=meta, rewrite_meta=rewrite_meta,
                   sources=second, answer=FOLLOW_UP_ANSWER, stop_reason=StopReason.STOP, citations=[7, 8],
                   prompt_numbers=[6, 7, 8], context_turns=[1])]
-    return SessionRecord(collections=["demo", "papers"], config={}, synthesis_model="chat", annotation_model="chat",
+    return Conversation(collections=["demo", "papers"], config={}, synthesis_model="chat", annotation_model="chat",
                          turns=turns)

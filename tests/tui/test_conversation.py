@@ -56,14 +56,14 @@ async def test_a_conversation_by_keys(settings: Settings, fake_ollama: FakeOllam
         query_bar = app.query_one("#query")
         assert str(query_bar.border_title).startswith("Query · docs")
         await ask(app, pilot)
-        session = main.session
+        session = main.research.session
         assert session is not None and len(session.turns) == 1
         assert str(query_bar.border_title) == "Follow-up (turn 2) · docs · N: new session"
         turn1 = {s.number for s in session.sources}
 
         await ask(app, pilot, "and the seals?")
-        assert main.session is session and len(session.turns) == 2
-        assert session.turn.rewrite == REWRITE and session.turn.context_turns == [1]
+        assert main.research.session is session and len(session.turns) == 2
+        assert session.turn.rewrite == REWRITE and session.turn.context_turns == (1,)
         panel = app.query_one(SourcesPanel)
         assert set(panel.sources) == {s.number for s in session.turn.sources} and not set(panel.sources) & turn1
         bar = str(app.query_one(TurnBar).render())
@@ -108,6 +108,7 @@ async def test_a_conversation_by_keys(settings: Settings, fake_ollama: FakeOllam
             .annotated_by == "annotator"
 
         await pilot.press("N")                             # a fresh session: the next query is not a follow-up
-        assert main.session is None and str(query_bar.border_title).startswith("Query · docs")
+        assert main.research.session is None and str(query_bar.border_title).startswith("Query · docs")
         await ask(app, pilot, QUERY)
-        assert main.session is not None and main.session.id != session.id and len(main.session.turns) == 1
+        fresh = main.research.session
+        assert fresh is not None and fresh.id != session.id and len(fresh.turns) == 1

@@ -22,9 +22,10 @@ async def _reopened(pilot) -> None:
     screen = main_screen(app)
     screen.post_message(OllamaProbed(("chat:latest", "annotator:latest", "nomic-embed-text:latest")))
     screen.show_collections(COLLECTIONS)
-    session_id = HistoryStore(app.settings.data_dir).save(conversation_record())
-    await screen.reopen(session_id)
-    await handled(screen)
+    session_id = HistoryStore(app.settings.data_dir).save(conversation_record()).id
+    assert session_id is not None
+    await screen.research.reopen(session_id)
+    await handled(screen.research)
     app.query_one(SourcesPanel).active_table.focus()
     await pilot.pause()
     await pilot.wait_for_scheduled_animations()     # the tab underline slides to the relabelled tab

@@ -34,8 +34,8 @@ async def test_the_tui_runs_without_history_and_says_why(tmp_path: Path, make_se
         assert "sessions are not saved" in notice.message and f"mv {path}" in notice.message
         await ask(app, pilot)
         main = main_screen(app)
-        assert main.session is not None and main.session.id is None and main.session.answer
-        assert app.query_one(SynthesisView).text == main.session.answer
+        assert main.research.session is not None and main.research.session.id is None and main.research.session.answer
+        assert app.query_one(SynthesisView).text == main.research.session.answer
         assert "not saved" in str(app.query_one(StatusLine).render())
         assert len([n for n in app.notices if "is damaged" in n.message]) == 1   # said once
         await pilot.press("escape", "h")

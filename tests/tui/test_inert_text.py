@@ -82,7 +82,7 @@ async def test_hostile_names_documents_and_answers_render_inert_and_literal(
         assert main.active == {"docs"}                              # the ingested collection is active
 
         await ask(app, pilot, "how do pumps start")
-        session = main.session
+        session = main.research.session
         assert session is not None and session.sources and session.answer
         await pilot.press("tab")
         shown = assert_inert(app, "sources, detail and answer")
@@ -90,8 +90,8 @@ async def test_hostile_names_documents_and_answers_render_inert_and_literal(
         assert "[bold]loud[/bold]" in shown and "[link=https://evil.example]click[/link]" in shown
         assert app.query_one(SourcesPanel).sources
 
-        main.post_message(research_message(Notice("warning", f"odd {MARKUP} {ESCAPES} notice")))
-        await handled(main)
+        main.research.post_message(research_message(Notice("warning", f"odd {MARKUP} {ESCAPES} notice")))
+        await handled(main.research)
         await pilot.pause(0.2)
         toasts = [str(toast.render()) for toast in app.screen.query("Toast")]
         assert any("odd [bold]loud[/bold]" in toast for toast in toasts), toasts
@@ -125,7 +125,7 @@ async def test_a_misquoting_annotation_and_an_unverified_citation_are_marked(sna
     """An annotation quoting words its chunk lacks is said to be no real quote (sources pane and detail); an
     answer's citation whose quote is not in that source is marked in the answer and named in the banner."""
     from ragtui.events import AnnotationFinished, SynthesisFinished
-    from ragtui.model import StopReason
+    from ragtui.model.conversation import StopReason, annotated
     from ragtui.quotes import QuoteCheck
     from ragtui.tui.widgets.synthesis import UNVERIFIED_MARK, SynthesisView
     from tests.tui.conftest import feed, quiet_app
@@ -133,7 +133,9 @@ async def test_a_misquoting_annotation_and_an_unverified_citation_are_marked(sna
 
     answer = ANSWER.replace("[2]", '"breeders never select anything" [2]')
     events = [e for e in finished_session() if not isinstance(e, SynthesisFinished)]
-    events.insert(-1, AnnotationFinished(1, '"Selection invents new organs overnight" Relevant.', True))
+    first = next(e for e in events if isinstance(e, AnnotationFinished) and e.number == 1).source
+    events.insert(-1, AnnotationFinished(annotated(first, '"Selection invents new organs overnight" Relevant.',
+                                                   relevant=True, by="chat", prompt="")))
     check = QuoteCheck("breeders never select anything", (2,), (), answer.index("[2]"))
     events.insert(-1, SynthesisFinished(answer, StopReason.STOP, citations=(1, 2, 3), quotes=(check,)))
     app = quiet_app(snapshot_settings())

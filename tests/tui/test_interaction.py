@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from textual.widgets import DataTable, TextArea
 
-from ragtui.tui.messages import CitationClicked
 from ragtui.tui.screens.help import HelpScreen
 from ragtui.tui.screens.ingest import IngestScreen
 from ragtui.tui.screens.new_collection import NewCollectionScreen
@@ -47,7 +46,7 @@ async def test_a_citation_link_opens_its_source(snapshot_settings) -> None:
     app = quiet_app(snapshot_settings())
     async with app.run_test(size=(80, 24)) as pilot:
         await feed(app, finished_session())
-        app.query_one(SynthesisView).post_message(CitationClicked(3))
+        app.query_one(SynthesisView).post_message(SynthesisView.CitationClicked(3))
         await pilot.pause()
         await app.workers.wait_for_complete()
         await pilot.pause()

@@ -44,14 +44,14 @@ async def test_a_streaming_answer_takes_the_room_unless_the_sources_are_in_use(s
     async with app.run_test(size=(80, 24)) as pilot:
         await feed(app, [SourcesReady(tuple(make_sources()), None)])
         screen = main_screen(app)
-        assert app.focused is app.query_one(QueryInput) and screen.expanded == "sources"
+        assert app.focused is app.query_one(QueryInput) and screen.research.expanded == "sources"
         await post_events(app, [SynthesisStarted("chat", (1, 2)), SynthesisToken("Natural selection ")])
         await pilot.pause()
-        assert screen.expanded == "answer" and app.query_one(SynthesisView).region.height >= 12
+        assert screen.research.expanded == "answer" and app.query_one(SynthesisView).region.height >= 12
         assert str(app.query_one(StatusLine).render()).startswith("writing")
         app.query_one(SourcesPanel).active_table.focus()
         await post_events(app, [SynthesisStarted("chat", (1, 2))])
-        assert screen.expanded == "sources"
+        assert screen.research.expanded == "sources"
 
 
 async def test_tab_follows_the_screen_and_number_keys_pick_the_tab(snapshot_settings) -> None:

@@ -15,7 +15,7 @@ from textual.widgets import DataTable, TextArea
 
 from ragtui.config import Settings
 from ragtui.events import SynthesisFinished, SynthesisToken
-from ragtui.model import AnnotationState, Override
+from ragtui.model.conversation import AnnotationState, Override
 from ragtui.tui.app import RagtuiApp
 from ragtui.tui.messages import EngineEvent, Research
 from ragtui.tui.screens.help import HelpScreen
@@ -99,7 +99,7 @@ async def settle(app: RagtuiApp, pilot) -> None:
         for worker in list(app.workers):
             if worker.group not in DIALOGS and not worker.is_cancelled:
                 await asyncio.wait_for(worker.wait(), 120)  # a guard against hanging, not a timing check
-        await handled(main_screen(app))  # what the workers posted is on screen
+        await handled(main_screen(app).research)  # what the workers posted is on screen
         await pilot.pause()
 
 
@@ -122,14 +122,15 @@ async def test_a_whole_session_by_keys(settings: Settings, script: Script, fake_
         await pilot.press("tab")  # the query bar keeps the focus after enter; tab goes on to the sources
         panel = app.query_one(SourcesPanel)
         synthesis = app.query_one(SynthesisView)
-        session = main.session
+        session = main.research.session
         assert session is not None and session.id
         assert panel.counts()["all"] == len(session.sources) >= 3
         cafeteria = next(s for s in panel.sources.values() if "cafeteria" in s.chunk.text)
         assert cafeteria.state is AnnotationState.IRRELEVANT and panel.counts()["filtered"] == 1
         assert all(s.annotation for s in panel.sources.values())
+        assert panel.sources == {s.number: s for s in session.sources}   # the session's sources, annotator and all
         # the answer streamed, stopped for length, and says so
-        assert synthesis.text == "Pumps start at 3 bar [1] and" and session.truncated
+        assert synthesis.text == "Pumps start at 3 bar [1] and" and session.turn.truncated
         assert "Press c to continue" in str(app.query_one("#synthesis-banner").render())
 
         await pilot.press("c")
@@ -145,6 +146,7 @@ async def test_a_whole_session_by_keys(settings: Settings, script: Script, fake_
         assert script.annotations == before + 1
         assert panel.sources[first.number].annotation == session.source(first.number).annotation
         assert f"(call {before + 1})" in panel.sources[first.number].annotation
+        assert panel.sources[first.number] == session.source(first.number)
 
         # x on the Filtered tab rescues the cafeteria source; s writes the answer again with it
         app.query_one("#source-tabs").active = "filtered"
@@ -172,7 +174,7 @@ async def test_a_query_reaches_the_view_as_messages_in_order(settings: Settings,
     async with app.run_test(size=(100, 30), message_hook=hook) as pilot:
         await settle(app, pilot)
         await ask(app, pilot)
-        session = main_screen(app).session
+        session = main_screen(app).research.session
         assert session is not None
         answer = app.query_one(SynthesisView).text
     assert len({id(m) for m in handled_messages}) == len(handled_messages)  # once each: they do not bubble
@@ -196,11 +198,11 @@ async def test_history_reopens_an_earlier_session(settings: Settings, script: Sc
         main = main_screen(app)
         await settle(app, pilot)
         await ask(app, pilot, QUERY)
-        first_id, first_answer = main.session.id, main.session.answer
+        first_id, first_answer = main.research.session.id, main.research.session.answer
         script.answers.append(Reply.text("Seals last 5,000 hours [1]."))
         await pilot.press("tab", "N")           # to the sources; a new session, not a follow-up of the first
         await ask(app, pilot, "when do seals wear out")
-        assert main.session.id != first_id
+        assert main.research.session.id != first_id
         await pilot.press("tab", "h")
         await settle(app, pilot)
         assert isinstance(app.screen, HistoryScreen)
@@ -210,10 +212,10 @@ async def test_history_reopens_an_earlier_session(settings: Settings, script: Sc
         await pilot.press("enter")  # newest first: the second row is the first session
         await settle(app, pilot)
         assert not isinstance(app.screen, HistoryScreen)
-        assert main.session.id == first_id
+        assert main.research.session.id == first_id
         assert app.query_one("#query").value == QUERY
         assert app.query_one(SynthesisView).text == first_answer
-        assert len(app.query_one(SourcesPanel).sources) == len(main.session.sources)
+        assert len(app.query_one(SourcesPanel).sources) == len(main.research.session.sources)
 
 
 async def test_escape_cancels_a_slow_stream_and_keys_still_work(settings: Settings, script: Script,
@@ -229,16 +231,16 @@ async def test_escape_cancels_a_slow_stream_and_keys_still_work(settings: Settin
             if synthesis.text:
                 break
             await pilot.pause(0.01)
-        assert synthesis.text and main.busy
+        assert synthesis.text and main.research.busy
         await pilot.press("tab", "question_mark")  # handled while the answer is still streaming
-        assert isinstance(app.screen, HelpScreen) and main.busy
+        assert isinstance(app.screen, HelpScreen) and main.research.busy
         await pilot.press("escape")  # closes help
         assert not isinstance(app.screen, HelpScreen)
         await pilot.press("escape")  # cancels the stream
         await settle(app, pilot)
-        assert not main.busy
+        assert not main.research.busy
         assert len(synthesis.text.split()) < 200
-        assert main.session.stop_reason == "cancelled"
+        assert main.research.session.turn.stop_reason == "cancelled"
         assert "Cancelled" in str(app.query_one("#synthesis-banner").render())
         await pilot.press("b")  # still responsive
         assert app.query_one("#collections-pane").display is False
@@ -291,7 +293,8 @@ async def test_ollama_down_gives_keyword_only_sources_and_says_why(settings: Set
         panel = app.query_one(SourcesPanel)
         assert panel.sources and all(s.state is AnnotationState.OFF for s in panel.sources.values())
         assert all(s.legs == ("keyword",) for s in panel.sources.values())
-        assert main.session is not None and main.session.id is not None   # saved: reopen it when Ollama is back
+        kept = main.research.session
+        assert kept is not None and kept.id is not None   # saved: reopen it when Ollama is back
         assert any("127.0.0.1:9" in n.message and "Sources only" in n.message for n in app.notices)
         assert "127.0.0.1:9" in str(app.query_one("#synthesis-banner").render())
 

@@ -6,7 +6,7 @@ import dataclasses
 
 from textual.widgets import TextArea
 
-from ragtui.model import Chunk
+from ragtui.model.chunks import Chunk
 from ragtui.tui.screens.source_viewer import SourceViewer
 from ragtui.tui.textfit import reflow
 from ragtui.workspace import DocumentView

@@ -13,8 +13,8 @@ from textual.widgets import DataTable, TabbedContent
 from textual.widgets.markdown import MarkdownBlock
 
 from ragtui.events import AnnotationFailed, AnnotationFinished, AnnotationStarted, SourcesReady, SynthesisFinished
-from ragtui.model import AnnotationState, StopReason
-from ragtui.retrieve.result import RetrievalMeta
+from ragtui.model.conversation import AnnotationState, StopReason, annotated, annotating, annotation_failed
+from ragtui.model.retrieval import RetrievalMeta
 from ragtui.tui.clipboard import osc52, save_copy
 from ragtui.tui.commands import RagtuiCommands
 from ragtui.tui.keymap import ACTIONS
@@ -123,9 +123,9 @@ async def test_annotations_move_sources_between_tabs(snapshot_settings) -> None:
         assert panel.counts() == {"relevant": 3, "filtered": 2, "all": 5}
         assert app.query_one("#filtered-table", DataTable).row_count == 2
         assert str(app.query_one(TabbedContent).get_tab("filtered").label) == "Filtered 2"
-        await post_events(app, [AnnotationStarted(4)])
+        await post_events(app, [AnnotationStarted(annotating(panel.sources[4]))])
         assert panel.sources[4].state is AnnotationState.RUNNING and panel.running
-        await post_events(app, [AnnotationFailed(4, "HTTP 500")])
+        await post_events(app, [AnnotationFailed(annotation_failed(panel.sources[4], "HTTP 500"))])
         assert panel.sources[4].state is AnnotationState.FAILED and panel.sources[4].error == "HTTP 500"
 
 
@@ -136,10 +136,11 @@ async def test_spinner_turns_only_while_a_source_is_annotated(snapshot_settings)
         await feed(app, [SourcesReady(tuple(make_sources()), RetrievalMeta())])
         await pilot.pause(0.3)
         assert panel.frame == 0
-        await post_events(app, [AnnotationStarted(1)])
+        await post_events(app, [AnnotationStarted(annotating(panel.sources[1]))])
         await pilot.pause(0.35)
         assert panel.frame >= 2
-        await post_events(app, [AnnotationFinished(1, "On point.", True)])
+        await post_events(app, [AnnotationFinished(annotated(panel.sources[1], "On point.", relevant=True, by="chat",
+                                                                      prompt=""))])
         stopped = panel.frame
         await pilot.pause(0.3)
         assert panel.frame == stopped
@@ -221,7 +222,7 @@ async def test_no_active_collection_is_said_not_ignored(snapshot_settings) -> No
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press(*"why", "enter")
         assert any("No active collection" in n.message for n in app.notices)
-        assert main_screen(app).session is None
+        assert main_screen(app).research.session is None
 
 
 def test_collection_name_rule() -> None:

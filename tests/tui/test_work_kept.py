@@ -11,7 +11,7 @@ from textual.widgets import DataTable
 
 from ragtui.config import Settings
 from ragtui.history import HistoryStore
-from ragtui.model import AnnotationState
+from ragtui.model.conversation import AnnotationState
 from ragtui.tui.app import RagtuiApp
 from ragtui.tui.widgets.query import QueryInput
 from ragtui.tui.widgets.sources import SourcesPanel
@@ -59,8 +59,8 @@ async def test_escape_during_the_first_annotation_keeps_every_source_relevant(
         await until(pilot, lambda: annotated(panel, "First reading."))
         await pilot.press("escape")
         await settle(app, pilot)
-        session = main.session
-        assert session is not None and not main.busy
+        session = main.research.session
+        assert session is not None and not main.research.busy
         n = len(session.sources)
         assert n >= 3
         assert panel.counts() == {"relevant": n, "filtered": 0, "all": n}   # nothing moved to Filtered
@@ -78,7 +78,7 @@ async def test_escape_during_the_first_annotation_keeps_every_source_relevant(
         # s writes the answer from every source: the unannotated ones count as relevant
         await pilot.press("tab", "s")
         await settle(app, pilot)
-        assert session.turn.prompt_numbers == sorted(s.number for s in session.sources)
+        assert session.turn.prompt_numbers == tuple(sorted(s.number for s in session.sources))
 
 
 async def test_escape_during_reannotate_all_keeps_the_earlier_annotations(
@@ -89,7 +89,7 @@ async def test_escape_during_reannotate_all_keeps_the_earlier_annotations(
         await settle(app, pilot)
         await ask(app, pilot)
         panel = app.query_one(SourcesPanel)
-        session = main.session
+        session = main.research.session
         before_counts = panel.counts()
         assert before_counts["filtered"] == 1 and before_counts["relevant"] >= 2
         before = {s.number: (s.state, s.annotation) for s in session.sources}
@@ -101,7 +101,7 @@ async def test_escape_during_reannotate_all_keeps_the_earlier_annotations(
         await until(pilot, lambda: annotated(panel, "A second reading."))
         await pilot.press("escape")
         await settle(app, pilot)
-        assert not main.busy
+        assert not main.research.busy
         assert panel.counts() == before_counts
         after = {s.number: (s.state, s.annotation) for s in session.sources}
         changed = [n for n in after if after[n] != before[n]]
@@ -120,7 +120,7 @@ async def test_typing_the_next_question_after_an_answer_runs_no_action(
         await settle(app, pilot)
         await pilot.press(*QUERY, "enter")
         await settle(app, pilot)
-        first = main.session
+        first = main.research.session
         assert first is not None and first.answer
         bar = app.query_one(QueryInput)
         assert app.focused is bar and bar.selected_text == QUERY   # kept, selected: typing replaces it
@@ -129,7 +129,7 @@ async def test_typing_the_next_question_after_an_answer_runs_no_action(
         await pilot.pause()
         assert bar.value == question
         assert app.screen is main and len(app.screen_stack) == 1 and app.is_running
-        assert main.session is first and not main.busy
+        assert main.research.session is first and not main.research.busy
         await pilot.press("enter")
         await settle(app, pilot)
-        assert main.session is first and len(first.turns) == 2 and first.turn.query == question  # a follow-up
+        assert main.research.session is first and len(first.turns) == 2 and first.turn.query == question  # a follow-up

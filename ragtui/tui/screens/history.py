@@ -13,9 +13,9 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import RowKey
 
-from ragtui.history import SessionSummary
+from ragtui.model.conversation import SessionSummary
 from ragtui.sanitize import one_line
-from ragtui.tui.engine import Engine
+from ragtui.tui.engine import AsyncWorkspace
 
 
 class HistoryScreen(ModalScreen[int | None]):
@@ -25,9 +25,9 @@ class HistoryScreen(ModalScreen[int | None]):
         Binding("d", "delete", "Delete"),
     ]
 
-    def __init__(self, engine: Engine, sessions: list[SessionSummary]) -> None:
+    def __init__(self, workspace: AsyncWorkspace, sessions: list[SessionSummary]) -> None:
         super().__init__()
-        self.engine = engine
+        self.workspace = workspace
         self.sessions = {s.id: s for s in sessions}
 
     def compose(self) -> ComposeResult:
@@ -62,7 +62,7 @@ class HistoryScreen(ModalScreen[int | None]):
         key = self._current()
         if key is None:
             return
-        path = await self.engine.export_session(int(key.value or 0))
+        path = await self.workspace.export_session(int(key.value or 0))
         self.query_one("#history-note", Static).update(f"Exported to {path}")
 
     async def action_delete(self) -> None:
@@ -71,7 +71,7 @@ class HistoryScreen(ModalScreen[int | None]):
             return
         table = self.query_one(DataTable)
         session_id = int(key.value or 0)
-        await self.engine.delete_session(session_id)
+        await self.workspace.delete_session(session_id)
         table.remove_row(key)
         self.sessions.pop(session_id, None)
         self.query_one("#history-note", Static).update(f"Deleted session {session_id}.")

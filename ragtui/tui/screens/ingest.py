@@ -18,12 +18,11 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, ProgressBar, RichLog, Static
 
-from ragtui.collections import CollectionError, validate_collection_name
 from ragtui.errors import describe
 from ragtui.events import Event, FileSkipped, IngestFinished, IngestProgress, Notice
 from ragtui.paths import user_path
 from ragtui.sanitize import one_line
-from ragtui.tui.engine import Engine
+from ragtui.tui.engine import AsyncWorkspace, CollectionError, report_lines, validate_collection_name
 
 
 def format_eta(seconds: float | None) -> str:
@@ -38,13 +37,14 @@ class IngestScreen(ModalScreen[bool]):
 
     BINDINGS: ClassVar = [Binding("escape", "cancel_or_close", "Cancel / close")]
 
-    def __init__(self, engine: Engine, default_collection: str = "", default_path: str = "", start: bool = False,
-                 cursor_blink: bool = True, on_ended: Callable[[str, bool], None] | None = None) -> None:
+    def __init__(self, workspace: AsyncWorkspace, default_collection: str = "", default_path: str = "",
+                 start: bool = False, cursor_blink: bool = True,
+                 on_ended: Callable[[str, bool], None] | None = None) -> None:
         """`on_ended(collection, finished)` is called when an ingest ends (finished, cancelled or failed),
         while this screen is still open, so the collections pane behind it is up to date at once."""
         super().__init__()
         self.on_ended = on_ended
-        self.engine = engine
+        self.workspace = workspace
         self.cursor_blink = cursor_blink
         self.start = start
         self.default_collection = default_collection
@@ -101,7 +101,7 @@ class IngestScreen(ModalScreen[bool]):
         self.query_one("#ingest-log", RichLog).clear()
         self.query_one("#ingest-hint", Static).update(Text(f"Ingesting into {collection} … esc cancels"))
         try:
-            async for event in self.engine.ingest(path, collection):
+            async for event in self.workspace.ingest(path, collection):
                 self.apply(event)
                 finished = finished or isinstance(event, IngestFinished)
         except Exception as exc:  # the engine's own failure: show it, keep the screen usable
@@ -135,7 +135,7 @@ class IngestScreen(ModalScreen[bool]):
             self.changed = True
             bar = self.query_one("#ingest-bar", ProgressBar)
             bar.update(total=bar.total or 1, progress=bar.total or 1)
-            for line in event.report.lines():
+            for line in report_lines(event.report):
                 log.write(Text(one_line(line)))
             self.query_one("#ingest-hint", Static).update(
                 Text(f"Finished ingesting into {event.collection}. esc closes.", style="bold green"))

@@ -25,13 +25,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Static, TextArea
 from textual.widgets.text_area import Selection
 
-from ragtui.llm.window import WINDOW_CHARS, best_window
-from ragtui.model import SessionSource
+from ragtui.model.conversation import SessionSource
 from ragtui.sanitize import clean, one_line, same_length
+from ragtui.tui.engine import WINDOW_CHARS, DocumentView, best_window
 from ragtui.tui.messages import CopyRequested
 from ragtui.tui.textfit import reflow
 from ragtui.tui.widgets.sources import MISQUOTE_NOTE
-from ragtui.workspace import DocumentView
 
 
 def offset_to_location(text: str, offset: int) -> tuple[int, int]:

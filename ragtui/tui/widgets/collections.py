@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.message import Message
 from textual.widgets import Label, ListItem, ListView, Static
 
-from ragtui.collections import CollectionInfo
+from ragtui.model.library import CollectionInfo
 from ragtui.sanitize import one_line
-from ragtui.tui.messages import CollectionToggled
 
 
 class CollectionItem(ListItem):
@@ -43,6 +44,12 @@ class CollectionsPane(Vertical):
     """Shows the collections and which are active; the screen owns the active set, space asks it to flip one."""
 
     BINDINGS: ClassVar = [Binding("space", "toggle_collection", "Toggle collection")]
+
+    @dataclass
+    class Toggled(Message):
+        """Space on a collection: flip whether queries search it."""
+
+        name: str
 
     def compose(self) -> ComposeResult:
         yield Static("Collections", classes="pane-title")
@@ -78,4 +85,4 @@ class CollectionsPane(Vertical):
     def action_toggle_collection(self) -> None:
         item = self.query_one(ListView).highlighted_child
         if isinstance(item, CollectionItem):
-            self.post_message(CollectionToggled(item.view.name))
+            self.post_message(self.Toggled(item.view.name))

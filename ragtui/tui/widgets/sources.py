@@ -4,29 +4,29 @@ Once an answer is being written, each source's number says how it went into
 that answer (USE_STYLES): whole, as its most relevant part, or not at all
 because it did not fit the context window; the detail line says it in words.
 
-It keeps its own view of the (frozen) sources and replaces them only from engine
-events (or the session's sources after a rescue/drop). The spinner of the sources
+It keeps its own view of the (frozen) sources and replaces them only with what the
+engine hands out: the sources an event carries, or a rescued or dropped source. The spinner of the sources
 being annotated runs on a timer that runs only while one is.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import DataTable, Static, TabbedContent, TabPane, Tabs
 
-from ragtui.model import AnnotationState, Override, SessionSource
+from ragtui.model.conversation import AnnotationState, SessionSource, Standing
 from ragtui.sanitize import clean, same_length
 from ragtui.sanitize import one_line as name_line
-from ragtui.tui.messages import SourceChosen
 from ragtui.tui.textfit import one_line, shorten_middle, without_sentinel
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -49,21 +49,22 @@ USE_WORDS = {"whole": "in the answer", "window": "in the answer: its most releva
 MISQUOTE_NOTE = "(quote not in this source) "
 
 
+# How the sources pane words a source's standing, and in which colour.
+STANDING_WORDS = {Standing.RESCUED: ("rescued", "bold green"), Standing.DROPPED: ("dropped", "bold yellow"),
+                  Standing.RELEVANT: ("relevant", "green"), Standing.IRRELEVANT: ("irrelevant", "yellow"),
+                  Standing.FAILED: ("failed", "bold red"), Standing.OFF: ("-", "dim")}
+
+
 def state_text(source: SessionSource, frame: int = 0, running: bool = False) -> Text:
     """A short, coloured word for where the source stands (the spinner frame while annotating); a source
     without an annotation is "pending" while an annotation pass runs and "not annot." once none does."""
-    if source.override is Override.RESCUED:
-        return Text("rescued", style="bold green")
-    if source.override is Override.DROPPED:
-        return Text("dropped", style="bold yellow")
-    return {
-        AnnotationState.PENDING: Text("pending" if running else "not annot.", style="dim"),
-        AnnotationState.RUNNING: Text(SPINNER[frame % len(SPINNER)] + " …", style="cyan"),
-        AnnotationState.RELEVANT: Text("relevant", style="green"),
-        AnnotationState.IRRELEVANT: Text("irrelevant", style="yellow"),
-        AnnotationState.FAILED: Text("failed", style="bold red"),
-        AnnotationState.OFF: Text("-", style="dim"),
-    }[source.state]
+    standing = source.standing
+    if standing is Standing.RUNNING:
+        return Text(SPINNER[frame % len(SPINNER)] + " …", style="cyan")
+    if standing is Standing.NOT_ANNOTATED:
+        return Text("pending" if running else "not annot.", style="dim")
+    word, style = STANDING_WORDS[standing]
+    return Text(word, style=style)
 
 
 def in_tab(source: SessionSource, tab: str) -> bool:
@@ -83,7 +84,13 @@ class SourceTable(DataTable):
 
 
 class SourcesPanel(Vertical):
-    """Renders SessionSource objects: set_sources and set_state take what the engine's events carry."""
+    """Renders SessionSource objects: set_sources and put take what the engine's events carry."""
+
+    @dataclass
+    class SourceChosen(Message):
+        """The user pressed enter on a source row: open it in the viewer."""
+
+        source: SessionSource
 
     def __init__(self, sentinel: re.Pattern[str], **kwargs: Any) -> None:
         """`sentinel` is annotation.irrelevant_re: shown as the state word "irrelevant", not as raw text."""
@@ -131,13 +138,11 @@ class SourcesPanel(Vertical):
         self.use.update({n: "window" for n in windowed})
         self._render_all()
 
-    def set_state(self, number: int, state: AnnotationState, annotation: str | None = None, error: str = "") -> None:
-        source = self.sources.get(number)
-        if source is None:
-            return
-        annotation = source.annotation if annotation is None else annotation
-        self.sources[number] = dataclasses.replace(source, state=state, annotation=annotation, error=error)
-        self._render_all()
+    def put(self, source: SessionSource) -> None:
+        """Show `source` as the engine now reports it (a source of another turn than the one shown is ignored)."""
+        if source.number in self.sources:
+            self.sources[source.number] = source
+            self._render_all()
 
     def show_tab(self, tab: str) -> None:
         """Switch to Relevant, Filtered or All, keeping the focus on the rows when they had it."""
@@ -277,7 +282,7 @@ class SourcesPanel(Vertical):
     def chunk_text(self, source: SessionSource) -> Text:
         """The source's chunk text: when it is longer than what the annotator read, that window (the part
         most relevant to the query, llm.window) stands out and the rest is dim; the query's words are marked."""
-        from ragtui.llm.window import WINDOW_CHARS, best_window
+        from ragtui.tui.engine import WINDOW_CHARS, best_window
         from ragtui.words import FUNCTION_WORDS
 
         text = same_length(source.chunk.text)     # inert, and the window's offsets still hold
@@ -308,4 +313,4 @@ class SourcesPanel(Vertical):
         event.stop()
         source = self.sources.get(int(event.row_key.value or 0))
         if source is not None:
-            self.post_message(SourceChosen(source))
+            self.post_message(self.SourceChosen(source))

@@ -7,16 +7,35 @@ Its state is a set of reactives: setting one redraws the line.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from ragtui.model.retrieval import RetrievalMeta
 from ragtui.sanitize import one_line
 
-# The state words' colours: the outcomes in theirs, running work (retrieving, annotating, writing) in cyan.
-STATE_STYLE = {"done": "bold green", "cancelled": "bold yellow", "failed": "bold red", "ready": "bold"}
+
+class Activity(StrEnum):
+    """The status line's first word: what the research view is doing, or how its last work ended."""
+
+    READY = "ready"
+    RETRIEVING = "retrieving"
+    RETRIEVED = "retrieved"
+    ANNOTATING = "annotating"
+    WRITING = "writing"
+    DONE = "done"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+
+
+# Work still running: a save that reports in the middle of it does not end it.
+RUNNING = frozenset({Activity.RETRIEVING, Activity.RETRIEVED, Activity.ANNOTATING, Activity.WRITING})
+# The state words' colours: the outcomes in theirs, running work in cyan.
+STATE_STYLE = {Activity.DONE: "bold green", Activity.CANCELLED: "bold yellow", Activity.FAILED: "bold red",
+               Activity.READY: "bold"}
 
 
 class StatusLine(Widget):
@@ -26,7 +45,7 @@ class StatusLine(Widget):
     wordnet: reactive[bool | None] = reactive(None)
     wordnet_reason = reactive("")
     retrieval = reactive("")                                  # "tier AND · 42 ms"
-    state = reactive("ready")                                 # the first word: ready, retrieving, annotating, ...
+    state: reactive[Activity] = reactive(Activity.READY)      # the first word
     activity = reactive("")                                   # what goes with it: "3/10", "saved as session 4"
 
     def __init__(self, host: str, chat_model: str, annotation_model: str, **kwargs: Any) -> None:
@@ -62,3 +81,16 @@ class StatusLine(Widget):
         if self.retrieval:
             line.append(f" · {one_line(self.retrieval)}")
         return line
+
+
+def describe_retrieval(meta: RetrievalMeta | None) -> str:
+    """`tier AND/OR · 42 ms` from retrieval_meta: the keyword tiers that fired and the retrieval time."""
+    if meta is None:
+        return ""
+    tiers = list(dict.fromkeys(str(c.keyword.tier) for c in meta.collections.values()))
+    ms = (meta.legs_and_merge_ms or 0) + (meta.postprocess_ms or 0)
+    embed_ms = sum(meta.embed_ms.values())
+    parts = [f"tier {'/'.join(tiers)}"] if tiers else []
+    if ms or embed_ms:
+        parts.append(f"{ms + embed_ms:.0f} ms" + (f" (embed {embed_ms:.0f})" if embed_ms else ""))
+    return " · ".join(parts)

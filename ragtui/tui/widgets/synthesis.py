@@ -7,20 +7,22 @@ opens that source, and a banner says how the answer stopped.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
-from ragtui.llm.citations import citation_spans
+from ragtui.model.conversation import SessionSource
 from ragtui.quotes import QuoteCheck
 from ragtui.sanitize import clean
-from ragtui.tui.messages import CitationClicked
+from ragtui.tui.engine import citation_spans, cited_numbers
 
 UNVERIFIED_MARK = "*(quote not in this source)*"
 STOP_NOTES = {
@@ -50,6 +52,12 @@ def linkify_citations(text: str, known: Collection[int], unverified: Collection[
 
 
 class SynthesisView(VerticalScroll):
+    @dataclass
+    class CitationClicked(Message):
+        """A citation [N] in the answer was clicked."""
+
+        number: int
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.text = ""
@@ -126,4 +134,13 @@ class SynthesisView(VerticalScroll):
     def _link(self, event: Markdown.LinkClicked) -> None:
         event.stop()
         if event.href.startswith("cite:"):
-            self.post_message(CitationClicked(int(event.href.removeprefix("cite:"))))
+            self.post_message(self.CitationClicked(int(event.href.removeprefix("cite:"))))
+
+
+def answer_with_sources(answer: str, sources: Mapping[int, SessionSource]) -> str:
+    """The answer followed by the numbered list of the sources it cites, so a pasted [N] still resolves."""
+    cited = [n for n in cited_numbers(answer) if n in sources]
+    if not cited:
+        return answer
+    listing = "\n".join(f"[{n}] {sources[n].chunk.label}" for n in sorted(cited))
+    return f"{answer.rstrip()}\n\nSources:\n{listing}\n"

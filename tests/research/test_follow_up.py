@@ -12,9 +12,9 @@ from ragtui.events import Event, Notice, RewriteReady, SourcesReady, SynthesisFi
 from ragtui.llm.packing import fit_conversation
 from ragtui.llm.rewrite import clean_rewrite
 from ragtui.llm.synthesize import build_messages
-from ragtui.model import Chunk, ChunkMeta
+from ragtui.model.chunks import Chunk, ChunkMeta
+from ragtui.model.retrieval import Hit
 from ragtui.retrieve.followup import fuse_runs
-from ragtui.retrieve.result import Hit
 from ragtui.workspace import Workspace
 from tests.fake_ollama import FakeOllama, Reply
 
@@ -89,7 +89,7 @@ async def test_a_three_turn_conversation(workspace: Workspace, fake_ollama: Fake
     assert convo == [("user", QUESTIONS[0]), ("assistant", session.turns[0].answer),
                      ("user", QUESTIONS[1]), ("assistant", session.turns[1].answer)]
     assert "follow-up in a conversation" in answer_call.body["messages"][0]["content"]
-    assert session.turn.context_turns == [1, 2]
+    assert session.turn.context_turns == (1, 2)
     finished = next(e for e in third if isinstance(e, SynthesisFinished))
     assert finished.citations and finished.unknown_citations == ()
     assert all(n > turn1 + len(turn2.sources) for n in finished.citations)
@@ -106,7 +106,7 @@ async def test_a_three_turn_conversation(workspace: Workspace, fake_ollama: Fake
     for i, question in enumerate(QUESTIONS, start=1):
         assert f"## Turn {i}: {question}" in text
     assert f"- Retrieved as typed and as: {REWRITES[QUESTIONS[2]]} (rewrite by chat)" in text
-    for s in again.record.sources:
+    for s in again.conversation.sources:
         assert f"\n{s.number}. **{s.chunk.label}**" in text
     assert text.index("## Turn 2") < text.index(f"\n{turn1 + 1}. **") < text.index("## Turn 3")
 

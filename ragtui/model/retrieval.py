@@ -1,4 +1,4 @@
-"""What retrieval hands to the research session: ranked hits plus retrieval_meta.
+"""Retrieval's nouns: the modes, a ranked hit, and retrieval_meta, how every collection was searched.
 
 retrieval_meta says how each collection was searched (keyword tier, words kept and
 dropped, IDF, synonyms, hits per leg) and how long each stage took. It is frozen
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from ragtui.model import Chunk, LegRank, leg_score
+from ragtui.model.chunks import Chunk, LegRank, leg_score
 
 Mode = Literal["hybrid", "vector", "keyword"]
 MODES: tuple[Mode, ...] = get_args(Mode)
@@ -23,8 +23,8 @@ KeywordTier = Literal["off", "skipped", 1, 2]   # 1: all words (AND), 2: any wor
 @dataclass(frozen=True)
 class Hit:
     chunk: Chunk
-    score: float                 # fused score (RAGWeed 3d boost, or RRF)
-    rel_score: float             # relative score in [0, 1] after dedupe (RAGWeed 3f)
+    score: float                 # fused score (boost, or reciprocal rank fusion)
+    rel_score: float             # relative score in [0, 1] after dedupe
     legs: tuple[str, ...]        # "vector" and/or "keyword"
     evidence: tuple[LegRank, ...] = ()   # rank and score per leg, and the fused rank (why it was found)
     neighbor_of: str = ""        # a neighbour added by retrieve.neighbor_window: the chunk id of its hit
@@ -38,7 +38,7 @@ class Hit:
 
 @dataclass(frozen=True)
 class KeywordMeta:
-    """The keyword leg on one collection (RAGWeed 3c): its plan, the tier that answered, the synonyms added."""
+    """The keyword leg on one collection: its plan, the tier that answered, the synonyms added."""
 
     tier: KeywordTier = "off"
     words: tuple[str, ...] = ()

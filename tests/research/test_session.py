@@ -24,9 +24,9 @@ from ragtui.events import (
     SynthesisToken,
 )
 from ragtui.history import HistoryStore
-from ragtui.model import AnnotationState, Override
-from ragtui.research import ResearchSession
-from ragtui.retrieve.result import CollectionMeta, KeywordMeta, RetrievalMeta
+from ragtui.model.conversation import AnnotationState, Override
+from ragtui.model.retrieval import CollectionMeta, KeywordMeta, RetrievalMeta
+from ragtui.research.session import ResearchSession
 from tests.fake_ollama import FakeOllama, Reply, fenced
 from tests.research_helpers import StaticRetrieval, new_session, reopen_session
 
@@ -85,7 +85,7 @@ async def test_full_run_partitions_sources_and_streams_a_cited_answer(
     assert kinds[0] == "RetrievalStarted" and kinds[1] == "SourcesReady"
     assert kinds.index("SynthesisStarted") > max(i for i, k in enumerate(kinds) if k.startswith("Annotation"))
     assert kinds[-2:] == ["SynthesisFinished", "SessionSaved"]
-    assert [s.number for s in session.relevant] == [1, 3, 4]
+    assert [s.number for s in session.turn.relevant] == [1, 3, 4]
     assert [s.number for s in session.sources if s.filtered] == [2]
     assert session.source(3).state is AnnotationState.RELEVANT      # quoting the sentinel is not a verdict
 
@@ -120,7 +120,7 @@ async def test_events_keep_the_values_they_were_yielded_with(make_settings: Call
     assert all(s.state is AnnotationState.PENDING and not s.annotation for s in ready.sources)
     assert ready.sources[1].override is Override.NONE
     assert session.source(2).state is AnnotationState.IRRELEVANT and session.source(2).override is Override.RESCUED
-    assert saved.timings == timings and session.timings["synthesize_s"] > timings["synthesize_s"]
+    assert saved.timings == timings and session.turn.timings["synthesize_s"] > timings["synthesize_s"]
     with pytest.raises(TypeError):
         saved.timings["retrieve_s"] = 0.0  # type: ignore[index]
 
@@ -181,7 +181,7 @@ async def test_rescue_drop_and_resynthesize(make_settings: Callable[..., Setting
     assert session.drop(1).override is Override.DROPPED
     assert session.rescue(1).override is Override.NONE            # back to the model's own verdict
     assert session.drop(4).override is Override.DROPPED
-    assert [s.number for s in session.relevant] == [1, 2, 3]
+    assert [s.number for s in session.turn.relevant] == [1, 2, 3]
     assert [s.number for s in session.sources if s.filtered] == [4]
     events = await collect(session.synthesize())
     await session.aclose()
@@ -260,7 +260,7 @@ async def test_failed_annotation_is_isolated_and_reported(make_settings: Callabl
     failure = next(e for e in events if isinstance(e, AnnotationFailed))
     assert failure.number == 4 and "out of memory" in failure.error
     assert session.source(4).state is AnnotationState.FAILED and session.source(4).filtered
-    assert [s.number for s in session.relevant] == [1, 3]
+    assert [s.number for s in session.turn.relevant] == [1, 3]
     notices = [e.message for e in events if isinstance(e, Notice)]
     assert any("[4]" in n and "rescue" in n for n in notices)
 
@@ -271,7 +271,7 @@ async def test_continue_after_length_joins_without_repeats(make_settings: Callab
     fake_ollama.script(Reply.text("Pumps start at 3 bar [1] and the", done_reason="length"))
     session = make_session(make_settings("annotation.enabled=false"))
     await collect(session.run())
-    assert session.truncated and session.stop_reason == "length"
+    assert session.turn.truncated and session.turn.stop_reason == "length"
     assert session.answer == "Pumps start at 3 bar [1] and the"
 
     fake_ollama.script(Reply.text("and the seals wear out after 5,000 hours [4].", done_reason="length"))
@@ -279,7 +279,7 @@ async def test_continue_after_length_joins_without_repeats(make_settings: Callab
     tokens = "".join(e.text for e in events if isinstance(e, SynthesisToken))
     assert tokens == " seals wear out after 5,000 hours [4]."
     assert session.answer == "Pumps start at 3 bar [1] and the seals wear out after 5,000 hours [4]."
-    assert session.truncated and session.continuations == 1
+    assert session.turn.truncated and session.turn.continuations == 1
 
     fake_ollama.script(Reply.text("Priming comes first [1]."))
     events = await collect(session.continue_answer())
@@ -303,7 +303,7 @@ async def test_continue_when_the_model_cuts_at_num_predict(make_settings: Callab
     fake_ollama.responder = lambda body: Reply.text(words)     # a weak model: restarts from the top
     session = make_session(make_settings("annotation.enabled=false", "llm.max_tokens=6"))
     await collect(session.run())
-    assert session.truncated and session.answer == "Pumps start at 3 bar after "
+    assert session.turn.truncated and session.answer == "Pumps start at 3 bar after "
     events = await collect(session.continue_answer())
     assert session.answer == "Pumps start at 3 bar after "       # a full repeat adds nothing
     assert any(isinstance(e, Notice) and "repeated its answer" in e.message for e in events)
@@ -316,7 +316,7 @@ async def test_nothing_to_continue(make_settings: Callable[..., Settings], fake_
     await collect(session.run())
     events = await collect(session.continue_answer())
     await session.aclose()
-    assert [type(e) for e in events] == [Notice] and session.continuations == 0
+    assert [type(e) for e in events] == [Notice] and session.turn.continuations == 0
 
 
 async def test_cancel_mid_stream_keeps_a_consistent_record(make_settings: Callable[..., Settings],
@@ -343,13 +343,13 @@ async def test_cancel_mid_stream_keeps_a_consistent_record(make_settings: Callab
     assert stored.turn.stop_reason == "cancelled"
     assert stored.turn.answer == session.answer == "".join(seen) and stored.turn.answer.startswith("w0 w1 w2 ")
     assert [s.state for s in stored.sources] == [s.state for s in session.sources]
-    assert stored.turn.prompt_numbers == [1, 3, 4]
+    assert stored.turn.prompt_numbers == (1, 3, 4)
     partial = session.answer
     fake_ollama.responder = lambda body: Reply.text(partial.split()[-1] + " and the rest [1].")
-    assert session.can_continue and not session.truncated
+    assert session.turn.can_continue and not session.turn.truncated
     await collect(session.continue_answer())
     await session.aclose()
-    assert session.answer == partial + "and the rest [1]." and session.stop_reason == "stop"
+    assert session.answer == partial + "and the rest [1]." and session.turn.stop_reason == "stop"
 
 
 async def test_closing_the_iterator_during_annotation_leaves_the_rest_not_annotated(
@@ -482,11 +482,11 @@ async def test_reopened_session_reannotates_and_continues(make_settings: Callabl
     await first.aclose()
 
     again = reopen_session(settings, first.id)
-    assert again.query == first.query and again.truncated and again.answer == "Pumps start [1] at"
+    assert again.turn.query == first.turn.query and again.turn.truncated and again.answer == "Pumps start [1] at"
     assert [s.chunk.label for s in again.sources] == [s.chunk.label for s in first.sources]
     fake_ollama.script(Reply.text("3 bar [1]."))
     await collect(again.continue_answer())
-    assert again.answer == "Pumps start [1] at 3 bar [1]." and again.stop_reason == "stop"
+    assert again.answer == "Pumps start [1] at 3 bar [1]." and again.turn.stop_reason == "stop"
     fake_ollama.script(Reply.text("[IRRELEVANT!!!]"))
     await collect(again.reannotate([1]))
     await again.aclose()
@@ -540,7 +540,7 @@ def test_preload_imports_what_a_first_session_needs() -> None:
     heavy = ("ragtui.retrieve.hybrid", "ragtui.retrieve.retriever", "ragtui.retrieve.postprocess",
              "ragtui.ingest.pipeline", "llama_index.llms.ollama", "llama_index.embeddings.ollama",
              "chromadb", "whoosh.index", "wn")
-    code = ("import sys; from ragtui.research import preload; preload(); "
+    code = ("import sys; from ragtui.research.session import preload; preload(); "
             f"print(all(m in sys.modules for m in {heavy!r}))")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True).stdout.strip() == "True"

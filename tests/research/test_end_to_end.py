@@ -13,7 +13,7 @@ from typing import Any
 from ragtui.config import Settings
 from ragtui.events import SynthesisFinished
 from ragtui.history import HistoryStore
-from ragtui.model import AnnotationState
+from ragtui.model.conversation import AnnotationState
 from ragtui.workspace import Workspace
 from tests.fake_ollama import FakeOllama, Reply
 

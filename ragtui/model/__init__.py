@@ -1,0 +1,7 @@
+"""The nouns every layer talks about, frozen, and importing nothing of ragtui but each other and the leaf modules.
+
+`chunks` (a document's chunk and where a leg ranked it), `retrieval` (a ranked hit and
+how every collection was searched), `conversation` (a research conversation, its turns
+and sources, and the transitions of a source's annotation state), `library` (a
+collection as listed, and what an ingest did).
+"""

@@ -1,0 +1,332 @@
+"""A research conversation: its turns, each turn's sources, and how a source's annotation state changes.
+
+Everything here is frozen. The research session replaces a source, a turn or the
+whole `Conversation` when something changes, so whatever an event or a front end
+was handed keeps the values it had. The functions under "transitions" are the one
+place where a source's annotation state and override change; the session applies
+them and the events carry their result.
+
+Source numbers continue across the turns of a conversation ([1]-[8] in turn 1,
+[9]-... in turn 2), so a citation [N] names one source in the whole conversation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any
+
+from ragtui.model.chunks import Chunk, LegRank, leg_score
+from ragtui.model.retrieval import RetrievalMeta
+from ragtui.quotes import misquotes
+
+
+class AnnotationState(StrEnum):
+    PENDING = "pending"  # not annotated (yet, or a cancel cut it): listed as relevant, sent to synthesis
+    RUNNING = "running"
+    RELEVANT = "relevant"
+    IRRELEVANT = "irrelevant"
+    FAILED = "failed"
+    OFF = "off"          # annotation disabled: every source goes to synthesis
+
+
+# The model's verdicts that keep a source out of the synthesis set unless the user rescues it.
+FILTERING_STATES = (AnnotationState.IRRELEVANT, AnnotationState.FAILED)
+# An annotation pass that did not reach the source (yet): a cancel puts back what it had before.
+UNFINISHED_STATES = (AnnotationState.PENDING, AnnotationState.RUNNING)
+
+
+class Override(StrEnum):
+    NONE = ""
+    RESCUED = "rescued"  # a filtered source the user put back into the synthesis set
+    DROPPED = "dropped"  # a relevant source the user took out
+
+
+class StopReason(StrEnum):
+    """Why the answer stopped; the values are what history and `ask --json` store."""
+
+    NONE = ""                         # no answer finished yet
+    STOP = "stop"
+    LENGTH = "length"                 # cut at llm.max_tokens: Continue is on offer
+    CANCELLED = "cancelled"           # the user (or a closed stream) cut it; the partial text stays
+    ERROR = "error"
+    CONTENT_FILTER = "content_filter"  # an OpenAI-compatible server withheld the rest
+
+    @classmethod
+    def parse(cls, value: str) -> StopReason:
+        """A provider's or a stored reason; one this model does not know still means the answer ended."""
+        try:
+            return cls(value)
+        except ValueError:
+            return cls.STOP
+
+
+class Standing(StrEnum):
+    """Where a source stands for the reader, the user's override first: each front end words these its own way
+    (the sources pane, `ragtui ask`, the Markdown export), all from this one rule."""
+
+    RESCUED = "rescued"
+    DROPPED = "dropped"
+    RELEVANT = "relevant"
+    IRRELEVANT = "irrelevant"
+    FAILED = "failed"
+    RUNNING = "running"
+    NOT_ANNOTATED = "not annotated"   # pending: not annotated yet, or a cancel cut its annotation
+    OFF = "off"                       # annotation was off
+
+
+@dataclass(frozen=True)
+class SessionSource:
+    """A retrieved chunk inside a research session, as it stands at one moment."""
+
+    number: int                      # the [N] the user and the LLM see (1-based, by rank)
+    chunk: Chunk
+    score: float                     # fused score or RRF score
+    rel_score: float                 # relative score in [0, 1]
+    legs: tuple[str, ...]            # which legs found it: "vector", "keyword"
+    state: AnnotationState = AnnotationState.PENDING
+    annotation: str = ""
+    error: str = ""
+    override: Override = Override.NONE
+    annotated_by: str = ""           # the model that wrote `annotation`
+    annotation_prompt: str = ""      # the prompt file it used; "" for the built-in prompt
+    evidence: tuple[LegRank, ...] = ()   # its rank and score in each leg (the "why this source" view)
+    neighbor_of: int = 0             # a neighbour chunk added for context: the [N] of the hit it neighbours
+    distance: int = 0                # how many chunks away from that hit
+
+    @property
+    def rerank_score(self) -> float | None:
+        """The reranker's relevance score ([rerank]), kept in `evidence`; None when it did not score this one."""
+        return leg_score(self.evidence, "rerank")
+
+    @property
+    def misquoted(self) -> tuple[str, ...]:
+        """What the annotation quotes that this chunk does not say (`quotes.misquotes`): not a real quote."""
+        return misquotes(self.annotation, self.chunk.text) if self.annotation else ()
+
+    @property
+    def verdict_relevant(self) -> bool:
+        """The model's verdict before any override by the user; a source without one (annotation off, not
+        annotated yet, or cancelled before its annotation finished) counts as relevant."""
+        return self.state not in FILTERING_STATES
+
+    @property
+    def relevant(self) -> bool:
+        """Whether synthesis uses it: the model's verdict, unless the user overrode it."""
+        if self.override is Override.RESCUED:
+            return True
+        if self.override is Override.DROPPED:
+            return False
+        return self.verdict_relevant
+
+    @property
+    def filtered(self) -> bool:
+        return (not self.relevant and self.state in FILTERING_STATES) or self.override is Override.DROPPED
+
+    @property
+    def standing(self) -> Standing:
+        if self.override is Override.RESCUED:
+            return Standing.RESCUED
+        if self.override is Override.DROPPED:
+            return Standing.DROPPED
+        return _STANDING[self.state]
+
+
+_STANDING = {AnnotationState.PENDING: Standing.NOT_ANNOTATED, AnnotationState.RUNNING: Standing.RUNNING,
+             AnnotationState.RELEVANT: Standing.RELEVANT, AnnotationState.IRRELEVANT: Standing.IRRELEVANT,
+             AnnotationState.FAILED: Standing.FAILED, AnnotationState.OFF: Standing.OFF}
+
+
+# --- transitions: the one place a source's annotation state and override change ----------------------------
+
+def queued(source: SessionSource) -> SessionSource:
+    """About to be annotated: its earlier error goes, its earlier annotation stays until a new one replaces it."""
+    return dataclasses.replace(source, state=AnnotationState.PENDING, error="")
+
+
+def annotating(source: SessionSource) -> SessionSource:
+    return dataclasses.replace(source, state=AnnotationState.RUNNING)
+
+
+def annotated(source: SessionSource, text: str, *, relevant: bool, by: str, prompt: str) -> SessionSource:
+    """The model's verdict and its text, recorded with the model and prompt file that wrote them. An override
+    the new verdict agrees with is no longer one (a rescued source now judged relevant is simply relevant)."""
+    judged = dataclasses.replace(source, state=AnnotationState.RELEVANT if relevant else AnnotationState.IRRELEVANT,
+                                 annotation=text, error="", annotated_by=by, annotation_prompt=prompt)
+    return dataclasses.replace(judged, override=_settled(judged))
+
+
+def annotation_failed(source: SessionSource, error: str) -> SessionSource:
+    return dataclasses.replace(source, state=AnnotationState.FAILED, error=error)
+
+
+def cut(source: SessionSource, before: SessionSource) -> SessionSource:
+    """After a cancelled annotation pass: a source the pass did not finish is as it was before the pass."""
+    return before if source.state in UNFINISHED_STATES else source
+
+
+def rescued(source: SessionSource) -> SessionSource:
+    """Put back into the synthesis set (no override needed when the model's verdict already does)."""
+    return dataclasses.replace(source, override=Override.NONE if source.verdict_relevant else Override.RESCUED)
+
+
+def dropped(source: SessionSource) -> SessionSource:
+    """Taken out of the synthesis set (no override needed when the model's verdict already does)."""
+    return dataclasses.replace(source, override=Override.DROPPED if source.verdict_relevant else Override.NONE)
+
+
+def _settled(source: SessionSource) -> Override:
+    if (source.override is Override.RESCUED and source.verdict_relevant) or \
+            (source.override is Override.DROPPED and not source.verdict_relevant):
+        return Override.NONE
+    return source.override
+
+
+# --- the conversation ---------------------------------------------------------------------------------------
+
+def _frozen_map(value: Mapping[str, Any]) -> Mapping[str, Any]:
+    return value if isinstance(value, MappingProxyType) else MappingProxyType(dict(value))
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One question of a conversation and everything that answered it.
+
+    A follow-up turn retrieves twice, on the question as typed and on `rewrite`, a
+    standalone question the LLM wrote from the conversation (or the user gave:
+    `rewrite_by` is then "user"); `rewrite_meta` is the second run's retrieval_meta.
+    Sequences given as lists are kept as tuples, mappings as read-only views.
+    """
+
+    query: str
+    rewrite: str = ""
+    rewrite_by: str = ""                            # the model that wrote it, "user", or "" (no rewrite)
+    retrieval_meta: RetrievalMeta | None = None     # None until retrieval ran (stored as {})
+    rewrite_meta: RetrievalMeta | None = None
+    keyword_only: bool = False
+    sources: tuple[SessionSource, ...] = ()
+    answer: str = ""
+    stop_reason: StopReason = StopReason.NONE
+    continuations: int = 0
+    prompt: tuple[tuple[str, str], ...] = ()
+    prompt_numbers: tuple[int, ...] = ()            # the last prompt's sources; other citations are flagged
+    context_turns: tuple[int, ...] = ()             # earlier turns (1-based) the prompt carried
+    citations: tuple[int, ...] = ()
+    unknown_citations: tuple[int, ...] = ()
+    timings: Mapping[str, float] = field(default_factory=dict)    # seconds per stage
+    error: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("sources", "prompt_numbers", "context_turns", "citations", "unknown_citations"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        object.__setattr__(self, "prompt", tuple((role, text) for role, text in self.prompt))
+        object.__setattr__(self, "timings", _frozen_map(self.timings))
+
+    @property
+    def asked(self) -> str:
+        """The question its sources were retrieved and annotated for: the standalone rewrite, when it has one."""
+        return self.rewrite or self.query
+
+    @property
+    def relevant(self) -> tuple[SessionSource, ...]:
+        return tuple(s for s in self.sources if s.relevant)
+
+    @property
+    def truncated(self) -> bool:
+        """The answer stopped for length: Continue is on offer."""
+        return self.stop_reason is StopReason.LENGTH
+
+    @property
+    def can_continue(self) -> bool:
+        """A partial answer (cut for length, or cancelled) that Continue can extend."""
+        return self.stop_reason in (StopReason.LENGTH, StopReason.CANCELLED) and bool(self.prompt and self.answer)
+
+    def timed(self, stage: str, seconds: float) -> Turn:
+        """This turn with `seconds` added to the stage's time."""
+        return dataclasses.replace(self, timings={**self.timings, stage: self.timings.get(stage, 0.0) + seconds})
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A research session as it stands: its settings and its turns; everything it needs to be shown, exported or
+    reopened."""
+
+    collections: tuple[str, ...]
+    config: Mapping[str, Any]
+    synthesis_model: str
+    annotation_model: str
+    annotation_on: bool = True
+    id: int | None = None
+    created_at: str = ""
+    updated_at: str = ""
+    turns: tuple[Turn, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "collections", tuple(self.collections))
+        object.__setattr__(self, "turns", tuple(self.turns))
+        object.__setattr__(self, "config", _frozen_map(self.config))
+
+    @property
+    def query(self) -> str:
+        """The conversation's first question: its title in lists and exports."""
+        return self.turns[0].query if self.turns else ""
+
+    @property
+    def turn(self) -> Turn:
+        """The latest turn, the one follow-ups, re-annotation and synthesis work on."""
+        return self.turns[-1]
+
+    @property
+    def sources(self) -> tuple[SessionSource, ...]:
+        """Every turn's sources, in number order."""
+        return tuple(s for t in self.turns for s in t.sources)
+
+    def next_number(self) -> int:
+        return max((s.number for s in self.sources), default=0) + 1
+
+    def source(self, number: int) -> SessionSource:
+        """Source [number] of any turn; KeyError naming the numbers there are."""
+        return self.turns[self.turn_of(number) - 1].sources[self._position(number)[1]]
+
+    def turn_of(self, number: int) -> int:
+        """The 1-based turn that source [number] belongs to."""
+        return self._position(number)[0] + 1
+
+    def _position(self, number: int) -> tuple[int, int]:
+        for t, turn in enumerate(self.turns):
+            for i, s in enumerate(turn.sources):
+                if s.number == number:
+                    return t, i
+        numbers = [s.number for s in self.sources]
+        have = f"[{numbers[0]}]-[{numbers[-1]}]" if numbers else "none"
+        raise KeyError(f"no source [{number}] in this session (its sources: {have})")
+
+    # --- changed copies -----------------------------------------------------------------
+
+    def with_turn(self, turn: Turn) -> Conversation:
+        """The latest turn replaced."""
+        return dataclasses.replace(self, turns=(*self.turns[:-1], turn))
+
+    def with_source(self, source: SessionSource) -> Conversation:
+        """The source with `source.number` replaced, in whichever turn holds it."""
+        t, i = self._position(source.number)
+        turn = self.turns[t]
+        changed = dataclasses.replace(turn, sources=(*turn.sources[:i], source, *turn.sources[i + 1:]))
+        return dataclasses.replace(self, turns=(*self.turns[:t], changed, *self.turns[t + 1:]))
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """One stored session as the history lists it."""
+
+    id: int
+    created_at: str
+    query: str
+    collections: tuple[str, ...]
+    stop_reason: StopReason
+    sources: int
+    relevant: int
+    turns: int = 1
