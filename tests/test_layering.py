@@ -1,9 +1,9 @@
-"""The layer rules, read from the source with `ast`: no import cycles, and the engine never imports the TUI.
+"""The layer rules of docs/architecture.md, read from the source with `ast` and asserted over every import.
 
-Cycles are looked for among module-level imports (the ones that run when a module
-is imported; `if TYPE_CHECKING:` blocks do not run). The engine rule counts every
-import, inside functions too: the engine must run, and be tested, without Textual.
-The front ends (ragtui.tui, and ragtui.cli, which opens the TUI) are exempt from it.
+Every import counts: at the top of a module, inside a function, and under
+`if TYPE_CHECKING:` (an annotation is a dependency too, and a circle that only
+type checking closes is still a circle a reader has to untangle). Each rule says
+why it is there.
 """
 
 from __future__ import annotations
@@ -11,9 +11,43 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1] / "ragtui"
-FRONT_ENDS = ("ragtui.tui", "ragtui.cli", "ragtui.__main__")
+# Two breaks of these rules are mended on the branch that renames the lower layers' modules (the
+# retrieve/senses <-> retrieve/wordnet circle, and the CLI's ingest progress borrowing the TUI's text
+# fitting). Strict: once that branch is merged these tests pass, and the marks must go.
+MENDED_ELSEWHERE = pytest.mark.xfail(strict=True, reason="mended by the lower layers' renaming branch")
 UI_PACKAGES = ("ragtui.tui", "textual")
+
+# The layers, lowest first. A module may import its own layer and the layers below it, never one above.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # Pure leaves, shared by everything: the error root, the terminal filter, the words every reader ignores,
+    # the token estimate, the time stamp, the user-path rule, text folding, the quote matcher.
+    ("leaves", ("ragtui", "ragtui.errors", "ragtui.sanitize", "ragtui.words", "ragtui.tokens",
+                "ragtui.timestamps", "ragtui.paths", "ragtui.text", "ragtui.quotes", "ragtui.demo")),
+    # The nouns, and the settings: what every layer above talks about, depending on nothing that does work.
+    ("nouns", ("ragtui.model", "ragtui.config")),
+    # What the engine reports, and the small Ollama HTTP calls (version, tags, context length).
+    ("reports", ("ragtui.events", "ragtui.ollama_api")),
+    # Storage: a collection's three stores, and the research history.
+    ("storage", ("ragtui.stores", "ragtui.history")),
+    # A collection: its stores, names, locks and states.
+    ("collections", ("ragtui.collections",)),
+    # The three engines of the work: ingest, retrieval, the LLM calls; none of them imports another.
+    ("work", ("ragtui.ingest", "ragtui.retrieve", "ragtui.llm")),
+    # A research conversation: retrieval, annotation and synthesis in turns, saved to the history.
+    ("research", ("ragtui.research",)),
+    # The one object the front ends hold: it owns the collections, the history and the sessions.
+    ("workspace", ("ragtui.workspace",)),
+    # Tools on top of the engine.
+    ("tools", ("ragtui.evaluation", "ragtui.doctor")),
+    # The front ends: the TUI, then the CLI, which may start it.
+    ("tui", ("ragtui.tui",)),
+    ("cli", ("ragtui.cli", "ragtui.__main__")),
+)
+# Packages of one layer that must not lean on each other, so each can be read and tested alone.
+APART = (("ragtui.ingest", "ragtui.retrieve", "ragtui.llm"), ("ragtui.model", "ragtui.config"))
 
 
 def module_name(path: Path) -> str:
@@ -27,7 +61,8 @@ MODULES = {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
 
 
 def within(name: str, packages: tuple[str, ...]) -> bool:
-    return any(name == p or name.startswith(p + ".") for p in packages)
+    """`name` is one of `packages` or inside one; "ragtui" names the package's own __init__ only."""
+    return any(name == p or (p != "ragtui" and name.startswith(p + ".")) for p in packages)
 
 
 def imported(node: ast.Import | ast.ImportFrom, module: str) -> list[str]:
@@ -37,6 +72,13 @@ def imported(node: ast.Import | ast.ImportFrom, module: str) -> list[str]:
     assert not node.level, f"{module}: relative import; ragtui uses absolute ones"
     base = node.module or ""
     return [f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base for alias in node.names]
+
+
+def every_import(module: str) -> set[str]:
+    """Every module `module` imports: top level, in functions, under TYPE_CHECKING."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    return {name for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)
+            for name in imported(node, module)}
 
 
 def is_type_checking(node: ast.If) -> bool:
@@ -67,10 +109,19 @@ def module_level_imports(module: str) -> set[str]:
     return found
 
 
-def every_import(module: str) -> set[str]:
-    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
-    return {name for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)
-            for name in imported(node, module)}
+def ragtui_imports(module: str) -> set[str]:
+    return {i for i in every_import(module) if (i == "ragtui" or i.startswith("ragtui.")) and i != module}
+
+
+def layer_of(module: str) -> int:
+    """The index of the most specific layer entry that holds `module`."""
+    best, found = -1, -1
+    for index, (_, members) in enumerate(LAYERS):
+        for member in members:
+            if within(module, (member,)) and len(member) > best:
+                best, found = len(member), index
+    assert found >= 0, f"{module} is in no layer: add it to LAYERS (and to docs/architecture.md)"
+    return found
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str]:
@@ -96,21 +147,86 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str]:
     return []
 
 
+def package_of(module: str) -> str:
+    """`ragtui.retrieve.hybrid` -> `ragtui.retrieve`; a top-level module is its own unit."""
+    return ".".join(module.split(".")[:2])
+
+
 def test_the_walker_sees_every_kind_of_import() -> None:
-    assert "ragtui.errors" in module_level_imports("ragtui.config")
-    assert "ragtui.research" not in module_level_imports("ragtui.workspace")        # TYPE_CHECKING only
-    assert "ragtui.research" in every_import("ragtui.workspace")                   # inside a method
+    assert "ragtui.errors" in every_import("ragtui.config")
+    assert "ragtui.research.session" not in module_level_imports("ragtui.workspace")     # TYPE_CHECKING only
+    assert "ragtui.research.session" in every_import("ragtui.workspace")          # TYPE_CHECKING and in a method
     assert "ragtui.tui.app" in every_import("ragtui.cli")
+    assert layer_of("ragtui.model.conversation") == 1 and layer_of("ragtui") == 0 and layer_of("ragtui.cli") == 10
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) == []
 
 
-def test_no_import_cycles() -> None:
+def test_no_import_cycle_among_the_imports_that_run() -> None:
+    """Python cannot import a circle of module-level imports in every order; this one must hold at all times."""
     graph = {m: {i for i in module_level_imports(m) if i in MODULES and i != m} for m in MODULES}
     assert find_cycle(graph) == []
 
 
+@MENDED_ELSEWHERE
+def test_no_import_cycle_between_modules() -> None:
+    """A circle makes every module on it a prerequisite of every other: none can be read, loaded or tested alone."""
+    graph = {m: {i for i in ragtui_imports(m) if i in MODULES} for m in MODULES}
+    assert find_cycle(graph) == []
+
+
+def test_no_import_cycle_between_packages() -> None:
+    """The same at package level: two packages that lean on each other are one package in two folders."""
+    graph: dict[str, set[str]] = {}
+    for module in MODULES:
+        graph.setdefault(package_of(module), set()).update(
+            package_of(i) for i in ragtui_imports(module) if package_of(i) != package_of(module))
+    graph = {unit: {d for d in deps if d in graph} for unit, deps in graph.items()}
+    assert find_cycle(graph) == []
+
+
+def test_every_module_imports_only_its_layer_and_the_layers_below() -> None:
+    """A lower layer that imports a higher one drags the higher one's dependencies (and its changes) down with it."""
+    upward = {m: sorted(i for i in ragtui_imports(m) if layer_of(i) > layer_of(m)) for m in MODULES}
+    assert {m: found for m, found in upward.items() if found} == {}
+
+
+def test_packages_of_one_layer_stay_apart() -> None:
+    """ingest, retrieve and llm are each usable alone; the nouns never depend on the settings, nor they on the nouns."""
+    crossing = {m: sorted(i for i in ragtui_imports(m) for group in APART
+                          if within(m, group) and within(i, group) and package_of(i) != package_of(m))
+                for m in MODULES}
+    assert {m: found for m, found in crossing.items() if found} == {}
+
+
+def test_the_nouns_and_the_events_import_only_nouns_and_leaves() -> None:
+    """Anything may hold a noun or an event, so they must not pull in anything that does work."""
+    nouns = (*LAYERS[0][1], "ragtui.model")
+    allowed = {"ragtui.model": nouns, "ragtui.events": nouns}
+    outside = {m: sorted(i for i in ragtui_imports(m) if not within(i, allowed[package_of(m)]))
+               for m in MODULES if package_of(m) in allowed}
+    assert {m: found for m, found in outside.items() if found} == {}
+
+
 def test_the_engine_never_imports_the_tui_or_textual() -> None:
+    """The engine must run, and be tested, without Textual; only the front ends know it."""
     offenders = {m: sorted(i for i in every_import(m) if within(i, UI_PACKAGES))
-                 for m in MODULES if not within(m, FRONT_ENDS)}
+                 for m in MODULES if layer_of(m) < layer_of("ragtui.tui")}
     assert {m: found for m, found in offenders.items() if found} == {}
+
+
+@MENDED_ELSEWHERE
+def test_the_cli_takes_only_the_app_from_the_tui() -> None:
+    """The CLI starts the TUI; any other TUI helper it borrowed would tie the two front ends together."""
+    borrowed = {m: sorted(i for i in every_import(m) if within(i, ("ragtui.tui",)) and i != "ragtui.tui.app")
+                for m in MODULES if within(m, ("ragtui.cli",))}
+    assert {m: found for m, found in borrowed.items() if found} == {}
+
+
+def test_the_tui_reaches_the_engine_through_one_seam() -> None:
+    """Every engine call of the TUI goes through ragtui.tui.engine; the rest of the TUI holds only nouns, events,
+    settings and leaves, so what the TUI asks of the engine is listed in one module."""
+    shared = (*LAYERS[0][1], *LAYERS[1][1], "ragtui.events", "ragtui.tui")
+    direct = {m: sorted(i for i in ragtui_imports(m) if not within(i, shared))
+              for m in MODULES if within(m, ("ragtui.tui",)) and m != "ragtui.tui.engine"}
+    assert {m: found for m, found in direct.items() if found} == {}
