@@ -6,7 +6,7 @@ What `ragtui eval --modes keyword` does (the same ingest, retriever, depth and
 metrics), without re-ingesting for every setting: the corpus goes through the
 real ingest once (the tests' fake Ollama answers the embedding calls, which
 keyword mode does not use), then each (k1, b) reopens the collection with
-`fts.bm25_k1` / `fts.bm25_b` set and runs every judged query. Synonyms follow
+`keyword.bm25_k1` / `keyword.bm25_b` set and runs every judged query. Synonyms follow
 the configuration (OEWN installed in the data dir: on). Prints one line per
 setting.
 """
@@ -57,7 +57,7 @@ def main() -> int:
 
     async def grid_search(lexicon: Any) -> None:
         for k1, b in grid:
-            tuned = settings.replace(fts__bm25_k1=k1, fts__bm25_b=b)
+            tuned = settings.replace(keyword__bm25_k1=k1, keyword__bm25_b=b)
             collection = CollectionRegistry(tuned).open(name)
             began = time.perf_counter()
             runs = {}

@@ -214,7 +214,7 @@ def measure(settings: Settings, name: str, queries: list[str]) -> dict[str, Any]
     on_disk = sqlite3.connect(fts5_file(settings, name))
 
     def leg(q: str) -> Any:
-        return keyword_search(collection.keyword, q, fts=settings.fts, top_k=TOP_K, synonyms=lookup,
+        return keyword_search(collection.keyword, q, keyword=settings.keyword, top_k=TOP_K, synonyms=lookup,
                               max_synonyms=settings.synonyms.max_per_word)
 
     async def precomputed(_s: Settings, q: str, models: Sequence[str]) -> QueryEmbeddings:

@@ -111,7 +111,7 @@ async def measure(settings, collection, queries: list[str]) -> dict[str, list[fl
     for warm in (True, False):
         for q in queries:
             t = time.perf_counter()
-            leg = keyword_search(collection.keyword, q, fts=settings.fts, top_k=settings.retrieve.top_k,
+            leg = keyword_search(collection.keyword, q, keyword=settings.keyword, top_k=settings.retrieve.top_k,
                                  synonyms=lookup, max_synonyms=settings.synonyms.max_per_word)
             t1 = time.perf_counter()
             collection.vectors(model).query(vectors[q], settings.retrieve.top_k)

@@ -283,7 +283,7 @@ async def _evaluate(workspace: Workspace, name: str, dataset: Dataset, modes: Se
                   "per_file_cap": settings.retrieve.per_file_cap,
                   "max_chunks_per_file": settings.retrieve.max_chunks_per_file,
                   "annotate_max": settings.retrieve.annotate_max, "fusion": settings.retrieve.fusion,
-                  "fts.weight": settings.fts.weight, "rrf_k": settings.retrieve.rrf_k,
+                  "fts.weight": settings.retrieve.keyword_weight, "rrf_k": settings.retrieve.rrf_k,
                   "synonyms.lexicon": settings.synonyms.lexicon,
                   "synonyms.max_per_word": settings.synonyms.max_per_word,
                   "ndcg_gain": "ndcg@10 linear (gain = grade, trec_eval/BEIR); ndcge@10 exponential (2^grade - 1)",

@@ -37,7 +37,7 @@ def mean_idf(idfs: Sequence[float]) -> float:
 
 
 def passes_ic_gate(idfs: Sequence[float], min_query_ic: float) -> bool:
-    """False when mean IDF < fts.min_query_ic: a stop-word query skips the keyword leg (RAGWeed 3c)."""
+    """False when mean IDF < keyword.min_query_ic: a stop-word query skips the keyword leg (RAGWeed 3c)."""
     return bool(idfs) and mean_idf(idfs) >= min_query_ic
 
 

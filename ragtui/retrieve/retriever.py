@@ -178,7 +178,7 @@ class HybridRetriever(BaseRetriever):
         collections: dict[str, CollectionMeta] = {}
         for collection, (evidence, meta, _) in zip(self.collections, results, strict=True):
             t = time.perf_counter()
-            fused = fuse(evidence, self.settings.retrieve.fusion, weight=self.settings.fts.weight,
+            fused = fuse(evidence, self.settings.retrieve.fusion, weight=self.settings.retrieve.keyword_weight,
                          rrf_k=self.settings.retrieve.rrf_k, raw_single=raw_single)
             collections[collection.name] = replace(meta, merge_ms=round((time.perf_counter() - t) * 1000, 2),
                                                    hits=replace(meta.hits, merged=len(fused)))
@@ -253,10 +253,10 @@ class HybridRetriever(BaseRetriever):
         return list(scored.values()), meta, vector_ran
 
     def _runs_keyword(self) -> bool:
-        return self.mode == "keyword" or (self.mode == "hybrid" and self.settings.fts.enabled)
+        return self.mode == "keyword" or (self.mode == "hybrid" and self.settings.keyword.enabled)
 
     def _keyword_leg(self, collection: Collection, query: str, lookup: Synonyms | None) -> KeywordResult:
-        return keyword_search(collection.keyword, query, fts=self.settings.fts, top_k=self.top_k,
+        return keyword_search(collection.keyword, query, keyword=self.settings.keyword, top_k=self.top_k,
                               synonyms=lookup, max_synonyms=self.settings.synonyms.max_per_word)
 
     def _vector_leg(self, collection: Collection, embeddings: QueryEmbeddings, scored: dict[str, Scored],

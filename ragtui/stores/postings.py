@@ -53,7 +53,7 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Bm25Params:
-    """k1 (term-frequency saturation) and b (length normalisation); config [fts] bm25_k1 / bm25_b."""
+    """k1 (term-frequency saturation) and b (length normalisation); config keyword.bm25_k1 / keyword.bm25_b."""
 
     k1: float = 1.2
     b: float = 0.75

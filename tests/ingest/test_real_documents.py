@@ -55,7 +55,8 @@ def chunks_by_source(settings: Settings) -> tuple[dict[str, list[Chunk]], dict[s
 def search(settings: Settings, query: str) -> list[str]:
     coll = CollectionRegistry(settings).open("c")
     try:
-        hits = keyword_search(coll.keyword, query, fts=settings.fts, top_k=10, synonyms=None, max_synonyms=0).hits
+        hits = keyword_search(coll.keyword, query, keyword=settings.keyword, top_k=10, synonyms=None,
+                              max_synonyms=0).hits
         return list(dict.fromkeys(c.meta.source for c, _ in hits))
     finally:
         coll.close()
