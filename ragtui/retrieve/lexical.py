@@ -26,8 +26,12 @@ def query_words(query: str) -> list[str]:
     return search_words(query)
 
 
-def idf(n_docs: int, df: int) -> float:
-    """Smoothed IDF = ln((N + 1) / (df + 1)) (RAGWeed 3c); df = 0 gives the maximum ln(N + 1)."""
+def smoothed_idf(n_docs: int, df: int) -> float:
+    """ln((N + 1) / (df + 1)): Sparck Jones's inverse document frequency ln(N / df) ("A statistical
+    interpretation of term specificity", 1972) with one added to N and df, so a word absent from the
+    collection (df = 0) gets the finite maximum ln(N + 1) and a word in every chunk gets 0 (scikit-learn's
+    `TfidfTransformer(smooth_idf=True)` uses the same smoothing, plus 1). It measures how informative a query
+    word is for the gate, the long-query filter and the synonym budgets; the ranking uses `bm25_idf`."""
     return math.log((n_docs + 1) / (df + 1))
 
 
@@ -121,7 +125,7 @@ def plan_keyword_query(
     AND tier nor expanded by WordNet ("do" -> "bash", "brawl"). A query of
     nothing else skips the leg.
     """
-    idfs = {w: idf(n_docs, df.get(w, 0)) for w in words}
+    idfs = {w: smoothed_idf(n_docs, df.get(w, 0)) for w in words}
     asked = [w for w in words if w in QUESTION_WORDS]
     content = {w: v for w, v in idfs.items() if w not in QUESTION_WORDS}
     gate = bool(content) and passes_ic_gate(list(idfs.values()), min_query_ic)
