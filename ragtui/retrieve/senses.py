@@ -18,12 +18,27 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from ragtui.retrieve.wordnet import Sense, SynonymLookup
+
+@dataclass(frozen=True)
+class Sense:
+    """One synset of a word: its id, its other lemmas (the synonyms it would add) and the text that is
+    compared with the query ("lemma, lemma: gloss")."""
+
+    id: str
+    synonyms: tuple[str, ...]
+    text: str
+
+
+class SenseSource(Protocol):
+    """Where a word's senses come from (`wordnet.SynonymLookup`), in the lexicon's order, most frequent first."""
+
+    def senses(self, word: str) -> tuple[Sense, ...]: ...
 
 
 class Synonyms(Protocol):
@@ -67,7 +82,7 @@ class QuerySynonyms:
     legs, `error` says why senses fell back to the first synset, if they did.
     """
 
-    def __init__(self, lookup: SynonymLookup, *, model: str, query_vector: Sequence[float],
+    def __init__(self, lookup: SenseSource, *, model: str, query_vector: Sequence[float],
                  embed: SenseEmbedder, cache: SenseVectors) -> None:
         self.lookup = lookup
         self.model = model

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragtui.errors import RagtuiError
-from ragtui.retrieve.senses import SenseVectors
+from ragtui.retrieve.senses import Sense, SenseVectors
 
 if TYPE_CHECKING:
     import wn
@@ -70,16 +69,6 @@ def install(lexicon: str, data_dir: Path, from_file: Path | None = None) -> str:
         raise WordNetError(f"{lexicon} is still not installed (installed: {have}); "
                            "check [synonyms] lexicon against the file's lexicon id:version")
     return lexicon
-
-
-@dataclass(frozen=True)
-class Sense:
-    """One synset of a word: its id, its other lemmas (the synonyms it would add) and the text that is
-    compared with the query ("lemma, lemma: gloss")."""
-
-    id: str
-    synonyms: tuple[str, ...]
-    text: str
 
 
 class SynonymLookup:
