@@ -37,7 +37,7 @@ def main() -> int:
     from ragtui.evaluation.beir import load_dataset
     from ragtui.evaluation.metrics import summarise
     from ragtui.evaluation.runner import EVAL_TOP_K, doc_ranking, ingest_corpus
-    from ragtui.retrieve.retriever import HybridRetriever
+    from ragtui.retrieve.hybrid_retriever import HybridRetriever
     from ragtui.workspace import Workspace
     from tests.fake_ollama import FakeOllama
 

@@ -202,9 +202,9 @@ def measure(settings: Settings, name: str, queries: list[str]) -> dict[str, Any]
     t, c = time.perf_counter(), time.process_time()
     preload()                                   # what the TUI's warm-up imports (chromadb, llama_index, wn)
     imports = (time.perf_counter() - t, time.process_time() - c)
+    from ragtui.retrieve.hybrid_retriever import HybridRetriever, QueryEmbeddings
     from ragtui.retrieve.keyword_leg import keyword_search
     from ragtui.retrieve.postprocess import postprocessors
-    from ragtui.retrieve.retriever import HybridRetriever, QueryEmbeddings
     from ragtui.workspace import Workspace
 
     workspace = Workspace(settings)

@@ -70,8 +70,8 @@ def profile(data_dir: Path, name: str, queries: Sequence[str]) -> dict[str, Any]
         preload()
 
     steps.run("engine imports (the TUI's warm-up)", engine_imports)
+    from ragtui.retrieve.hybrid_retriever import HybridRetriever, QueryEmbeddings
     from ragtui.retrieve.keyword_leg import keyword_search
-    from ragtui.retrieve.retriever import HybridRetriever, QueryEmbeddings
     from ragtui.workspace import Workspace
 
     settings = settings_for(data_dir)

@@ -95,9 +95,9 @@ def build(settings, name: str, n: int, pool: list[str]):
 
 
 async def measure(settings, collection, queries: list[str]) -> dict[str, list[float]]:
+    from ragtui.retrieve.hybrid_retriever import HybridRetriever, QueryEmbeddings
     from ragtui.retrieve.keyword_leg import keyword_search
     from ragtui.retrieve.postprocess import postprocessors
-    from ragtui.retrieve.retriever import HybridRetriever, QueryEmbeddings
     from ragtui.retrieve.wordnet import synonym_lookup
 
     model = settings.embed.model

@@ -164,7 +164,7 @@ class Workspace:
     async def retrieve(self, query: str, names: Sequence[str], *, mode: Mode = "hybrid",
                        synonyms: bool | None = None) -> Retrieval:
         """Hybrid retrieval over the named collections (CollectionError for an unknown name)."""
-        from ragtui.retrieve.hybrid import retrieve
+        from ragtui.retrieve.pipeline import retrieve
 
         collections = [self.collection(name) for name in dict.fromkeys(names)]
         return await retrieve(self.settings, query, collections, lexicon=self.lexicon, mode=mode, synonyms=synonyms)

@@ -16,7 +16,7 @@ import pytest
 
 from ragtui.collections import CollectionError
 from ragtui.config import Settings
-from ragtui.retrieve.retriever import HybridRetriever, QueryEmbeddings, embed_query
+from ragtui.retrieve.hybrid_retriever import HybridRetriever, QueryEmbeddings, embed_query
 from ragtui.stores.keyword import KeywordIndex
 from ragtui.workspace import Workspace
 from tests.collection_builder import build_collection, make_chunks

@@ -27,7 +27,7 @@ Choices that keep doc-level metrics honest (spec §11):
   compared by a paired bootstrap of their difference (`metrics.compare`).
 
 With `sources` the run scores instead what a question would annotate: the
-product's retrieval (`hybrid.retrieve` at `retrieve.top_k`, the similarity
+product's retrieval (`pipeline.retrieve` at `retrieve.top_k`, the similarity
 floor, the per-file cap, dedupe, `pre_annotate_keep`, `annotate_max`), one
 position per source, a document's second and later chunks counting as not
 relevant (`source_ranking`). That is the view in which the per-file cap and the
@@ -220,8 +220,8 @@ def _alive(pid: int) -> bool:
 
 async def _evaluate(workspace: Workspace, name: str, dataset: Dataset, modes: Sequence[str], progress: Progress,
                     concurrency: int, keep: bool, sources: bool) -> EvalReport:
-    from ragtui.retrieve.hybrid import retrieve
-    from ragtui.retrieve.retriever import HybridRetriever, QueryEmbeddings
+    from ragtui.retrieve.hybrid_retriever import HybridRetriever, QueryEmbeddings
+    from ragtui.retrieve.pipeline import retrieve
 
     settings = workspace.settings
     timings: dict[str, float] = {}

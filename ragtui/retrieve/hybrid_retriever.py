@@ -3,7 +3,7 @@
 Per collection, in parallel: the vector leg (the lowercased query embedded once
 per model, each of the collection's Chroma indexes searched, best cosine per
 chunk kept) and the Whoosh keyword leg (keyword_leg.py); then the merge by
-`retrieve.fusion`. Imports LlamaIndex at module level: `hybrid.retrieve` loads
+`retrieve.fusion`. Imports LlamaIndex at module level: `pipeline.retrieve` loads
 it only when a query runs.
 """
 

@@ -4,7 +4,7 @@
 
 The Workspace opens the collections and owns the lexicon; `Workspace.retrieve`
 is the call by name. The legs run per collection in parallel and are merged by
-`retrieve.fusion` (retriever.py); the collections' results are pooled and the
+`retrieve.fusion` (hybrid_retriever.py); the collections' results are pooled and the
 RAGWeed 3e-3f postprocessors applied (postprocess.py). Degraded modes are
 stated, never silent: an unreachable embedder or a collection without vectors
 answers keyword-only with a notice, and an empty result says so.
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from llama_index.core.schema import NodeWithScore
 
     from ragtui.collections import Collection
-    from ragtui.retrieve.retriever import HybridRetriever, QueryEmbedder, Scored
+    from ragtui.retrieve.hybrid_retriever import HybridRetriever, QueryEmbedder, Scored
     from ragtui.retrieve.wordnet import Lexicon
 
 
@@ -39,8 +39,8 @@ async def retrieve(settings: Settings, query: str, collections: Sequence[Collect
     synonyms.enabled for this query; `lexicon` supplies them. `embed` replaces the
     query embedding (evaluation passes precomputed vectors).
     """
+    from ragtui.retrieve.hybrid_retriever import HybridRetriever
     from ragtui.retrieve.postprocess import FUSED_SCORE_KEY, postprocessors
-    from ragtui.retrieve.retriever import HybridRetriever
 
     retriever = HybridRetriever(settings, collections, lexicon=lexicon, mode=mode, synonyms=synonyms, embed=embed)
     nodes = await retriever.aretrieve(query)
