@@ -30,7 +30,7 @@ def test_defaults_follow_ragweed(tmp_path: Path) -> None:
     # 384-token chunks (RAGWeed: 2048), so 8+ sources fit an 8k model (docs/benchmarks.md)
     assert (s.chunk.size_tokens, s.chunk.pdf_tokens, s.chunk.av_tokens, s.chunk.overlap_pct) == (384, 384, 384, 50)
     assert (s.ingest.entropy_max, s.ingest.entropy_min) == (7.0, 0.5)
-    # fusion: rrf, not RAGWeed's boost, by the eval evidence in the README
+    # fusion: rrf, not the additive boost, by the eval runs in docs/benchmarks.md
     assert (s.retrieve.top_k, s.retrieve.max_chunks_per_file, s.retrieve.fusion) == (64, 2, "rrf")
     assert (s.retrieve.keyword_weight, s.keyword.min_query_ic, s.keyword.long_query_threshold) == (0.15, 0.5, 5)
     assert (s.synonyms.max_per_word, s.annotation.concurrency, s.llm.max_tokens) == (5, 4, 1024)

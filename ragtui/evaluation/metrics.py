@@ -1,4 +1,5 @@
-"""Ranking metrics per query and bootstrap confidence intervals (nadir's metric set, BEIR conventions).
+"""Ranking metrics per query and bootstrap confidence intervals (BEIR's metrics: Thakur et al.,
+"BEIR: A Heterogeneous Benchmark for Zero-shot Evaluation of Information Retrieval Models", NeurIPS 2021).
 
 A run is one ranked list of document ids per query; judgements are graded
 (grade > 0 is relevant). nDCG@10 uses linear gain, gain = grade, discounted by

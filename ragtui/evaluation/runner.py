@@ -1,6 +1,6 @@
 """`ragtui eval`: ingest a BEIR corpus into a throwaway collection, run every judged query per mode, score.
 
-Choices that keep doc-level metrics honest (spec §11):
+Choices that keep doc-level metrics honest:
 - the corpus goes through the real ingest (`ingest_documents`: chunking, entropy
   filter, embedding, both stores), one document per corpus entry, title
   prefixed to the text, without the contextual "path >" embedding prefix (the
@@ -8,7 +8,7 @@ Choices that keep doc-level metrics honest (spec §11):
   document's score is its best chunk's (first occurrence in the fused ranking);
 - every leg fetches EVAL_TOP_K = 100 chunks (the depth Recall@100 and MAP need,
   and the depth of the published baselines) instead of retrieve.top_k;
-- the ranking scored is the fused one before the RAGWeed 3e-3f postprocessors:
+- the ranking scored is the fused one before the postprocessors (cap, dedupe, cuts):
   the per-file cap never removes a document's best chunk, relative
   normalisation keeps the order, and min_score /
   pre_annotate_keep / the 200-char dedupe would cut judged documents from the

@@ -1,4 +1,4 @@
-"""The hybrid retriever: vector and keyword legs per collection, merged (RAGWeed 3a-3d, spec §5).
+"""The hybrid retriever: vector and keyword legs per collection, merged.
 
 Per collection, in parallel: the vector leg (the lowercased query embedded once
 per model, each of the collection's Chroma indexes searched, best cosine per
@@ -67,7 +67,7 @@ def describe_embed_error(host: str, model: str, exc: BaseException) -> str:
 
 
 async def embed_query(settings: Settings, query: str, models: Sequence[str]) -> QueryEmbeddings:
-    """The lowercased query embedded once per model, in parallel (RAGWeed 3a); failures recorded, not raised."""
+    """The lowercased query embedded once per model, in parallel; failures recorded, not raised."""
     from ragtui.ollama_api import ollama_embedding
 
     out = QueryEmbeddings()
@@ -92,7 +92,7 @@ async def embed_query(settings: Settings, query: str, models: Sequence[str]) -> 
 
 def fuse(scored: Sequence[Scored], fusion: str, *, weight: float, rrf_k: int,
          raw_single: bool = True) -> list[tuple[Scored, float]]:
-    """Merged scores, best first (RAGWeed 3d boost or RRF).
+    """Merged scores, best first (additive keyword boost or RRF).
 
     When only one leg produced anything and `raw_single` is set (every
     collection is in the same single-leg situation), that leg's own scores rank
@@ -115,7 +115,7 @@ def fuse(scored: Sequence[Scored], fusion: str, *, weight: float, rrf_k: int,
 
 
 class HybridRetriever(BaseRetriever):
-    """Vector + keyword legs per collection, merged; LlamaIndex `BaseRetriever` (spec §5).
+    """Vector + keyword legs per collection, merged; LlamaIndex `BaseRetriever`.
 
     `lexicon` supplies synonyms for the keyword leg. `embed` replaces the Ollama
     query embedding (evaluation and benchmarks pass precomputed vectors). After a

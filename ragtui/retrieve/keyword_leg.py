@@ -1,4 +1,4 @@
-"""The keyword leg on one collection's Whoosh index (RAGWeed 3c, with Whoosh in place of FTS5).
+"""The keyword leg on one collection's Whoosh index: plan the query (`lexical.py`), then an AND tier and an OR tier.
 
 Both tiers are scored by BM25 from the index's cached posting arrays
 (`stores/postings.py`), on one generation of the index.
@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from ragtui.stores.keyword import KeywordIndex, KeywordView
     from ragtui.stores.postings import Clause
 
-SYNONYM_BOOST = 0.25  # a synonym weighs a quarter of a query word in the OR tier (README: eval evidence)
+# a synonym weighs a quarter of a query word in the OR tier (docs/benchmarks.md, "Why the defaults changed")
+SYNONYM_BOOST = 0.25
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,8 @@ def _clause(index: KeywordIndex, text: str, boost: float = 1.0) -> Clause | None
 
 def plan_for(index: KeywordIndex, view: KeywordView, words: list[str], keyword: KeywordSettings,
              max_synonyms: int) -> tuple[KeywordPlan, dict[str, str]]:
-    """The RAGWeed 3c plan for these words on this generation of the index, and each searchable word's
-    analysed term."""
+    """The keyword plan (`lexical.plan_keyword_query`) for these words on this generation of the index, and
+    each searchable word's analysed term."""
     term_of = {w: terms[0] for w in words if (terms := index.analyze(w))}
     n_docs, df_terms = view.frequencies(list(dict.fromkeys(term_of.values())))
     df = {w: df_terms[term_of[w]] if w in term_of else n_docs for w in words}
@@ -57,7 +58,7 @@ def plan_for(index: KeywordIndex, view: KeywordView, words: list[str], keyword: 
 
 def keyword_search(index: KeywordIndex, query: str, *, keyword: KeywordSettings, top_k: int,
                    synonyms: Synonyms | None, max_synonyms: int) -> KeywordResult:
-    """Gate, AND tier, then the OR tier with synonyms when AND found fewer than 3 chunks (RAGWeed 3c).
+    """Gate, AND tier, then the OR tier with synonyms when AND found fewer than 3 chunks.
 
     Hits are (chunk, score) best first; in the OR tier the AND tier's full
     matches stay on top (`_and_first`). `synonyms` gives each expandable word's

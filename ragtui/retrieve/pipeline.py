@@ -1,11 +1,11 @@
-"""Hybrid retrieval over one or more opened collections: the research session's entry point (RAGWeed 3, spec §5).
+"""Hybrid retrieval over one or more opened collections: the research session's entry point.
 
     retrieval = await retrieve(settings, "toilet flushing", [collection], lexicon=lexicon)
 
 The Workspace opens the collections and owns the lexicon; `Workspace.retrieve`
 is the call by name. The legs run per collection in parallel and are merged by
 `retrieve.fusion` (hybrid_retriever.py); the collections' results are pooled and the
-RAGWeed 3e-3f postprocessors applied (postprocess.py). Degraded modes are
+postprocessors applied (postprocess.py: per-file cap, dedupe, relative score, cuts). Degraded modes are
 stated, never silent: an unreachable embedder or a collection without vectors
 answers keyword-only with a notice, and an empty result says so.
 """
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 async def retrieve(settings: Settings, query: str, collections: Sequence[Collection], *, lexicon: Lexicon,
                    mode: Mode = "hybrid", synonyms: bool | None = None,
                    embed: QueryEmbedder | None = None) -> Retrieval:
-    """Ranked, capped, deduped, normalised hits for `query` over these collections (spec §5).
+    """Ranked, capped, deduped, normalised hits for `query` over these collections.
 
     `mode`: "hybrid" (both legs), "vector" or "keyword". `synonyms` overrides
     synonyms.enabled for this query; `lexicon` supplies them. `embed` replaces the

@@ -1,6 +1,6 @@
 """WordNet sense choice (`synonyms.sense = "query"`): a word's synonyms from the sense closest to the whole query.
 
-RAGWeed 3c expands a word with its first synset, which is often the wrong sense
+The default expands a word with its first synset, which is often the wrong sense
 ("bank" the slope beside a river in a question about loans; "run" a score in
 baseball). Here every sense of a word (lemmas and gloss, `wordnet.Sense.text`)
 is embedded with the model that embedded the query, and the sense with the
@@ -10,8 +10,7 @@ Workspace's `Lexicon.sense_vectors` (`SenseVectors`, bounded), so a word seen
 before costs nothing. It runs only when the keyword leg's OR tier needs
 synonyms, and only for words whose senses would add different synonyms.
 Without a query vector (keyword mode, the embedder down), with
-`synonyms.sense = "first"`, or when that call fails, the first synset is used,
-as RAGWeed does.
+`synonyms.sense = "first"`, or when that call fails, the first synset is used.
 """
 
 from __future__ import annotations

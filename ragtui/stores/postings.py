@@ -1,7 +1,7 @@
 """BM25 scored from Whoosh posting lists read once into numpy arrays, cached per segment.
 
 Why: Whoosh's matcher tree spends ~80% of an OR query walking and decoding
-postings in Python (issue 14: 435 ms p50 at 100k chunks). Segments are
+postings in Python (435 ms p50 at 100k chunks: docs/benchmarks.md). Segments are
 immutable, so a term's postings in a segment (doc numbers and term
 frequencies), and the segment's document lengths, can be decoded once into
 compact arrays and scored vectorised for every later query. A commit adds
@@ -197,7 +197,7 @@ class PostingsFile:
     with the segment's own files when a merge retires it. The terms file is
     renamed into place last: a segment without it is read from Whoosh.
 
-    It also holds every posting's term positions (issue 14: reading them
+    It also holds every posting's term positions (reading them
     from Whoosh's blocks for phrase synonyms was ~2/3 of the keyword leg's
     p95 at 100k chunks). A posting's frequency is its count of positions, so
     one flat array of absolute positions in posting order (uint16 while every
@@ -546,7 +546,7 @@ def _positions(reader: Any, field: str, term: str, docs: Docs) -> tuple[npt.NDAr
 
     A block is read only when it holds one of `docs` (its header gives its last doc number), so a
     phrase of a rare and a common word does not unpickle the common word's whole posting list, and
-    the wanted values are decoded together (issue 14: phrase synonyms made the keyword leg's p95 at
+    the wanted values are decoded together (phrase synonyms otherwise made the keyword leg's p95 at
     100k chunks).
     """
     matcher = raw_matcher(reader, field, term)
