@@ -35,7 +35,7 @@ def main() -> int:
 
     from ragtui.collections import CollectionRegistry
     from ragtui.evaluation.beir import load_dataset
-    from ragtui.evaluation.metrics import summarise
+    from ragtui.evaluation.metrics import score_runs, summarise_scores
     from ragtui.evaluation.runner import EVAL_TOP_K, doc_ranking, ingest_corpus
     from ragtui.retrieve.hybrid_retriever import HybridRetriever
     from ragtui.workspace import Workspace
@@ -64,7 +64,7 @@ def main() -> int:
             for qid, text in dataset.queries.items():
                 retriever = HybridRetriever(tuned, [collection], lexicon=lexicon, mode="keyword", top_k=EVAL_TOP_K)
                 runs[qid] = doc_ranking(await retriever.aretrieve(text))
-            result = summarise(runs, dataset.qrels)
+            result = summarise_scores(score_runs(runs, dataset.qrels))
             print(f"k1={k1} b={b}: nDCG@10 {result['ndcg@10']['mean']:.4f}  MAP {result['map']['mean']:.4f}  "
                   f"({len(runs)} queries, {time.perf_counter() - began:.1f} s)", flush=True)
             collection.close()

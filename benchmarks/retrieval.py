@@ -87,7 +87,7 @@ def build(settings, name: str, n: int, pool: list[str]):
     for start in range(0, n, step):
         batch = make_chunks(min(step, n - start), pool, rng)
         batch = [Chunk(id=f"{c.id}-{start}", text=c.text, meta=c.meta) for c in batch]
-        collection.keyword.upsert(batch)
+        collection.keyword.replace_sources([], batch)     # ids made unique per batch: plain adds
         collection.vectors(settings.embed.model).add(batch, [hashed(c.text) for c in batch])
         print(f"  {name}: {start + len(batch)}/{n} chunks, {time.perf_counter() - t:.0f} s", file=sys.stderr)
     collection.update_manifest(models=[settings.embed.model], state="ready")

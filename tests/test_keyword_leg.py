@@ -7,7 +7,7 @@ import pytest
 from ragtui.config import KeywordSettings
 from ragtui.retrieve.keyword_leg import keyword_search, plan_for
 from ragtui.stores.keyword import KeywordIndex
-from tests.collection_builder import make_chunks
+from tests.collection_builder import index_chunks, make_chunks
 
 KEYWORD = KeywordSettings(enabled=True, min_query_ic=0.5, long_query_threshold=5, bm25_k1=1.2, bm25_b=0.75)
 
@@ -15,7 +15,7 @@ KEYWORD = KeywordSettings(enabled=True, min_query_ic=0.5, long_query_threshold=5
 @pytest.fixture
 def index(tmp_path: Path) -> KeywordIndex:
     ix = KeywordIndex(tmp_path / "whoosh")
-    ix.upsert(make_chunks("c", {"a.txt": ["Flushing the toilet tank.", "The tank was flushed twice."],
+    index_chunks(ix, make_chunks("c", {"a.txt": ["Flushing the toilet tank.", "The tank was flushed twice."],
                                 "b.txt": ["Control valves and the toilet."]}))
     return ix
 
@@ -33,7 +33,7 @@ def test_df_is_read_for_the_stemmed_term_and_stop_words_count_as_everywhere(inde
 def test_idf_cache_is_dropped_when_the_index_changes(index: KeywordIndex) -> None:
     with index.scoring() as view:
         assert view.frequencies(["tank"]) == (3, {"tank": 2})
-    index.upsert(make_chunks("c", {"c.txt": ["A tank of water."]}))
+    index_chunks(index, make_chunks("c", {"c.txt": ["A tank of water."]}))
     with index.scoring() as view:
         assert view.frequencies(["tank"]) == (4, {"tank": 3})
 

@@ -129,12 +129,6 @@ def score_runs(runs: Mapping[str, Sequence[str]],
     return {q: per_query(runs.get(q, []), grades) for q, grades in qrels.items()}
 
 
-def summarise(runs: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]],
-              resamples: int = 1000, seed: int = 42) -> dict[str, dict[str, float]]:
-    """Mean and 95% CI per metric over the judged queries; a query with no run counts as all zeros."""
-    return summarise_scores(score_runs(runs, qrels), resamples, seed)
-
-
 def summarise_scores(scores: Mapping[str, Mapping[str, float]], resamples: int = 1000,
                      seed: int = 42) -> dict[str, dict[str, float]]:
     """Mean and 95% CI per metric from per-query scores."""

@@ -267,10 +267,6 @@ class KeywordIndex:
         with self._lock:
             return self._postings.segment_ids() if self._postings is not None else set()
 
-    def segment_count(self) -> int:
-        with self._lock:
-            return len(self.searcher().reader().leaf_readers())
-
     def get(self, ids: Sequence[str]) -> list[Chunk]:
         """The chunks of these ids that the index holds, in the order asked."""
         with self.scoring() as view:
@@ -313,15 +309,6 @@ class KeywordIndex:
         tokens = self.analyze(chunk.text)
         return {"chunk_id": chunk.id, "source": chunk.meta.source, "text": tokens, "_stored_text": None,
                 LENGTH: len(tokens), CHUNK: _encode(chunk)}
-
-    def upsert(self, chunks: Iterable[Chunk]) -> int:
-        """Add or replace chunks by id in one commit; returns how many were written."""
-        n = 0
-        with self._writing() as w:
-            for c in chunks:
-                w.update_document(**self._fields(c))
-                n += 1
-        return n
 
     def replace_sources(self, sources: Iterable[str], chunks: Iterable[Chunk]) -> int:
         """Drop every chunk of `sources`, then add `chunks`, in one commit (readers see before or after).

@@ -11,6 +11,7 @@ import pytest
 from ragtui.collections import CollectionRegistry
 from ragtui.config import Settings
 from ragtui.events import FileSkipped, IngestProgress, Notice
+from tests.collection_builder import whoosh_segments
 from tests.fake_ollama import FakeOllama
 from tests.ingest import corpus
 from tests.ingest.conftest import SMALL, ingest, ingest_docs, ingest_events
@@ -59,7 +60,7 @@ def test_ingest_indexes_every_chunk_in_both_stores(settings: Settings, folder: P
     assert "extract + chunk" in stages and "keyword index" in stages and "vector writes" in stages
     assert "chunks/s" in stages
     coll = CollectionRegistry(settings).open("c")
-    assert len(list(coll.keyword.path.glob("*.bm25_terms.npy"))) == coll.keyword.segment_count()
+    assert len(list(coll.keyword.path.glob("*.bm25_terms.npy"))) == whoosh_segments(coll.keyword)
     info = coll.info()
     assert (info.state, info.files, info.topic, info.models) == ("ready", 4, "plumbing", ("nomic-embed-text",))
     chunks = coll.keyword.get(sorted(keyword))
