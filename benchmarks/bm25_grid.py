@@ -33,10 +33,10 @@ def main() -> int:
     args = parser.parse_args()
     grid = [tuple(float(x) for x in pair.split(",")) for pair in args.grid]
 
-    from ragtui.collections import CollectionRegistry
     from ragtui.evaluation.beir import load_dataset
     from ragtui.evaluation.metrics import score_runs, summarise_scores
     from ragtui.evaluation.runner import EVAL_TOP_K, doc_ranking, ingest_corpus
+    from ragtui.library import CollectionRegistry
     from ragtui.retrieve.hybrid_retriever import HybridRetriever
     from ragtui.workspace import Workspace
     from tests.fake_ollama import FakeOllama

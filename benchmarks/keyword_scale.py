@@ -285,7 +285,7 @@ def fts5_on_disk(settings: Settings, name: str) -> None:
 
 
 def build_fts5_file(settings: Settings, name: str) -> None:
-    from ragtui.collections import CollectionRegistry
+    from ragtui.library import CollectionRegistry
 
     path = Path(fts5_file(settings, name))
     tmp = path.with_name(path.name + ".tmp")
@@ -415,7 +415,7 @@ def main() -> int:
         fts5_on_disk(settings, args.measure)
         print(json.dumps(measure(settings, args.measure, queries)))
         return 0
-    from ragtui.collections import CollectionRegistry
+    from ragtui.library import CollectionRegistry
 
     out: dict[str, Any] = {}
     for size in args.chunks:

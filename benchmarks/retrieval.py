@@ -75,7 +75,7 @@ def pct(values: list[float], p: float) -> float:
 
 
 def build(settings, name: str, n: int, pool: list[str]):
-    from ragtui.collections import CollectionRegistry
+    from ragtui.library import CollectionRegistry
 
     registry = CollectionRegistry(settings)
     if registry.exists(name):

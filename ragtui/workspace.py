@@ -24,9 +24,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from ragtui.collections import Collection, CollectionError, CollectionInfo, CollectionRegistry
 from ragtui.config import Settings
 from ragtui.history import HistoryStore
+from ragtui.library import Collection, CollectionError, CollectionInfo, CollectionRegistry
 from ragtui.retrieve.wordnet import Lexicon
 
 if TYPE_CHECKING:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ragtui.collections import Collection, CollectionRegistry
 from ragtui.config import Settings
+from ragtui.library import Collection, CollectionRegistry
 from ragtui.model import Chunk, ChunkMeta, chunk_id
 from ragtui.stores.keyword import KeywordIndex
 

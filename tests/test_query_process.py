@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ragtui.collections import CollectionError
 from ragtui.config import Settings
+from ragtui.library import CollectionError
 from ragtui.retrieve.hybrid_retriever import HybridRetriever, QueryEmbeddings, embed_query
 from ragtui.stores.keyword import KeywordIndex
 from ragtui.workspace import Workspace

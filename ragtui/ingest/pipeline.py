@@ -40,13 +40,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragtui.collections import Collection
 from ragtui.config import Settings
 from ragtui.errors import RagtuiError, describe, disk_full
 from ragtui.events import Event, FileSkipped, IngestFinished, IngestProgress, Notice
 from ragtui.ingest.discover import LEAVES_ROOT, Entry, NotRead, discover, inside, read_regular
 from ragtui.ingest.extract import Extracted, Skip, extract, format_of
 from ragtui.ingest.report import IngestReport
+from ragtui.library import Collection
 from ragtui.model import Chunk
 from ragtui.stores.records import DONE, DUPLICATE, INDEXING, SKIPPED, FileRecord
 

@@ -29,7 +29,7 @@ from ragtui.retrieve.wordnet import Lexicon, SynonymLookup, missing_lexicon_noti
 from ragtui.stores.vector import check_vectors
 
 if TYPE_CHECKING:
-    from ragtui.collections import Collection
+    from ragtui.library import Collection
 
 
 @dataclass

@@ -25,7 +25,7 @@ from ragtui.retrieve.result import Hit, Mode, RerankMeta, Retrieval
 if TYPE_CHECKING:
     from llama_index.core.schema import NodeWithScore
 
-    from ragtui.collections import Collection
+    from ragtui.library import Collection
     from ragtui.retrieve.hybrid_retriever import HybridRetriever, QueryEmbedder, Scored
     from ragtui.retrieve.wordnet import Lexicon
 

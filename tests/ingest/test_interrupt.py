@@ -12,9 +12,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ragtui.collections import CollectionRegistry
 from ragtui.config import Settings
 from ragtui.events import IngestProgress
+from ragtui.library import CollectionRegistry
 from tests.collection_builder import index_chunks
 from tests.fake_ollama import FakeOllama
 from tests.ingest.conftest import SMALL, ingest

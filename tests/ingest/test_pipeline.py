@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ragtui.collections import CollectionRegistry
 from ragtui.config import Settings
 from ragtui.events import FileSkipped, IngestProgress, Notice
+from ragtui.library import CollectionRegistry
 from tests.collection_builder import whoosh_segments
 from tests.fake_ollama import FakeOllama
 from tests.ingest import corpus
@@ -325,7 +325,7 @@ def test_queries_while_an_ingest_runs_see_committed_state(settings: Settings, fo
 def test_a_second_ingest_into_the_same_collection_is_refused(settings: Settings, folder: Path) -> None:
     import fcntl
 
-    from ragtui.collections import LOCK_FILE, CollectionError
+    from ragtui.library import LOCK_FILE, CollectionError
 
     coll = CollectionRegistry(settings).create("c")
     with open(coll.path / LOCK_FILE, "a+") as held:

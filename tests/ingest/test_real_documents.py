@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from ragtui.cli import main
-from ragtui.collections import CollectionRegistry
 from ragtui.config import Settings
 from ragtui.ingest.chunking import mid_word, window_chars, word_start
 from ragtui.ingest.discover import HIDDEN, IGNORED
 from ragtui.ingest.entropy import GARBAGE, TOC, toc_ratio
+from ragtui.library import CollectionRegistry
 from ragtui.model import Chunk
 from ragtui.retrieve.keyword_leg import keyword_search
 from tests.fake_ollama import FakeOllama

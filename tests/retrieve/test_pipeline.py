@@ -129,7 +129,7 @@ async def test_a_keyword_only_collection_is_fused_on_the_same_scale(make_setting
 
 async def test_a_collection_recreated_under_its_name_is_reopened_and_the_old_one_closed(
         make_settings: Callable[..., Settings]) -> None:
-    from ragtui.collections import CollectionRegistry
+    from ragtui.library import CollectionRegistry
 
     settings = make_settings()
     build_collection(settings, "c", {"old.txt": ["Turbine blades crack under heat."]})

@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 import pytest
 
-from ragtui.collections import CollectionError, CollectionRegistry
 from ragtui.config import Settings
+from ragtui.library import CollectionError, CollectionRegistry
 from ragtui.model import Chunk, ChunkMeta, chunk_id
 from ragtui.stores.vector import cosine_from_chroma
 from tests.collection_builder import index_chunks
