@@ -18,9 +18,9 @@ from contextlib import aclosing
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ragtui.collections import NAME_RULE, CollectionError, validate_collection_name
 from ragtui.config import Settings
 from ragtui.history import HistoryDamaged
+from ragtui.library import NAME_RULE, CollectionError, validate_collection_name
 from ragtui.llm.citations import citation_spans, cited_numbers
 from ragtui.llm.window import WINDOW_CHARS, best_window
 from ragtui.retrieve.explain import details
