@@ -398,9 +398,10 @@ class Collection:
                 with contextlib.closing(sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True,
                                                         timeout=10.0)) as db:
                     db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            except sqlite3.Error as exc:
-                self._still_here()
-                return Damage(database, _reason(exc), vectors_only=True)
+            except sqlite3.Error as exc:    # only corruption: a read-only reader may meet an interrupted
+                self._still_here()          # writer's hot journal, which Chroma itself rolls back on open
+                if getattr(exc, "sqlite_errorcode", None) in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+                    return Damage(database, _reason(exc), vectors_only=True)
         return None
 
     def unreadable(self, exc: BaseException, *, store: str = "",

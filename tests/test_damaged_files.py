@@ -20,6 +20,7 @@ DOCS = {
     "roof.txt": "Clay tiles on a pitched roof shed rain into the gutters along the eaves. " * 4,
     "lamp.txt": "An oil lamp burns paraffin drawn up through a cotton wick to the flame. " * 4,
 }
+BAD_VALVE = "In the cistern a float valve shuts the inlet once the float has risen far enough. " * 4
 
 
 def _garbage_toc(folder: Path) -> Path:
@@ -71,12 +72,13 @@ STILL_ANSWERS = {"vector store": "keyword matches only", "records": "retrieve.ma
 
 @pytest.fixture
 def two_collections(tmp_path: Path, fake_ollama: FakeOllama) -> Path:
-    """Collections `good` and `bad` holding the same four files; returns bad's folder."""
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for name, text in DOCS.items():
-        (docs / name).write_text(text)
-    for name in ("good", "bad"):
+    """Collections `good` and `bad` of four files each, their valve files worded differently (identical passages
+    would be one hit: retrieval drops duplicates across collections); returns bad's folder."""
+    for name, valve in (("good", DOCS["valve.txt"]), ("bad", BAD_VALVE)):
+        docs = tmp_path / f"docs-{name}"
+        docs.mkdir()
+        for file, text in {**DOCS, "valve.txt": valve}.items():
+            (docs / file).write_text(text)
         done = cli(tmp_path, fake_ollama.url, "ingest", str(docs), "-c", name)
         assert done.returncode == 0, done.stderr
     return tmp_path / "data" / "collections" / "bad"
@@ -128,7 +130,7 @@ def test_a_damaged_collection_is_listed_inspected_left_out_of_queries_and_delete
     assert deleted.returncode == 0, deleted.stderr
     assert not bad.exists() and not bad.is_symlink()
     if kind == "link out of the data dir":     # the link went, never what it leads to
-        assert (tmp_path / "data" / "elsewhere" / "collection.json").is_file()
+        assert (tmp_path / "elsewhere" / "collection.json").is_file()
     after = cli(tmp_path, fake_ollama.url, "collections", "list", "--json")
     assert [row["name"] for row in json.loads(after.stdout)] == ["good"]
 
