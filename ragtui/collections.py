@@ -20,11 +20,12 @@ that finds a newer generation than its process loaded restarts its Chroma system
 Stores open lazily, so listing collections never imports chromadb.
 
 Damage stays in the collection it hit: `Collection.damage()` is the one answer to
-"is this collection damaged, and why" (a link leading out of the data dir, an
-unreadable manifest, records, keyword index or vector store), and
-`Collection.unreadable(exc)` says what an error met while reading one means (it
-was deleted meanwhile, or its files are damaged). The listing, the retriever and
-the TUI use both; a damaged collection can always be deleted.
+"is this collection damaged, and why" (an unreadable manifest, records, keyword
+index or vector store; `CollectionRegistry.path` refuses a link in a
+collection's place the same way), and `Collection.unreadable(exc)` says what an
+error met while reading one means (it was deleted meanwhile, or its files are
+damaged). The listing, the retriever and the TUI use both; a damaged collection
+can always be deleted.
 """
 
 from __future__ import annotations
@@ -471,9 +472,12 @@ class CollectionRegistry:
                 continue
             try:
                 written = (folder / MANIFEST).stat().st_mtime_ns
+            except OSError:             # deleted meanwhile
+                written = 0
+            try:
                 tocs = tuple(sorted(e.name for e in os.scandir(folder / "whoosh") if e.name.endswith(".toc")))
-            except OSError:             # no keyword index yet, or deleted meanwhile
-                written, tocs = 0, ()
+            except OSError:             # no keyword index yet
+                tocs = ()
             out.append((name, written, tocs))
         return tuple(out)
 
