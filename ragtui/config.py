@@ -218,6 +218,11 @@ class UiSettings:
     theme: str = _rule()
 
 
+@dataclass(frozen=True)
+class ServeSettings:
+    max_sessions: int = _rule(1, 1_000)
+
+
 _REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL}
 
 SECTIONS: dict[str, type] = {
@@ -234,6 +239,7 @@ SECTIONS: dict[str, type] = {
     "chroma": ChromaSettings,
     "storage": StorageSettings,
     "ui": UiSettings,
+    "serve": ServeSettings,
 }
 
 
@@ -252,6 +258,7 @@ class Settings:
     chroma: ChromaSettings
     storage: StorageSettings
     ui: UiSettings
+    serve: ServeSettings
     origins: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
