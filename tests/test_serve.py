@@ -40,6 +40,8 @@ def test_loopback_only_unless_allowed(capsys: pytest.CaptureFixture[str], tmp_pa
                  "--host", "0.0.0.0"]) == 2
     assert "--allow-remote" in capsys.readouterr().err
     assert main(["--config", os.devnull, "serve", "--port", "0"]) == 2
+    assert main(["--config", os.devnull, "serve", "--public-url", "javascript:alert(1)//"]) == 2
+    assert "--public-url must be an http:// or https:// URL" in capsys.readouterr().err
 
 
 def test_the_served_command_carries_the_configuration(tmp_path: Path) -> None:

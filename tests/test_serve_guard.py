@@ -171,7 +171,7 @@ def test_what_host_and_origin_a_guard_accepts() -> None:
                                                 "http://evil.example:8000", "file://", "http://127.0.0.1"))
     on_80 = Guard("t", host="localhost", port=80, public_url="http://localhost:80")
     assert on_80.host_ok("localhost") and on_80.origin_ok("http://localhost")      # the default port is implied
-    proxied = Guard("t", host="127.0.0.1", port=8000, public_url="https://ragtui.example.org")
+    proxied = Guard("t", host="127.0.0.1", port=8000, public_url="https://ragtui.example.org/ragtui")
     assert proxied.host_ok("ragtui.example.org") and proxied.host_ok("127.0.0.1:8000")
     assert proxied.origin_ok("https://ragtui.example.org") and not proxied.origin_ok("http://ragtui.example.org")
     named = Guard("t", host="box.lan", port=8000, public_url="http://box.lan:8000")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import re
 import shlex
 import sys
 
@@ -64,6 +65,8 @@ def app_command(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     if not 0 < args.port < 65536:
         raise RagtuiError(f"--port must be 1-65535, not {args.port}", exit_code=2)
+    if args.public_url is not None and not re.fullmatch(r"https?://[^/?#\s]+(/[^?#\s]*)?", args.public_url):
+        raise RagtuiError(f"--public-url must be an http:// or https:// URL, not {args.public_url!r}", exit_code=2)
     url = args.public_url or f"http://{f'[{args.host}]' if ':' in args.host else args.host}:{args.port}"
     if not is_loopback(args.host):
         if not args.allow_remote:

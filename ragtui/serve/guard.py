@@ -43,7 +43,9 @@ def new_token() -> str:
 
 
 def is_wildcard(host: str) -> bool:
-    """0.0.0.0 or :: (every address of the machine)."""
+    """0.0.0.0, :: or "" (every address of the machine)."""
+    if not host:
+        return True
     try:
         return ipaddress.ip_address(host).is_unspecified
     except ValueError:
@@ -106,7 +108,8 @@ class Guard:
         if not is_wildcard(host):
             names.add(host.lower().strip("[]"))
         self._endpoints = {Endpoint("http", name, port) for name in names}
-        public = _parse_origin(public_url.rstrip("/"))
+        parts = urlsplit(public_url)
+        public = _parse_origin(f"{parts.scheme}://{parts.netloc}")     # a proxy may serve it under a path
         if public is not None:
             self._endpoints.add(public)
         self._any_ip_port = port if is_wildcard(host) else None
