@@ -89,9 +89,9 @@ def preload() -> None:
     import wn  # noqa: F401
 
     import ragtui.ingest.pipeline
-    import ragtui.retrieve.hybrid
-    import ragtui.retrieve.postprocess
-    import ragtui.retrieve.retriever  # noqa: F401
+    import ragtui.retrieve.hybrid_retriever
+    import ragtui.retrieve.pipeline
+    import ragtui.retrieve.postprocess  # noqa: F401
 
 
 class ResearchSession:

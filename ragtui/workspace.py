@@ -24,7 +24,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from ragtui.collections import (
+from ragtui.config import Settings
+from ragtui.history import HistoryStore
+from ragtui.library import (
     MANIFEST,
     Collection,
     CollectionDamaged,
@@ -33,8 +35,6 @@ from ragtui.collections import (
     CollectionInfo,
     CollectionRegistry,
 )
-from ragtui.config import Settings
-from ragtui.history import HistoryStore
 from ragtui.retrieve.wordnet import Lexicon
 
 if TYPE_CHECKING:
@@ -192,7 +192,7 @@ class Workspace:
                        synonyms: bool | None = None) -> Retrieval:
         """Hybrid retrieval over the named collections (CollectionError for an unknown name). A damaged one,
         or one deleted since it was named, is left out with a notice; the others are searched."""
-        from ragtui.retrieve.hybrid import retrieve
+        from ragtui.retrieve.pipeline import retrieve
 
         collections, notices = [], []
         for name in dict.fromkeys(names):

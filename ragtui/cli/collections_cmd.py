@@ -91,9 +91,9 @@ def _delete_hint(name: str) -> str:
 
 
 def _info(workspace: Workspace, name: str, as_json: bool) -> int:
-    from ragtui.collections import CollectionDamaged
     from ragtui.ingest.clusters import H_RANGE, entropy_clusters, entropy_histogram
     from ragtui.ingest.quality import quality
+    from ragtui.library import CollectionDamaged
 
     settings = workspace.settings
     info = workspace.collection_info(name)
