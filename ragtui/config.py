@@ -218,6 +218,11 @@ class UiSettings:
     theme: str = _rule()
 
 
+@dataclass(frozen=True)
+class ServeSettings:
+    max_sessions: int = _rule(1, 1_000)
+
+
 _REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL}
 
 SECTIONS: dict[str, type] = {
@@ -234,6 +239,7 @@ SECTIONS: dict[str, type] = {
     "chroma": ChromaSettings,
     "storage": StorageSettings,
     "ui": UiSettings,
+    "serve": ServeSettings,
 }
 
 # Keys that moved, old "section.key" -> new: still read from files, RAGTUI_* variables and --set, with one
@@ -264,6 +270,7 @@ class Settings:
     chroma: ChromaSettings
     storage: StorageSettings
     ui: UiSettings
+    serve: ServeSettings
     origins: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
     # lines for the user about the configuration itself (deprecated names read), printed once by the CLI
     notices: tuple[str, ...] = field(default=(), compare=False, repr=False)

@@ -37,12 +37,13 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("workspace", ("ragtui.workspace",)),
     # Tools on top of the engine.
     ("tools", ("ragtui.evaluation", "ragtui.doctor")),
-    # The front ends: the TUI, then the CLI, which may start it.
-    ("tui", ("ragtui.tui",)),
+    # The front ends: the TUI and `ragtui serve`'s web server, then the CLI, which may start either.
+    ("tui", ("ragtui.tui", "ragtui.serve")),
     ("cli", ("ragtui.cli", "ragtui.__main__")),
 )
 # Packages of one layer that must not lean on each other, so each can be read and tested alone.
-APART = (("ragtui.ingest", "ragtui.retrieve", "ragtui.llm"), ("ragtui.model", "ragtui.config"))
+APART = (("ragtui.ingest", "ragtui.retrieve", "ragtui.llm"), ("ragtui.model", "ragtui.config"),
+         ("ragtui.tui", "ragtui.serve"))
 
 
 def module_name(path: Path) -> str:
