@@ -46,7 +46,7 @@ class Engine:
         """Ollama's version and models, or OllamaUnreachable."""
         from ragtui.ollama_api import probe
 
-        return await asyncio.to_thread(probe, self.settings.ollama.host)
+        return await asyncio.to_thread(probe, self.settings.ollama.host, self.settings.limits.max_reply_bytes)
 
     async def wordnet_state(self) -> tuple[bool, str]:
         """Whether synonym expansion will run, and why not when it will not."""
