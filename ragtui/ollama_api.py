@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from ragtui import heavy
 from ragtui.errors import RagtuiError
 from ragtui.server_limits import BoundedTransport, ReplyLimit, ReplyTooDeep, async_client, loads, sync_client
 
@@ -137,6 +138,7 @@ def ollama_embedding(settings: Settings, model: str, *, workers: int | None = No
     trust_env=False: a proxy from the environment must not intercept calls to a local Ollama. The transport
     holds each answer to limits.max_reply_mb and ollama.timeout (for the whole answer).
     """
+    heavy.load("llama_index")     # also called from keyword-leg threads (the sense embeddings)
     from llama_index.embeddings.ollama import OllamaEmbedding
 
     transport = BoundedTransport(max_bytes=settings.limits.max_reply_bytes, deadline_s=settings.ollama.timeout,

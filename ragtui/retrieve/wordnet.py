@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ragtui import heavy
 from ragtui.errors import RagtuiError
 from ragtui.retrieve.senses import SenseVectors
 
@@ -26,6 +27,7 @@ def wordnet_dir(data_dir: Path) -> Path:
 
 
 def _use(data_dir: Path):
+    heavy.load("wn")
     import wn
 
     wn.config.data_directory = wordnet_dir(data_dir)
@@ -96,6 +98,7 @@ class SynonymLookup:
     """
 
     def __init__(self, lexicon: str, data_dir: Path) -> None:
+        heavy.load("wn")
         import wn
         import wn.morphy
 
