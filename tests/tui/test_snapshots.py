@@ -67,7 +67,7 @@ def test_help_screen(snap_compare, snapshot_settings) -> None:
 
 def test_ingest_mid_progress(snap_compare, snapshot_settings) -> None:
     async def run_before(pilot) -> None:
-        screen = IngestScreen(pilot.app.engine, "demo", "~/papers")
+        screen = IngestScreen(pilot.app.engine, "demo", "~/papers", cursor_blink=False)
         await pilot.app.push_screen(screen)
         screen.apply(FileSkipped("scans/blank.pdf", "no text layer and OCR is off (ingest.tesseract_bin)"))
         screen.apply(IngestProgress(files_done=7, files_total=20, chunks=312, embedded=280,
