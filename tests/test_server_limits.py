@@ -147,7 +147,7 @@ def test_a_deeply_nested_api_show_reply_is_one_line(ingested: Path, fake_ollama:
     (padded(b'{"models": [], "pad": "', 40 * MIB), "sent a reply larger than 32 MiB; it was cut off "
                                                    "(limits.max_reply_mb)"),
     (nested(b"models"), "answered /api/tags with JSON nested too deep to parse"),
-])
+], ids=["huge", "nested"])
 def test_a_hostile_api_tags_reply_is_one_line_in_doctor(tmp_path: Path, fake_ollama: FakeOllama,
                                                         parts: Callable[[], Iterator[bytes]], reason: str) -> None:
     fake_ollama.tags_parts = parts
@@ -171,7 +171,7 @@ def rerank_args(reranker: FakeRerank) -> tuple[str, ...]:
                                                      "(limits.max_reply_mb)"),
     (nested(b"results"), "/rerank sent JSON nested too deep to parse; the reply was refused"),
     (lambda: itertools.repeat(b"x" * 65536), "/rerank sent a reply larger than 32 MiB"),   # never ends
-])
+], ids=["huge", "nested", "endless"])
 def test_a_hostile_rerank_reply_keeps_the_fused_order_with_one_line(ingested: Path, fake_ollama: FakeOllama,
                                                                     reranker: FakeRerank,
                                                                     parts: Callable[[], Iterator[bytes]],
@@ -199,3 +199,19 @@ def test_a_slow_drip_rerank_reply_hits_rerank_timeout(ingested: Path, fake_ollam
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     [notice] = [line for line in done.stdout.splitlines() if "reranker" in line]
     assert "gave no usable order (no answer within 2 s (rerank.timeout))" in notice
+
+
+# --- embeddings -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("raw", "reason"), [
+    (b'{"embeddings": [], "pad": "' + b"x" * (2 * MIB) + b'"}', "/api/embed sent a reply larger than 1 MiB"),
+    (b'{"embeddings": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "sent JSON nested too deep to parse"),
+], ids=["huge", "nested"])
+def test_a_hostile_embedding_reply_skips_the_pass_with_one_line(tmp_path: Path, fake_ollama: FakeOllama,
+                                                                raw: bytes, reason: str) -> None:
+    fake_ollama.embed_body = lambda texts, dim: raw
+    done = cli(tmp_path, fake_ollama.url, "--set", "limits.max_reply_mb=1", "ingest", str(write_corpus(tmp_path)),
+               "-c", "docs", timeout=120)
+    assert "Traceback" not in done.stderr, done.stderr
+    [line] = [line for line in done.stderr.splitlines() if "unusable batch" in line]
+    assert reason in line and "the nomic-embed-text pass is skipped, ingest continues" in line, line

@@ -105,6 +105,11 @@ def next_start(text: str, lo: int, hi: int, floor: int = 0, overlap: int = 0) ->
     return behind[-1] if behind else lo
 
 
+def word_start(text: str, i: int) -> bool:
+    """A word begins at `i`: a visible character at the start or after whitespace, or any CJK character."""
+    return _WORD_START.match(text, i) is not None
+
+
 def mid_word(text: str, i: int) -> bool:
     """A cut at `i` splits a word: letters or digits on both sides (between CJK characters is fine)."""
     if i <= 0 or i >= len(text):
