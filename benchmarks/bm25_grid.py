@@ -6,7 +6,7 @@ What `ragtui eval --modes keyword` does (the same ingest, retriever, depth and
 metrics), without re-ingesting for every setting: the corpus goes through the
 real ingest once (the tests' fake Ollama answers the embedding calls, which
 keyword mode does not use), then each (k1, b) reopens the collection with
-`fts.bm25_k1` / `fts.bm25_b` set and runs every judged query. Synonyms follow
+`keyword.bm25_k1` / `keyword.bm25_b` set and runs every judged query. Synonyms follow
 the configuration (OEWN installed in the data dir: on). Prints one line per
 setting.
 """
@@ -33,11 +33,11 @@ def main() -> int:
     args = parser.parse_args()
     grid = [tuple(float(x) for x in pair.split(",")) for pair in args.grid]
 
-    from ragtui.collections import CollectionRegistry
     from ragtui.evaluation.beir import load_dataset
-    from ragtui.evaluation.metrics import summarise
+    from ragtui.evaluation.metrics import score_runs, summarise_scores
     from ragtui.evaluation.runner import EVAL_TOP_K, doc_ranking, ingest_corpus
-    from ragtui.retrieve.retriever import HybridRetriever
+    from ragtui.library import CollectionRegistry
+    from ragtui.retrieve.hybrid_retriever import HybridRetriever
     from ragtui.workspace import Workspace
     from tests.fake_ollama import FakeOllama
 
@@ -57,14 +57,14 @@ def main() -> int:
 
     async def grid_search(lexicon: Any) -> None:
         for k1, b in grid:
-            tuned = settings.replace(fts__bm25_k1=k1, fts__bm25_b=b)
+            tuned = settings.replace(keyword__bm25_k1=k1, keyword__bm25_b=b)
             collection = CollectionRegistry(tuned).open(name)
             began = time.perf_counter()
             runs = {}
             for qid, text in dataset.queries.items():
                 retriever = HybridRetriever(tuned, [collection], lexicon=lexicon, mode="keyword", top_k=EVAL_TOP_K)
                 runs[qid] = doc_ranking(await retriever.aretrieve(text))
-            result = summarise(runs, dataset.qrels)
+            result = summarise_scores(score_runs(runs, dataset.qrels))
             print(f"k1={k1} b={b}: nDCG@10 {result['ndcg@10']['mean']:.4f}  MAP {result['map']['mean']:.4f}  "
                   f"({len(runs)} queries, {time.perf_counter() - began:.1f} s)", flush=True)
             collection.close()

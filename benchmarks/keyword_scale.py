@@ -202,9 +202,9 @@ def measure(settings: Settings, name: str, queries: list[str]) -> dict[str, Any]
     t, c = time.perf_counter(), time.process_time()
     preload()                                   # what the TUI's warm-up imports (chromadb, llama_index, wn)
     imports = (time.perf_counter() - t, time.process_time() - c)
+    from ragtui.retrieve.hybrid_retriever import HybridRetriever, QueryEmbeddings
     from ragtui.retrieve.keyword_leg import keyword_search
     from ragtui.retrieve.postprocess import postprocessors
-    from ragtui.retrieve.retriever import HybridRetriever, QueryEmbeddings
     from ragtui.workspace import Workspace
 
     workspace = Workspace(settings)
@@ -214,7 +214,7 @@ def measure(settings: Settings, name: str, queries: list[str]) -> dict[str, Any]
     on_disk = sqlite3.connect(fts5_file(settings, name))
 
     def leg(q: str) -> Any:
-        return keyword_search(collection.keyword, q, fts=settings.fts, top_k=TOP_K, synonyms=lookup,
+        return keyword_search(collection.keyword, q, keyword=settings.keyword, top_k=TOP_K, synonyms=lookup,
                               max_synonyms=settings.synonyms.max_per_word)
 
     async def precomputed(_s: Settings, q: str, models: Sequence[str]) -> QueryEmbeddings:
@@ -263,7 +263,7 @@ def measure(settings: Settings, name: str, queries: list[str]) -> dict[str, Any]
     asyncio.run(run_all())
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     fts = fts5(collection, plans)
-    segments = collection.keyword.segment_count()
+    segments = len(collection.keyword.cached_segments())   # the queries' generation: every segment
     workspace.close()
     return {"synonyms": lookup is not None, "imports_s": imports[0], "imports_cpu_s": imports[1],
             "first_query_s": first_s[0],
@@ -285,7 +285,7 @@ def fts5_on_disk(settings: Settings, name: str) -> None:
 
 
 def build_fts5_file(settings: Settings, name: str) -> None:
-    from ragtui.collections import CollectionRegistry
+    from ragtui.library import CollectionRegistry
 
     path = Path(fts5_file(settings, name))
     tmp = path.with_name(path.name + ".tmp")
@@ -415,7 +415,7 @@ def main() -> int:
         fts5_on_disk(settings, args.measure)
         print(json.dumps(measure(settings, args.measure, queries)))
         return 0
-    from ragtui.collections import CollectionRegistry
+    from ragtui.library import CollectionRegistry
 
     out: dict[str, Any] = {}
     for size in args.chunks:

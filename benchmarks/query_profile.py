@@ -70,8 +70,8 @@ def profile(data_dir: Path, name: str, queries: Sequence[str]) -> dict[str, Any]
         preload()
 
     steps.run("engine imports (the TUI's warm-up)", engine_imports)
+    from ragtui.retrieve.hybrid_retriever import HybridRetriever, QueryEmbeddings
     from ragtui.retrieve.keyword_leg import keyword_search
-    from ragtui.retrieve.retriever import HybridRetriever, QueryEmbeddings
     from ragtui.workspace import Workspace
 
     settings = settings_for(data_dir)
@@ -82,7 +82,7 @@ def profile(data_dir: Path, name: str, queries: Sequence[str]) -> dict[str, Any]
     vectors = {q: hashed(q.lower()) for q in queries}
 
     def keyword(q: str) -> Any:
-        return keyword_search(collection.keyword, q, fts=settings.fts, top_k=TOP_K, synonyms=lookup,
+        return keyword_search(collection.keyword, q, keyword=settings.keyword, top_k=TOP_K, synonyms=lookup,
                               max_synonyms=settings.synonyms.max_per_word)
 
     def vector(q: str) -> Any:

@@ -75,7 +75,7 @@ def pct(values: list[float], p: float) -> float:
 
 
 def build(settings, name: str, n: int, pool: list[str]):
-    from ragtui.collections import CollectionRegistry
+    from ragtui.library import CollectionRegistry
 
     registry = CollectionRegistry(settings)
     if registry.exists(name):
@@ -87,7 +87,7 @@ def build(settings, name: str, n: int, pool: list[str]):
     for start in range(0, n, step):
         batch = make_chunks(min(step, n - start), pool, rng)
         batch = [Chunk(id=f"{c.id}-{start}", text=c.text, meta=c.meta) for c in batch]
-        collection.keyword.upsert(batch)
+        collection.keyword.replace_sources([], batch)     # ids made unique per batch: plain adds
         collection.vectors(settings.embed.model).add(batch, [hashed(c.text) for c in batch])
         print(f"  {name}: {start + len(batch)}/{n} chunks, {time.perf_counter() - t:.0f} s", file=sys.stderr)
     collection.update_manifest(models=[settings.embed.model], state="ready")
@@ -95,9 +95,9 @@ def build(settings, name: str, n: int, pool: list[str]):
 
 
 async def measure(settings, collection, queries: list[str]) -> dict[str, list[float]]:
+    from ragtui.retrieve.hybrid_retriever import HybridRetriever, QueryEmbeddings
     from ragtui.retrieve.keyword_leg import keyword_search
     from ragtui.retrieve.postprocess import postprocessors
-    from ragtui.retrieve.retriever import HybridRetriever, QueryEmbeddings
     from ragtui.retrieve.wordnet import synonym_lookup
 
     model = settings.embed.model
@@ -111,7 +111,7 @@ async def measure(settings, collection, queries: list[str]) -> dict[str, list[fl
     for warm in (True, False):
         for q in queries:
             t = time.perf_counter()
-            leg = keyword_search(collection.keyword, q, fts=settings.fts, top_k=settings.retrieve.top_k,
+            leg = keyword_search(collection.keyword, q, keyword=settings.keyword, top_k=settings.retrieve.top_k,
                                  synonyms=lookup, max_synonyms=settings.synonyms.max_per_word)
             t1 = time.perf_counter()
             collection.vectors(model).query(vectors[q], settings.retrieve.top_k)

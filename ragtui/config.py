@@ -129,6 +129,7 @@ class RetrieveSettings:
     annotate_max: int = _rule(1, 10_000)
     min_similarity: float = _rule(0, 1)
     fusion: str = _rule(choices=("boost", "rrf"))
+    keyword_weight: float = _rule(0, 10)
     rrf_k: int = _rule(1, 10_000)
     neighbor_window: int = _rule(0, 5)
 
@@ -143,9 +144,8 @@ class RerankSettings:
 
 
 @dataclass(frozen=True)
-class FtsSettings:
+class KeywordSettings:
     enabled: bool = _rule()
-    weight: float = _rule(0, 10)
     min_query_ic: float = _rule(0, 100)
     long_query_threshold: int = _rule(1, 1000)
     bm25_k1: float = _rule(0, 10)
@@ -228,6 +228,11 @@ class UiSettings:
     theme: str = _rule()
 
 
+@dataclass(frozen=True)
+class ServeSettings:
+    max_sessions: int = _rule(1, 1_000)
+
+
 _REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL}
 
 SECTIONS: dict[str, type] = {
@@ -236,7 +241,7 @@ SECTIONS: dict[str, type] = {
     "embed": EmbedSettings,
     "retrieve": RetrieveSettings,
     "rerank": RerankSettings,
-    "fts": FtsSettings,
+    "keyword": KeywordSettings,
     "synonyms": SynonymSettings,
     "llm": LlmSettings,
     "annotation": AnnotationSettings,
@@ -245,7 +250,20 @@ SECTIONS: dict[str, type] = {
     "chroma": ChromaSettings,
     "storage": StorageSettings,
     "ui": UiSettings,
+    "serve": ServeSettings,
 }
+
+# Keys that moved, old "section.key" -> new: still read from files, RAGTUI_* variables and --set, with one
+# notice line naming the new spelling. Where both spellings are set in the same layer, the new one wins.
+RENAMED: dict[str, str] = {
+    "fts.enabled": "keyword.enabled",
+    "fts.weight": "retrieve.keyword_weight",
+    "fts.min_query_ic": "keyword.min_query_ic",
+    "fts.long_query_threshold": "keyword.long_query_threshold",
+    "fts.bm25_k1": "keyword.bm25_k1",
+    "fts.bm25_b": "keyword.bm25_b",
+}
+_RENAMED_SECTIONS = {old.split(".")[0] for old in RENAMED}
 
 
 @dataclass(frozen=True)
@@ -255,7 +273,7 @@ class Settings:
     embed: EmbedSettings
     retrieve: RetrieveSettings
     rerank: RerankSettings
-    fts: FtsSettings
+    keyword: KeywordSettings
     synonyms: SynonymSettings
     llm: LlmSettings
     annotation: AnnotationSettings
@@ -264,7 +282,10 @@ class Settings:
     chroma: ChromaSettings
     storage: StorageSettings
     ui: UiSettings
+    serve: ServeSettings
     origins: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    # lines for the user about the configuration itself (deprecated names read), printed once by the CLI
+    notices: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def data_dir(self) -> Path:
@@ -292,7 +313,7 @@ class Settings:
             dotted = f"{section}.{key}"
             values[section][key] = _coerce(dotted, value, "code", section, key)
             origins[dotted] = "code"
-        return _build(values, origins)
+        return _build(values, origins, self.notices)
 
 
 def _shown(value: Any) -> Any:
@@ -326,9 +347,10 @@ def load_settings(
     env = os.environ if env is None else env
     values: dict[str, dict[str, Any]] = {s: {} for s in SECTIONS}
     origins: dict[str, str] = {}
+    renamed: list[str] = []
 
     shipped = shipped_config_path()
-    _apply_file(shipped, values, origins, "default")
+    _apply_file(shipped, values, origins, "default", renamed)
     for section, cls in SECTIONS.items():
         for f in dataclasses.fields(cls):
             if f.name not in values[section]:
@@ -343,30 +365,37 @@ def load_settings(
     if required and not found:
         raise ConfigError(f"config error: --config {user_file}: no such file")
     if found:
-        _apply_file(user_file, values, origins, str(user_file))
+        _apply_file(user_file, values, origins, str(user_file), renamed)
 
-    for name, raw in sorted(env.items()):
-        if name.startswith(ENV_PREFIX) and name != "RAGTUI_CONFIG":
-            section, key = _env_key(name)
-            values[section][key] = _coerce(f"{section}.{key}", _parse_text(raw, section, key), name,
-                                           section, key)
-            origins[f"{section}.{key}"] = name
+    variables = [(name, _env_key(name)) for name in sorted(env)
+                 if name.startswith(ENV_PREFIX) and name != "RAGTUI_CONFIG"]
+    for name, (spelled_section, spelled_key) in sorted(variables, key=lambda v: (v[1][0] in SECTIONS, v[0])):
+        section, key = _current(spelled_section, spelled_key, name)
+        if section != spelled_section:
+            renamed.append(f"{name} -> {ENV_PREFIX}{section.upper()}_{key.upper()}")
+        values[section][key] = _coerce(f"{spelled_section}.{spelled_key}",
+                                       _parse_text(env[name], section, key), name, section, key)
+        origins[f"{section}.{key}"] = name
 
     for item in overrides:
         dotted, sep, raw = item.partition("=")
         if not sep:
             raise ConfigError(f"--set {item!r}: expected section.key=value")
-        section, _, key = dotted.strip().partition(".")
-        _check_known(section, key, "--set")
+        spelled_section, _, spelled_key = dotted.strip().partition(".")
+        section, key = _current(spelled_section, spelled_key, "--set")
+        if section != spelled_section:
+            renamed.append(f"--set {dotted.strip()} -> --set {section}.{key}")
         values[section][key] = _coerce(dotted, _parse_text(raw, section, key), "--set", section, key)
-        origins[dotted.strip()] = "--set"
+        origins[f"{section}.{key}"] = "--set"
 
-    return _build(values, origins)
+    notices = (f"config: deprecated names, still read for now: {'; '.join(dict.fromkeys(renamed))}",) \
+        if renamed else ()
+    return _build(values, origins, notices)
 
 
-def _build(values: dict[str, dict[str, Any]], origins: dict[str, str]) -> Settings:
+def _build(values: dict[str, dict[str, Any]], origins: dict[str, str], notices: tuple[str, ...] = ()) -> Settings:
     sections = {name: cls(**values[name]) for name, cls in SECTIONS.items()}
-    settings = Settings(**sections, origins=origins)
+    settings = Settings(**sections, origins=origins, notices=notices)
     _check_cross(settings)
     return settings
 
@@ -403,7 +432,8 @@ def _msg(dotted: str, value: Any, origins: Mapping[str, str], allowed: str) -> s
     return f"config error: {dotted} = {value!r} (from {origins.get(dotted, 'default')}): expected {allowed}"
 
 
-def _apply_file(path: Path, values: dict[str, dict[str, Any]], origins: dict[str, str], origin: str) -> None:
+def _apply_file(path: Path, values: dict[str, dict[str, Any]], origins: dict[str, str], origin: str,
+                renamed: list[str]) -> None:
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -418,15 +448,33 @@ def _apply_file(path: Path, values: dict[str, dict[str, Any]], origins: dict[str
         raise ConfigError(f"config error: {path} is not valid TOML: {exc}") from None
     where = "default (config.toml)" if origin == "default" else origin
     for section, table in data.items():
-        if section not in SECTIONS:
+        if section not in SECTIONS and section not in _RENAMED_SECTIONS:
             raise ConfigError(f"config error: unknown section [{section}] in {path}; "
                               f"known: {', '.join(SECTIONS)}")
         if not isinstance(table, dict):
             raise ConfigError(f"config error: {section} in {path} must be a [{section}] table")
-        for key, value in table.items():
-            _check_known(section, key, str(path))
-            values[section][key] = _coerce(f"{section}.{key}", value, where, section, key)
-            origins[f"{section}.{key}"] = where
+    # old spellings first, so that a new spelling in the same file wins
+    for section, table in sorted(data.items(), key=lambda item: item[0] in SECTIONS):
+        for spelled_key, value in table.items():
+            new_section, key = _current(section, spelled_key, str(path))
+            if new_section != section:
+                renamed.append(f"{section}.{spelled_key} -> {new_section}.{key} (in {path})")
+            values[new_section][key] = _coerce(f"{section}.{spelled_key}", value, where, new_section, key)
+            origins[f"{new_section}.{key}"] = where
+
+
+def _current(section: str, key: str, origin: str) -> tuple[str, str]:
+    """The section and key that a spelling, current or deprecated (RENAMED), stands for; ConfigError if none."""
+    new = RENAMED.get(f"{section}.{key}")
+    if new is not None:
+        new_section, _, new_key = new.partition(".")
+        return new_section, new_key
+    if section in _RENAMED_SECTIONS:
+        old = [name.split(".")[1] for name in RENAMED if name.startswith(section + ".")]
+        raise ConfigError(f"config error: unknown key {section}.{key} (from {origin}); "
+                          f"[{section}] had: {', '.join(old)}")
+    _check_known(section, key, origin)
+    return section, key
 
 
 def _check_known(section: str, key: str, origin: str) -> None:
@@ -440,12 +488,11 @@ def _check_known(section: str, key: str, origin: str) -> None:
 
 
 def _env_key(name: str) -> tuple[str, str]:
+    """The section and key a RAGTUI_<SECTION>_<KEY> variable spells (the key not yet checked)."""
     rest = name[len(ENV_PREFIX):].lower()
-    for section in SECTIONS:
+    for section in (*SECTIONS, *_RENAMED_SECTIONS):
         if rest.startswith(section + "_"):
-            key = rest[len(section) + 1:]
-            _check_known(section, key, name)
-            return section, key
+            return section, rest[len(section) + 1:]
     raise ConfigError(f"config error: unknown variable {name}; expected RAGTUI_<SECTION>_<KEY> "
                       f"with a section among {', '.join(SECTIONS)}")
 

@@ -86,9 +86,9 @@ def preload() -> None:
 
     heavy.load()
     import ragtui.ingest.pipeline
-    import ragtui.retrieve.hybrid
-    import ragtui.retrieve.postprocess
-    import ragtui.retrieve.retriever  # noqa: F401
+    import ragtui.retrieve.hybrid_retriever
+    import ragtui.retrieve.pipeline
+    import ragtui.retrieve.postprocess  # noqa: F401
 
 
 class ResearchSession:

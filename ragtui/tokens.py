@@ -1,4 +1,4 @@
-"""The token estimate every prompt budget uses (RAGWeed 3g): no tokenizer, characters / 3.5.
+"""The token estimate every prompt budget uses: no tokenizer, characters / 3.5.
 
 Packing cuts the context to the window with it and the providers size Ollama's
 num_ctx with it, so both must use the same numbers; ingest sizes the parts of a
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 
-CHARS_PER_TOKEN = 3.5            # RAGWeed 3g's estimate
-PROMPT_OVERHEAD_TOKENS = 2000    # system prompt, query, framing and chat template (RAGWeed 3g)
+CHARS_PER_TOKEN = 3.5            # errs towards more tokens than English text's ~4 chars per token
+PROMPT_OVERHEAD_TOKENS = 2000    # system prompt, query, framing and chat template
 
 
 def estimate_tokens(text: str) -> int:

@@ -24,10 +24,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from ragtui.collections import Collection, CollectionError, CollectionInfo, CollectionRegistry
 from ragtui.config import Settings
 from ragtui.errors import disk_full
 from ragtui.history import HistoryStore
+from ragtui.library import Collection, CollectionError, CollectionInfo, CollectionRegistry
 from ragtui.retrieve.wordnet import Lexicon
 
 if TYPE_CHECKING:
@@ -174,7 +174,7 @@ class Workspace:
     async def retrieve(self, query: str, names: Sequence[str], *, mode: Mode = "hybrid",
                        synonyms: bool | None = None) -> Retrieval:
         """Hybrid retrieval over the named collections (CollectionError for an unknown name)."""
-        from ragtui.retrieve.hybrid import retrieve
+        from ragtui.retrieve.pipeline import retrieve
 
         collections = [self.collection(name) for name in dict.fromkeys(names)]
         return await retrieve(self.settings, query, collections, lexicon=self.lexicon, mode=mode, synonyms=synonyms)

@@ -4,9 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ragtui.collections import Collection, CollectionRegistry
 from ragtui.config import Settings
+from ragtui.library import Collection, CollectionRegistry
 from ragtui.model import Chunk, ChunkMeta, chunk_id
+from ragtui.stores.keyword import KeywordIndex
+
+
+def index_chunks(index: KeywordIndex, chunks: Sequence[Chunk]) -> int:
+    """Write chunks to a keyword index as ingest does: every chunk of their files replaced, in one commit."""
+    return index.replace_sources({c.meta.source for c in chunks}, chunks)
+
+
+def whoosh_segments(index: KeywordIndex) -> int:
+    """The index's segments, as Whoosh itself counts them."""
+    import whoosh.index
+
+    with whoosh.index.open_dir(str(index.path)).reader() as reader:
+        return len(reader.leaf_readers())
 
 
 def make_chunks(collection: str, files: Mapping[str, Sequence[str]]) -> list[Chunk]:
@@ -33,7 +47,7 @@ def build_collection(settings: Settings, name: str, files: Mapping[str, Sequence
 
     collection = CollectionRegistry(settings).create(name)
     chunks = make_chunks(name, files)
-    collection.keyword.upsert(chunks)
+    index_chunks(collection.keyword, chunks)
     models = list(settings.embed.all_models if models is None else models)
     for model in models:
         embedder = OllamaEmbedding(model_name=model, base_url=settings.ollama.host)

@@ -12,7 +12,7 @@ from ragtui.retrieve.result import Retrieval
 from ragtui.workspace import Workspace
 from tests.collection_builder import build_collection
 from tests.fake_ollama import FakeOllama
-from tests.test_retrieval_integration import NOTES
+from tests.retrieve.test_pipeline import NOTES
 
 PUMPS = {f"pump{i:02}.txt": [f"Pump model {i} moves water through the filtration stage at {i} bar."]
          for i in range(30)}

@@ -102,7 +102,7 @@ def test_ask_without_collections_says_to_ingest(fake_ollama: FakeOllama, tmp_pat
 
 def test_retrieval_errors_are_one_line(fake_ollama: FakeOllama, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                        capsys: pytest.CaptureFixture[str]) -> None:
-    from ragtui.collections import CollectionError
+    from ragtui.library import CollectionError
 
     async def failing(*args: Any) -> None:
         raise CollectionError("no collection 'nope'; `ragtui collections list` shows them")

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragtui.cli import main
-from ragtui.collections import NAME_RE
+from ragtui.library import NAME_RE
 
 ESCAPES = ["../../victim", "../victim", "/abs/victim", "victim/../../x", ".", "..", "", "a/b", "[/]", "a\x00b",
            "-", "-:", "--x", "_x", "x" * 64, "ok\n", "ünï"]

@@ -80,12 +80,12 @@ def test_wordnet_install_from_bad_file(tmp_path: Path, capsys: pytest.CaptureFix
 
 def test_config_show_prints_origins(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RAGTUI_FTS_WEIGHT", "0.2")
+    monkeypatch.setenv("RAGTUI_RETRIEVE_KEYWORD_WEIGHT", "0.2")
     assert main(["--config", os.devnull, "--set", "retrieve.top_k=9", "config", "show",
                  "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["retrieve.top_k"] == {"value": 9, "origin": "--set"}
-    assert data["fts.weight"] == {"value": 0.2, "origin": "RAGTUI_FTS_WEIGHT"}
+    assert data["retrieve.keyword_weight"] == {"value": 0.2, "origin": "RAGTUI_RETRIEVE_KEYWORD_WEIGHT"}
     assert data["chunk.size_tokens"]["origin"] == "default (config.toml)"
 
 

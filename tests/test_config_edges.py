@@ -28,7 +28,7 @@ def cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_there_are_float_keys_to_check() -> None:
-    assert {"retrieve.min_score", "llm.temperature", "ollama.timeout", "fts.weight"} <= set(FLOAT_KEYS)
+    assert {"retrieve.min_score", "llm.temperature", "ollama.timeout", "retrieve.keyword_weight"} <= set(FLOAT_KEYS)
 
 
 @pytest.mark.parametrize("origin", ["--set", "env", "file"])

@@ -17,8 +17,9 @@ from ragtui.evaluation.metrics import (
     per_query,
     precision_at,
     recall_at,
+    score_runs,
     success_at,
-    summarise,
+    summarise_scores,
 )
 
 
@@ -50,7 +51,7 @@ def test_bootstrap_is_deterministic_and_brackets_the_mean() -> None:
 
 def test_summarise_counts_missing_runs_as_zero() -> None:
     qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}}
-    out = summarise({"q1": ["d1"]}, qrels, resamples=50)
+    out = summarise_scores(score_runs({"q1": ["d1"]}, qrels), resamples=50)
     assert out["ndcg@10"]["mean"] == pytest.approx(0.5)
     assert out["mrr@10"]["mean"] == pytest.approx(0.5)
 

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from ragtui.collections import CollectionError
 from ragtui.config import Settings
-from ragtui.retrieve.retriever import HybridRetriever, QueryEmbeddings, embed_query
+from ragtui.library import CollectionError
+from ragtui.retrieve.hybrid_retriever import HybridRetriever, QueryEmbeddings, embed_query
 from ragtui.stores.keyword import KeywordIndex
 from ragtui.workspace import Workspace
-from tests.collection_builder import build_collection, make_chunks
+from tests.collection_builder import build_collection, index_chunks, make_chunks
 
 WORDS = [f"w{i:04d}" for i in range(3000)]
 NOTES = {"filters.txt": ["Water filtration removes sediment; filtration cartridge needs replacing.",
@@ -37,7 +37,7 @@ def test_opening_a_searcher_copies_no_segment_file_into_memory(tmp_path: Path) -
     rng = random.Random(1)
     texts = [" ".join(rng.choices(WORDS, k=300)) for _ in range(600)]
     writer = KeywordIndex(tmp_path / "ix")
-    writer.upsert(make_chunks("c", {"a.txt": texts}))
+    index_chunks(writer, make_chunks("c", {"a.txt": texts}))
     writer.close()
     segment = sum(f.stat().st_size for f in (tmp_path / "ix").glob("*.seg"))
     assert segment > 2_000_000                            # one compound segment of a few MB
@@ -91,7 +91,7 @@ async def test_vector_counts_follow_another_writers_commits(make_settings: Calla
         assert vector is not None and vector.vectors == {model: 7} and vector.chunks == 7
 
         target = writer.collection("notes")
-        target.keyword.upsert(more)
+        index_chunks(target.keyword, more)
         embedded = await embed_query(settings, "unused", [model])
         assert embedded.vectors
         with target.vector_access(write=True):

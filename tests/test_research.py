@@ -537,7 +537,7 @@ def test_preload_imports_what_a_first_session_needs() -> None:
     import subprocess
     import sys
 
-    heavy = ("ragtui.retrieve.hybrid", "ragtui.retrieve.retriever", "ragtui.retrieve.postprocess",
+    heavy = ("ragtui.retrieve.pipeline", "ragtui.retrieve.hybrid_retriever", "ragtui.retrieve.postprocess",
              "ragtui.ingest.pipeline", "llama_index.llms.ollama", "llama_index.embeddings.ollama",
              "chromadb", "whoosh.index", "wn")
     code = ("import sys; from ragtui.research import preload; preload(); "

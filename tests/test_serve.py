@@ -9,13 +9,12 @@ import argparse
 import os
 import re
 import shlex
-import socket
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -24,6 +23,7 @@ from ragtui.cli.serve_cmd import app_command, is_loopback
 from ragtui.config import Settings
 from ragtui.workspace import Workspace
 from tests.fake_ollama import FakeOllama, Reply
+from tests.serve_process import Served, serve
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -40,6 +40,8 @@ def test_loopback_only_unless_allowed(capsys: pytest.CaptureFixture[str], tmp_pa
                  "--host", "0.0.0.0"]) == 2
     assert "--allow-remote" in capsys.readouterr().err
     assert main(["--config", os.devnull, "serve", "--port", "0"]) == 2
+    assert main(["--config", os.devnull, "serve", "--public-url", "javascript:alert(1)//"]) == 2
+    assert "--public-url must be an http:// or https:// URL" in capsys.readouterr().err
 
 
 def test_the_served_command_carries_the_configuration(tmp_path: Path) -> None:
@@ -51,39 +53,33 @@ def test_the_served_command_carries_the_configuration(tmp_path: Path) -> None:
     assert isinstance(args, argparse.Namespace)
 
 
-def test_a_remote_address_warns_that_there_is_no_authentication(tmp_path: Path) -> None:
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "ragtui", "--config", os.devnull, "--data-dir",
-                             str(tmp_path / "data"), "serve", "--host", "0.0.0.0", "--allow-remote", "--port",
-                             str(port)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        _wait_for_port(port, proc)
-    finally:
-        proc.terminate()
-        _, err = proc.communicate(timeout=60)
-    assert "WARNING: serving on 0.0.0.0, which is not loopback. There is no authentication" in err
+def test_a_remote_address_warns_that_the_token_is_the_only_authentication(tmp_path: Path,
+                                                                           fake_ollama: FakeOllama) -> None:
+    """On a wildcard address (with --allow-remote), a Host that is any IP address at the port is served (digits
+    cannot be rebound to another machine); a name other than localhost is not."""
+    import urllib.error
+    import urllib.request
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_for_port(port: int, proc: subprocess.Popen[Any]) -> None:
-    deadline = time.monotonic() + 120      # a guard against hanging, not a timing check
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.communicate()[1]
+    def status(served: Served, host: str) -> int:
+        request = urllib.request.Request(served.url.replace("0.0.0.0", "127.0.0.1"), headers={"Host": host})
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise AssertionError(f"ragtui serve did not listen on {port}")
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return int(response.status)
+        except urllib.error.HTTPError as error:
+            return error.code
+
+    with serve(tmp_path / "data", fake_ollama.url, serve_args=("--host", "0.0.0.0", "--allow-remote")) as served:
+        assert "WARNING: serving on 0.0.0.0, which is not loopback. The token is the only authentication" in \
+            served.output
+        assert served.url.startswith(f"http://0.0.0.0:{served.port}/?token=")
+        assert status(served, f"192.168.1.4:{served.port}") == 200
+        assert status(served, f"localhost:{served.port}") == 200
+        assert status(served, f"ragtui.example:{served.port}") == 403
+        assert status(served, "192.168.1.4:1") == 403
 
 
 @pytest.fixture
-def served(make_settings: Callable[..., Settings], fake_ollama: FakeOllama, tmp_path: Path) -> Iterator[str]:
+def served(make_settings: Callable[..., Settings], fake_ollama: FakeOllama, tmp_path: Path) -> Iterator[Served]:
     import asyncio
 
     settings = make_settings()
@@ -104,27 +100,21 @@ def served(make_settings: Callable[..., Settings], fake_ollama: FakeOllama, tmp_
         return Reply.text(ANSWER)
 
     fake_ollama.responder = respond
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "ragtui", "--config", os.devnull,
-                             "--data-dir", str(settings.data_dir), "--ollama-host", fake_ollama.url,
-                             "--set", "llm.model=chat", "--set", "synonyms.enabled=false",
-                             "serve", "--port", str(port)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        _wait_for_port(port, proc)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        print("serve output:", proc.communicate(timeout=60)[0][-8000:])
+    with serve(settings.data_dir, fake_ollama.url, "--set", "llm.model=chat", "--set", "synonyms.enabled=false") as s:
+        yield s
 
 
-def test_a_query_in_a_real_browser(served: str, tmp_path: Path) -> None:
+def test_a_query_in_a_real_browser(served: Served, tmp_path: Path) -> None:
+    """The URL `serve` printed, with its token, opened in Chromium; every request the page makes stays on its origin
+    (no web font from another host) and the page's Content-Security-Policy blocks nothing it needs."""
     if not CHROMIUM.exists():
         pytest.skip(f"Debian's Chromium is not installed ({CHROMIUM}); .ci/run installs it: apt-get install -y "
                     "chromium")
     from playwright.sync_api import sync_playwright
 
     received: list[bytes] = []
+    requested: list[str] = []
+    console: list[str] = []
 
     def screen_text() -> str:
         """What the app has sent the page's terminal so far, without its escape sequences."""
@@ -144,7 +134,9 @@ def test_a_query_in_a_real_browser(served: str, tmp_path: Path) -> None:
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             page.on("websocket", lambda ws: ws.on(
                 "framereceived", lambda frame: received.append(frame if isinstance(frame, bytes) else b"")))
-            page.goto(served)
+            page.on("request", lambda request: requested.append(request.url))
+            page.on("console", lambda message: console.append(message.text))
+            page.goto(served.url)
             page.wait_for_selector("body.-first-byte", timeout=120_000)
             wait_for("Query · docs")                 # the TUI's query bar, with the collection active
             page.click(".textual-terminal")       # the query bar has the focus: type at once (during the warm-up)
@@ -158,3 +150,6 @@ def test_a_query_in_a_real_browser(served: str, tmp_path: Path) -> None:
             browser.close()
     text = screen_text()
     assert "relevant" in text and "saved as session 1" in text
+    assert requested and {urlsplit(url).netloc for url in requested} == {f"127.0.0.1:{served.port}"}, requested
+    assert f"{served.origin}/static/fonts/RobotoMono-VariableFont_wght.ttf" in requested
+    assert not [line for line in console if "Content Security Policy" in line], console

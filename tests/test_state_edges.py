@@ -37,8 +37,8 @@ def test_a_slow_api_show_names_the_setting_that_controls_its_timeout(tmp_path: P
 
 def test_an_ingest_refused_by_the_lock_leaves_the_topic_alone(tmp_path: Path, fake_ollama: FakeOllama,
                                                               corpus: Path) -> None:
-    from ragtui.collections import CollectionRegistry
     from ragtui.config import load_settings
+    from ragtui.library import CollectionRegistry
 
     first = cli(tmp_path, fake_ollama.url, "ingest", str(corpus), "-c", "docs", "--topic", "pumps")
     assert first.returncode == 0, first.stderr
@@ -57,8 +57,8 @@ def test_an_ingest_refused_by_the_lock_leaves_the_topic_alone(tmp_path: Path, fa
 
 def test_sync_after_the_folder_was_renamed_removes_the_files_that_are_gone(tmp_path: Path,
                                                                           fake_ollama: FakeOllama) -> None:
-    from ragtui.collections import CollectionRegistry
     from ragtui.config import load_settings
+    from ragtui.library import CollectionRegistry
 
     old, other = tmp_path / "manuals", tmp_path / "notes"
     for folder, words in ((old, ("impeller", "gasket", "bearing")), (other, ("rotor", "stator"))):

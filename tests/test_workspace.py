@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ragtui.collections import CollectionError, IngestBusy
 from ragtui.config import Settings
+from ragtui.library import CollectionError, IngestBusy
 from ragtui.model import SessionSource
 from ragtui.workspace import Workspace
 from tests.fake_ollama import FakeOllama

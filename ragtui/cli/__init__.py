@@ -71,6 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         settings = settings_from_args(args)
+        for notice in settings.notices:
+            print(f"ragtui: {notice}", file=sys.stderr)
         if args.command is None:
             from ragtui.tui.app import run_app
 

@@ -52,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from ragtui.collections import validate_collection_name
+    from ragtui.library import validate_collection_name
     from ragtui.llm.annotate import load_template
     from ragtui.workspace import Workspace
 

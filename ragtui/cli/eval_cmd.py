@@ -1,4 +1,4 @@
-"""`ragtui eval`: retrieval quality per mode on a BEIR dataset, with bootstrap 95% CIs (spec §11).
+"""`ragtui eval`: retrieval quality per mode on a BEIR dataset, with bootstrap 95% CIs.
 
 `--compare A B` scores two modes of one run as a pair; `--compare-runs X.json Y.json`
 pairs two saved `--json` reports (two settings, e.g. `--set` on one of them).

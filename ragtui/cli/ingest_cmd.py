@@ -35,7 +35,7 @@ def format_progress(event: IngestProgress, width: int | None = None) -> str:
     """One line: files, chunks (counted from the start), embeddings/s, the ETA of the whole job, and the
     current file shortened from the middle so the line fits `width` columns (a longer line would wrap, and
     the next "\r" would leave the wrapped part behind as a trail of lines)."""
-    from ragtui.tui.textfit import shorten_middle
+    from ragtui.textfit import shorten_middle
 
     eta = "--:--" if event.eta_s is None else f"{int(event.eta_s) // 60}:{int(event.eta_s) % 60:02d}"
     line = (f"{event.files_done}/{event.files_total} files  {event.chunks} chunks  "

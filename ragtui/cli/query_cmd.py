@@ -1,4 +1,4 @@
-"""`ragtui query "..."`: the ranked sources hybrid retrieval returns, as a table or JSON (spec §10).
+"""`ragtui query "..."`: the ranked sources hybrid retrieval returns, as a table or JSON.
 
 `--queries FILE` runs one query per line in one process, collections opened
 once: for scripts, and to measure warm latency from outside (retrieval_meta

@@ -4,4 +4,3 @@ from pathlib import Path
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 COLLECTION = "demo"
-TOPIC = "Public-domain samples: Darwin, Lincoln, the Declaration, and notes on reading sources"

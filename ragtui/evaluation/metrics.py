@@ -1,4 +1,5 @@
-"""Ranking metrics per query and bootstrap confidence intervals (nadir's metric set, BEIR conventions).
+"""Ranking metrics per query and bootstrap confidence intervals (BEIR's metrics: Thakur et al.,
+"BEIR: A Heterogeneous Benchmark for Zero-shot Evaluation of Information Retrieval Models", NeurIPS 2021).
 
 A run is one ranked list of document ids per query; judgements are graded
 (grade > 0 is relevant). nDCG@10 uses linear gain, gain = grade, discounted by
@@ -126,12 +127,6 @@ def score_runs(runs: Mapping[str, Sequence[str]],
                qrels: Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, float]]:
     """Query id -> metric -> value, for every judged query; a query with no run counts as all zeros."""
     return {q: per_query(runs.get(q, []), grades) for q, grades in qrels.items()}
-
-
-def summarise(runs: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]],
-              resamples: int = 1000, seed: int = 42) -> dict[str, dict[str, float]]:
-    """Mean and 95% CI per metric over the judged queries; a query with no run counts as all zeros."""
-    return summarise_scores(score_runs(runs, qrels), resamples, seed)
 
 
 def summarise_scores(scores: Mapping[str, Mapping[str, float]], resamples: int = 1000,

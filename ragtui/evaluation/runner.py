@@ -1,6 +1,6 @@
 """`ragtui eval`: ingest a BEIR corpus into a throwaway collection, run every judged query per mode, score.
 
-Choices that keep doc-level metrics honest (spec §11):
+Choices that keep doc-level metrics honest:
 - the corpus goes through the real ingest (`ingest_documents`: chunking, entropy
   filter, embedding, both stores), one document per corpus entry, title
   prefixed to the text, without the contextual "path >" embedding prefix (the
@@ -8,7 +8,7 @@ Choices that keep doc-level metrics honest (spec §11):
   document's score is its best chunk's (first occurrence in the fused ranking);
 - every leg fetches EVAL_TOP_K = 100 chunks (the depth Recall@100 and MAP need,
   and the depth of the published baselines) instead of retrieve.top_k;
-- the ranking scored is the fused one before the RAGWeed 3e-3f postprocessors:
+- the ranking scored is the fused one before the postprocessors (cap, dedupe, cuts):
   the per-file cap never removes a document's best chunk, relative
   normalisation keeps the order, and min_score /
   pre_annotate_keep / the 200-char dedupe would cut judged documents from the
@@ -27,7 +27,7 @@ Choices that keep doc-level metrics honest (spec §11):
   compared by a paired bootstrap of their difference (`metrics.compare`).
 
 With `sources` the run scores instead what a question would annotate: the
-product's retrieval (`hybrid.retrieve` at `retrieve.top_k`, the similarity
+product's retrieval (`pipeline.retrieve` at `retrieve.top_k`, the similarity
 floor, the per-file cap, dedupe, `pre_annotate_keep`, `annotate_max`), one
 position per source, a document's second and later chunks counting as not
 relevant (`source_ranking`). That is the view in which the per-file cap and the
@@ -220,8 +220,8 @@ def _alive(pid: int) -> bool:
 
 async def _evaluate(workspace: Workspace, name: str, dataset: Dataset, modes: Sequence[str], progress: Progress,
                     concurrency: int, keep: bool, sources: bool) -> EvalReport:
-    from ragtui.retrieve.hybrid import retrieve
-    from ragtui.retrieve.retriever import HybridRetriever, QueryEmbeddings
+    from ragtui.retrieve.hybrid_retriever import HybridRetriever, QueryEmbeddings
+    from ragtui.retrieve.pipeline import retrieve
 
     settings = workspace.settings
     timings: dict[str, float] = {}
@@ -283,7 +283,7 @@ async def _evaluate(workspace: Workspace, name: str, dataset: Dataset, modes: Se
                   "per_file_cap": settings.retrieve.per_file_cap,
                   "max_chunks_per_file": settings.retrieve.max_chunks_per_file,
                   "annotate_max": settings.retrieve.annotate_max, "fusion": settings.retrieve.fusion,
-                  "fts.weight": settings.fts.weight, "rrf_k": settings.retrieve.rrf_k,
+                  "fts.weight": settings.retrieve.keyword_weight, "rrf_k": settings.retrieve.rrf_k,
                   "synonyms.lexicon": settings.synonyms.lexicon,
                   "synonyms.max_per_word": settings.synonyms.max_per_word,
                   "ndcg_gain": "ndcg@10 linear (gain = grade, trec_eval/BEIR); ndcge@10 exponential (2^grade - 1)",

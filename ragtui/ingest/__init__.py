@@ -1,1 +1,1 @@
-"""Ingest: extract -> chunk -> entropy filter -> embed -> index (RAGWeed 2a-2d, nadir's fixes)."""
+"""Ingest: extract -> chunk -> entropy filter -> index (records, Whoosh) -> embed (Chroma); `pipeline.py` says why."""

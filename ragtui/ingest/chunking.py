@@ -1,4 +1,4 @@
-"""Where chunks start and end: RAGWeed's boundary-aware window and the markdown section split.
+"""Where chunks start and end: a boundary-aware sliding window and the markdown section split.
 
 Pure functions over character offsets, so every chunk keeps exact offsets into the
 extracted document (the source viewer highlights the chunk there). The LlamaIndex
@@ -31,13 +31,13 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 def window_chars(tokens: int, overlap_pct: int) -> tuple[int, int]:
-    """CHARS = tokens x 4 and OVL = floor(CHARS x pct / 100) (RAGWeed 2b)."""
+    """CHARS = tokens x 4 and OVL = floor(CHARS x pct / 100): the window and its overlap in characters."""
     chars = tokens * CHARS_PER_TOKEN
     return chars, chars * overlap_pct // 100
 
 
 def find_boundary(text: str, pos: int, end: int, overlap: int = 0) -> int:
-    """Cut position for the window text[pos:end] (RAGWeed 2b).
+    """Cut position for the window text[pos:end].
 
     Just after the last sentence end (.!?\\n) in the window's last 200 chars, else
     just after the last whitespace in its last 50, else `end` itself. The search
@@ -58,7 +58,7 @@ def find_boundary(text: str, pos: int, end: int, overlap: int = 0) -> int:
 
 def window_spans(text: str, chars: int, overlap: int, start: int = 0, stop: int | None = None,
                  fences: list[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
-    """(start, end) offsets of the sliding-window chunks of text[start:stop] (RAGWeed 2b).
+    """(start, end) offsets of the sliding-window chunks of text[start:stop].
 
     Next start = max(pos + 1, boundary - OVL). With `fences` (sorted code-fence spans),
     a cut that would land inside a fence moves to the fence's start, and the next window
@@ -83,11 +83,11 @@ def window_spans(text: str, chars: int, overlap: int, start: int = 0, stop: int 
 
 
 def next_start(text: str, lo: int, hi: int, floor: int = 0, overlap: int = 0) -> int:
-    """Where the next window starts, given RAGWeed's start `lo` (boundary - OVL) and the boundary `hi`.
+    """Where the next window starts, given the plain start `lo` (boundary - OVL) and the boundary `hi`.
 
     The sentence start nearest to `lo` in the overlap region (from a quarter of OVL
     before `lo` to half of OVL after it, so the overlap stays between 1/2 and 5/4 of
-    RAGWeed's), else the nearest word start (forward in the region first, then up to 50
+    OVL), else the nearest word start (forward in the region first, then up to 50
     characters back), else `lo` itself (a word longer than all of that). Never before
     `floor` (the current window's start + 1), so every window advances.
     """
@@ -156,7 +156,7 @@ class Section:
 
 
 def markdown_sections(text: str) -> list[Section]:
-    """Split at ATX headings outside code fences, keeping each section's heading path (ZoeFlow 2.2)."""
+    """Split at ATX headings outside code fences, keeping each section's heading path ("Intro > Install")."""
     fences = code_fences(text)
     starts = [f[0] for f in fences]
     cuts: list[tuple[int, str]] = []
@@ -196,7 +196,7 @@ def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def markdown_spans(text: str, chars: int, overlap: int) -> list[tuple[int, int, str]]:
-    """Sections first, then the window inside each, never cutting a code fence (ZoeFlow, nadir)."""
+    """Sections first, then the window inside each, never cutting a code fence."""
     fences = code_fences(text)
     out = []
     for s in markdown_sections(text):

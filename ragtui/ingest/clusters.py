@@ -1,4 +1,4 @@
-"""Entropy clusters of a collection's chunks (RAGWeed 2g), reported by `ragtui collections info`.
+"""Entropy clusters of a collection's chunks (peaks of a 20-bin histogram), reported by `ragtui collections info`.
 
 Chroma builds its own HNSW graph, so the clusters only describe the collection:
 how much is prose, code/tables, boilerplate, or junk that slipped through.
@@ -36,7 +36,7 @@ def entropy_histogram(values: Sequence[float], bins: int = BINS) -> list[int]:
 
 
 def find_peaks(hist: Sequence[int], share: float = PEAK_SHARE) -> list[int]:
-    """Bins that are local maxima holding more than `share` of the total (RAGWeed 2g step 3)."""
+    """Bins that are local maxima holding more than `share` of the total."""
     total = sum(hist)
     peaks = []
     for i, n in enumerate(hist):
@@ -49,7 +49,7 @@ def find_peaks(hist: Sequence[int], share: float = PEAK_SHARE) -> list[int]:
 
 def cluster_label(h_mean: float, word_mean: float, size: int, total: int, entropy_min: float,
                   entropy_max: float) -> tuple[str, bool]:
-    """(label, excluded) by the RAGWeed 2g table; junk labels win over micro-cluster."""
+    """(label, excluded) by entropy and words; junk labels win over micro-cluster."""
     if h_mean > entropy_max:
         return "garbage", True
     if h_mean < entropy_min and word_mean < 5:
@@ -64,7 +64,7 @@ def cluster_label(h_mean: float, word_mean: float, size: int, total: int, entrop
 
 
 def entropy_clusters(stats: Sequence[tuple[float, int]], entropy_min: float, entropy_max: float) -> list[Cluster]:
-    """Chunks (entropy, words) assigned to the nearest histogram peak, each cluster labelled (RAGWeed 2g)."""
+    """Chunks (entropy, words) assigned to the nearest histogram peak, each cluster labelled."""
     if not stats:
         return []
     hist = entropy_histogram([h for h, _ in stats])

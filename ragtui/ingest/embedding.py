@@ -1,11 +1,12 @@
 """Embedding chunks through Ollama (LlamaIndex's OllamaEmbedding): batches, retries, long-chunk averaging.
 
-The text embedded may carry nadir's contextual prefix ("path > heading\\n"); the text
+The text embedded may carry a contextual prefix ("path > heading\\n", after Anthropic's
+"Contextual Retrieval", 2024: a chunk embedded with where it comes from); the text
 stored never does. A text longer than the model's window is embedded in
-overlapping parts whose vectors are averaged (RAGWeed 2d): the window is the
+overlapping parts whose vectors are averaged: the window is the
 model's context length from Ollama's /api/show, in characters by the project's one
 token estimate (`ragtui.tokens`), so nothing past it is silently truncated by the
-server; RAGWeed's fixed 30,000 chars only when the model does not say. Every
+server; a fixed 30,000 chars only when the model does not say. Every
 stored vector is L2-normalised.
 """
 
@@ -21,7 +22,7 @@ from ragtui.errors import RagtuiError, describe
 from ragtui.model import Chunk
 from ragtui.tokens import CHARS_PER_TOKEN
 
-LONG_CHUNK_CHARS = 30_000    # RAGWeed 2d's part size, for a model whose context length /api/show does not give
+LONG_CHUNK_CHARS = 30_000    # the part size for a model whose context length /api/show does not give
 LONG_CHUNK_OVERLAP = 200     # chars shared by neighbouring parts (at most a quarter of a part)
 
 
@@ -40,7 +41,7 @@ class EmbedInvalid(EmbedUnavailable):
 
 
 def split_long(text: str, limit: int = LONG_CHUNK_CHARS, overlap: int = LONG_CHUNK_OVERLAP) -> list[str]:
-    """Parts of at most `limit` chars, each overlapping its neighbour by `overlap` (RAGWeed 2d)."""
+    """Parts of at most `limit` chars, each overlapping its neighbour by `overlap`."""
     if len(text) <= limit:
         return [text]
     parts, start = [], 0
@@ -57,19 +58,19 @@ def part_chars(context_tokens: int | None) -> int:
 
 
 def l2_normalize(vector: Sequence[float]) -> list[float]:
-    """v / ||v||2 (RAGWeed 2d); a zero vector stays zero."""
+    """v / ||v||2; a zero vector stays zero."""
     norm = math.sqrt(sum(x * x for x in vector))
     return [x / norm for x in vector] if norm else list(vector)
 
 
 def mean_normalized(vectors: Sequence[Sequence[float]]) -> list[float]:
-    """(v1 + ... + vN) / N, then L2-normalised (RAGWeed 2d)."""
+    """(v1 + ... + vN) / N, then L2-normalised: one vector for a text embedded in parts."""
     n = len(vectors)
     return l2_normalize([sum(col) / n for col in zip(*vectors, strict=True)])
 
 
 def embed_input(chunk: Chunk, contextual: bool) -> str:
-    """What is sent to the model: nadir's "path > heading\\n" + text, or the bare text."""
+    """What is sent to the model: the contextual prefix "path > heading\\n" + text, or the bare text."""
     if not contextual:
         return chunk.text
     where = f"{chunk.meta.source} > {chunk.meta.heading}" if chunk.meta.heading else chunk.meta.source
@@ -99,7 +100,7 @@ class Embedder:
         self._ollama = ollama_embedding(settings, model)
 
     async def window(self) -> int:
-        """The part size in chars, from the model's context length (asked once; RAGWeed's 30,000 when unknown)."""
+        """The part size in chars, from the model's context length (asked once; 30,000 when unknown)."""
         from ragtui.ollama_api import ashow_context_length
 
         if self.part_chars is None:

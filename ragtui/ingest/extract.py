@@ -1,4 +1,4 @@
-"""Text out of files (RAGWeed 2a), one function per format, with every failure turned into a reason.
+"""Text out of files, one function per format, with every failure turned into a reason.
 
 Files arrive as bytes (already size-checked and hashed by the caller); nothing is
 written anywhere except converter input for zip members, into the caller's work
@@ -85,7 +85,7 @@ class Extracted:
     source: str
     text: str
     format: str
-    kind: str = "text"    # "text" | "pdf" | "av": picks the chunk size (RAGWeed 2b)
+    kind: str = "text"    # "text" | "pdf" | "av": picks the chunk size (chunk.size_tokens*)
     pages: list[Page] = field(default_factory=list)
     headings: list[tuple[int, str]] = field(default_factory=list)   # (offset, heading path), ascending
     encoding: str = "utf-8"   # what the file's bytes were decoded from; entropy is taken over those bytes

@@ -1,4 +1,4 @@
-"""The ingest engine: extract -> chunk -> entropy filter -> embed -> index, as an async iterator of events.
+"""The ingest engine: extract -> chunk -> entropy filter -> index -> embed, as an async iterator of events.
 
 Write order, so that a kill -9 at any instant leaves something the next run repairs:
 
@@ -10,7 +10,7 @@ Write order, so that a kill -9 at any instant leaves something the next run repa
 3. records: the file becomes "done";
 4. embedding, in the background while later files are read and indexed: pending
    chunks are embedded, upserted into Chroma, then marked embedded for that model
-   (RAGWeed 2d: resumable); a page read before its file was journaled again is
+   (so an interrupted embedding resumes where it stopped); a page read before its file was journaled again is
    not stored (one lock orders step 1 against these writes).
 
 A run that does not end cleanly leaves the manifest state "ingesting"; the next run
@@ -20,8 +20,9 @@ files; each vector index = chunks marked embedded for its model). After an inges
 that could embed everything, Chroma and Whoosh hold the same chunk ids.
 
 LlamaIndex's IngestionPipeline chains the node parser and the entropy filter; the
-docstore and vector-store parts are not used (their upsert strategies are the
-pitfalls' subject): the records play the docstore, with the file path as the doc id,
+docstore and vector-store parts are not used (their upsert strategies delete or keep a changed
+file's old chunks in ways that have bitten users: run-llama/llama_index issues #19276, #20823,
+#14931): the records play the docstore, with the file path as the doc id,
 and deletions by source are done here in every store.
 """
 
@@ -39,13 +40,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragtui.collections import Collection
 from ragtui.config import Settings
 from ragtui.errors import RagtuiError, describe, disk_full
 from ragtui.events import Event, FileSkipped, IngestFinished, IngestProgress, Notice
 from ragtui.ingest.discover import LEAVES_ROOT, Entry, NotRead, discover, inside, read_regular
 from ragtui.ingest.extract import Extracted, Skip, extract, format_of
 from ragtui.ingest.report import IngestReport
+from ragtui.library import Collection
 from ragtui.model import Chunk
 from ragtui.stores.records import DONE, DUPLICATE, INDEXING, SKIPPED, FileRecord
 
@@ -500,7 +501,7 @@ class _IngestRun:
                 await self._embedding
 
     async def _embed_pending(self) -> AsyncIterator[Event]:
-        """Embed every chunk still without a vector, model by model (extra models: RAGWeed 2h)."""
+        """Embed every chunk still without a vector, model by model (embed.extra_models: one more index per model)."""
         from ragtui.ingest.embedding import Embedder, EmbedUnavailable, ModelMissing
 
         for model in self.models:

@@ -36,7 +36,8 @@ HEADINGS_KEY = "headings_json"
 
 
 def to_document(collection: str, doc: Extracted, file_hash: str) -> Document:
-    """A LlamaIndex Document whose id is the source path (the stable doc id of the pitfalls' safe pattern)."""
+    """A LlamaIndex Document whose id is the source path: a stable doc id, so a changed file replaces its own
+    chunks."""
     pages = [[p.start, p.label, p.index] for p in doc.pages]
     return Document(id_=doc.source, text=doc.text,
                     metadata={"collection": collection, "source": doc.source, "file_hash": file_hash,
@@ -45,7 +46,7 @@ def to_document(collection: str, doc: Extracted, file_hash: str) -> Document:
 
 
 class ChunkParser(NodeParser):
-    """RAGWeed 2b windows (per-type sizes), or markdown sections then windows; ids from (source, index)."""
+    """Sliding windows (per-type sizes), or markdown sections then windows; ids from (source, index)."""
 
     text_tokens: int = 2048
     pdf_tokens: int = 1024
@@ -101,7 +102,7 @@ class ChunkParser(NodeParser):
 
 
 class EntropyFilter(TransformComponent):
-    """Drops junk chunks (RAGWeed 2c, nadir's TOC heuristic), stamping text_entropy and word_count on the rest."""
+    """Drops junk chunks (`entropy.junk_reason`), stamping text_entropy and word_count on the rest."""
 
     entropy_min: float = 0.5
     entropy_max: float = 7.0

@@ -1,1 +1,1 @@
-"""LLM side of a research session: providers, annotation (RAGWeed 4), context packing and synthesis (RAGWeed 3g, 5)."""
+"""LLM side of a research session: providers, annotation, context packing and synthesis."""

@@ -1,11 +1,11 @@
-"""Per-source annotation (RAGWeed 4): quote-and-why, or the irrelevance sentinel.
+"""Per-source annotation: one LLM call per source, a quote and why it is relevant, or the irrelevance sentinel.
 
-The prompt is RAGWeed 4a verbatim (or a custom template with the same two tokens),
+The prompt is `DEFAULT_PROMPT` (or a custom template with the same two tokens),
 CONTENT is the chunk's most relevant 1,200 characters for the query, fenced like every
 document text in a prompt (`fencing.fence`, explained in a system message), so an extract
 cannot pose as instructions or as another source
 (`window.best_window`, the part packing sends when the whole does not fit and
-the source viewer highlights; RAGWeed reads the first 1,200) and QUERY the raw query. Calls
+the source viewer highlights, rather than the first 1,200) and QUERY the raw query. Calls
 run at most `annotation.concurrency` at a time and report in completion order; one
 failed call marks only its own source failed.
 """
@@ -114,7 +114,7 @@ async def annotate_sources(
 ) -> AsyncGenerator[Event, None]:
     """Annotate (number, text) items, yielding events as each call starts and completes.
 
-    A semaphore keeps at most `concurrency` calls in flight (RAGWeed 4b). Results
+    A semaphore keeps at most `concurrency` calls in flight. Results
     arrive in completion order. Any failure of one call becomes AnnotationFailed for
     that number only. Closing the iterator cancels the calls still running.
     """

@@ -1,7 +1,8 @@
 """The one interface annotation and synthesis talk to: a `ChatModel` streams `Delta`s or raises `LLMError`.
 
 Each provider is one small class (`OllamaChat`, `OpenAICompatibleChat`) over a
-LlamaIndex LLM with fixed options (LlamaIndex ignores per-call kwargs, notes §6).
+LlamaIndex LLM with fixed options (LlamaIndex's `Ollama.chat` builds the request
+options from the instance's fields and drops other per-call keyword arguments).
 Each owns the HTTP client it hands to LlamaIndex, says why its model stopped and
 turns its own failures into one line that names where, why, and the fix.
 `LlamaIndexChat` holds the streaming loop they share.

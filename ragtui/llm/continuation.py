@@ -1,4 +1,4 @@
-"""Joining a continued answer to the part before it (RAGWeed 5 "Continue").
+"""Joining a continued answer to the part before it ("Continue" after an answer cut at max_tokens).
 
 Asked to go on, models often restart a little earlier: they repeat the last words,
 the last sentence, or (weak models) the whole answer. They also drop or double the

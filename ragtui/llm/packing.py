@@ -51,13 +51,13 @@ def default_score(item: Any) -> float:
 
 
 def context_budget(context_window: int, max_tokens: int) -> int:
-    """Prompt tokens left for sources: window minus reserved output minus framing (RAGWeed 3g)."""
+    """Prompt tokens left for sources: window minus reserved output minus framing."""
     return context_window - max_tokens - PROMPT_OVERHEAD_TOKENS
 
 
 def chunk_cost(text: str, note: str = "") -> int:
-    """Estimated prompt tokens for one source: ceil(chars / 3.5) + 40 header tokens (RAGWeed 3g),
-    plus its annotation line when it has one (up to annotation.max_tokens; RAGWeed does not count it)."""
+    """Estimated prompt tokens for one source: ceil(chars / 3.5) + 40 header tokens,
+    plus its annotation line when it has one (up to annotation.max_tokens)."""
     return estimate_tokens(text) + HEADER_TOKENS + (estimate_tokens(note) if note else 0)
 
 
@@ -73,7 +73,7 @@ def pack(
 ) -> list[tuple[T, Span | None]]:
     """What of `items` (already best first) goes into the prompt: (item, None) whole, (item, span) a window.
 
-    Greedy in the given order (RAGWeed 3g), so a weaker short source never jumps
+    Greedy in the given order, so a weaker short source never jumps
     ahead of a stronger long one. With a `query`, a source that does not fit
     whole is sent as its best window of at most WINDOW_CHARS (or the room left),
     and packing goes on; without one, or when even MIN_WINDOW_CHARS do not fit,
@@ -102,7 +102,8 @@ def pack(
 
 
 def lost_in_the_middle(items: Sequence[T], score: Callable[[T], float] = default_score) -> list[T]:
-    """Best first, second best last, the weakest in the middle (nadir; Liu et al. 2023).
+    """Best first, second best last, the weakest in the middle (Liu et al., "Lost in the Middle:
+    How Language Models Use Long Contexts", TACL 2024: models use the start and end of a long context best).
 
     Uses LlamaIndex's `LongContextReorder`, which alternates front/back from the
     weakest up and so puts the best *last* for an even count; the result is turned

@@ -13,7 +13,7 @@ from ragtui.llm.ollama_chat import OllamaChat, context_length, num_ctx_steps
 from ragtui.llm.openai_chat import OpenAICompatibleChat
 from ragtui.tokens import PROMPT_OVERHEAD_TOKENS
 
-DEFAULT_CONTEXT_WINDOW = 8192     # when the model's info does not say (spec 3)
+DEFAULT_CONTEXT_WINDOW = 8192     # when the model's info does not say
 ANNOTATION_NUM_CTX = 4096         # 1,200 chars of extract + prompt + 200 output tokens fit easily
 
 

@@ -1,4 +1,4 @@
-"""The synthesis prompt (RAGWeed 5): numbered, annotated sources and the instruction to cite them.
+"""The synthesis prompt: numbered, annotated sources and the instruction to cite them.
 
 Sources keep the number they were given by rank before packing and the
 lost-in-the-middle reordering, so the [N] in the prompt is the [N] the user sees.
@@ -76,7 +76,7 @@ class Plan:
 
 def plan(sources: Sequence[SessionSource], *, query: str, context_window: int, max_tokens: int,
          context_chunks: int) -> Plan:
-    """Pack the synthesis set best first (RAGWeed 3g), then order it against lost-in-the-middle.
+    """Pack the synthesis set best first, then order it against lost-in-the-middle.
 
     A source that does not fit whole is sent as its most relevant window (around
     the sentences that share the most words with the query) instead of being

@@ -1,13 +1,12 @@
 """The most relevant window of a chunk for a query: one rule for three readers.
 
-A chunk can be longer than what a reader takes: the annotator reads CONTENT_CHARS
-(RAGWeed 4a's 1,200), packing may have room only for part of a source, and the
-source viewer shows which part that was. RAGWeed sends the *first* characters;
-a chunk whose answer sits at char 7,631 was then annotated with an unrelated
-quote from its opening. Here the window is placed around the sentences that
-share the most query words, weighting words rare within the chunk higher, so
-all three readers see the same passage. Pure and fast (no model call): it runs
-per source per question.
+A chunk can be longer than what a reader takes: the annotator reads WINDOW_CHARS
+(1,200), packing may have room only for part of a source, and the source viewer
+shows which part that was. When the first characters were sent, a chunk whose
+answer sat at char 7,631 was annotated with an unrelated quote from its opening.
+Here the window is placed around the sentences that share the most query words,
+weighting words rare within the chunk higher, so all three readers see the same
+passage. Pure and fast (no model call): it runs per source per question.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ import re
 
 from ragtui.words import FUNCTION_WORDS
 
-WINDOW_CHARS = 1200     # what the annotator reads (RAGWeed 4a's CONTENT) and the most a packed window takes
+WINDOW_CHARS = 1200     # what the annotator reads (the prompt's CONTENT) and the most a packed window takes
 WORD = re.compile(r"[a-z0-9]+")
 SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+(?=\s|$)|\n|$)")
 SUFFIXES = ("ingly", "edly", "ing", "ies", "ied", "ed", "es", "ly", "s")

@@ -1,6 +1,6 @@
 """A follow-up turn's two retrievals (the question as typed, and its standalone rewrite) fused into one list.
 
-Reciprocal rank fusion over the two rankings (nadir), keyed by (collection, chunk
+Reciprocal rank fusion over the two rankings (Cormack et al., SIGIR 2009), keyed by (collection, chunk
 id): a chunk only the typed words found still ranks as it did there, so a poor
 rewrite can add sources but never push out what the typed question finds. The
 union is kept whole (no cut), relative scores are recomputed over the fused

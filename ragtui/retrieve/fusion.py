@@ -1,4 +1,5 @@
-"""Merging the legs' scores into one ranking (RAGWeed 3a/3d, nadir RRF).
+"""Merging the legs' scores into one ranking: best score per chunk across models, then an additive keyword
+boost or reciprocal rank fusion.
 
 Scores are keyed by chunk id, so a chunk found by several legs or models is one
 entry. Pure functions; the retriever decides which to call from retrieve.fusion.
@@ -13,7 +14,7 @@ K = TypeVar("K", bound=Hashable)
 
 
 def best_per_chunk(*legs: Mapping[K, float]) -> dict[K, float]:
-    """Highest score per chunk across embedding models (RAGWeed 3a cross-dimension merge)."""
+    """Highest score per chunk across embedding models (one index per model, each searched; a chunk keeps its best)."""
     out: dict[K, float] = {}
     for leg in legs:
         for key, score in leg.items():
@@ -23,7 +24,7 @@ def best_per_chunk(*legs: Mapping[K, float]) -> dict[K, float]:
 
 
 def boost_merge(vector: Mapping[K, float], keyword: Iterable[K], weight: float) -> dict[K, float]:
-    """RAGWeed 3d additive boost: both legs -> vector + weight; keyword only -> weight; vector only -> vector."""
+    """Additive keyword boost: both legs -> vector + weight; keyword only -> weight; vector only -> vector."""
     out = dict(vector)
     for key in keyword:
         out[key] = out.get(key, 0.0) + weight
@@ -31,7 +32,9 @@ def boost_merge(vector: Mapping[K, float], keyword: Iterable[K], weight: float) 
 
 
 def rrf_merge(rankings: Sequence[Sequence[K]], k: int) -> dict[K, float]:
-    """Reciprocal rank fusion (nadir): sum over legs of 1 / (k + rank), rank counted from 1."""
+    """Reciprocal rank fusion: sum over legs of 1 / (k + rank), rank counted from 1 (Cormack, Clarke &
+    Buettcher, "Reciprocal Rank Fusion outperforms Condorcet and individual Rank Learning Methods", SIGIR 2009,
+    with k = 60)."""
     out: dict[K, float] = {}
     for ranking in rankings:
         for rank, key in enumerate(ranking, start=1):

@@ -1,4 +1,4 @@
-"""The keyword leg on one collection's Whoosh index (RAGWeed 3c, with Whoosh in place of FTS5).
+"""The keyword leg on one collection's Whoosh index: plan the query (`lexical.py`), then an AND tier and an OR tier.
 
 Both tiers are scored by BM25 from the index's cached posting arrays
 (`stores/postings.py`), on one generation of the index.
@@ -20,12 +20,13 @@ from ragtui.retrieve.lexical import KeywordPlan, needs_or_tier, plan_keyword_que
 from ragtui.retrieve.result import KeywordMeta, KeywordTier
 
 if TYPE_CHECKING:
-    from ragtui.config import FtsSettings
+    from ragtui.config import KeywordSettings
     from ragtui.retrieve.senses import Synonyms
     from ragtui.stores.keyword import KeywordIndex, KeywordView
     from ragtui.stores.postings import Clause
 
-SYNONYM_BOOST = 0.25  # a synonym weighs a quarter of a query word in the OR tier (README: eval evidence)
+# a synonym weighs a quarter of a query word in the OR tier (docs/benchmarks.md, "Why the defaults changed")
+SYNONYM_BOOST = 0.25
 
 
 @dataclass(frozen=True)
@@ -43,21 +44,21 @@ def _clause(index: KeywordIndex, text: str, boost: float = 1.0) -> Clause | None
     return Clause(terms, boost) if terms else None
 
 
-def plan_for(index: KeywordIndex, view: KeywordView, words: list[str], fts: FtsSettings,
+def plan_for(index: KeywordIndex, view: KeywordView, words: list[str], keyword: KeywordSettings,
              max_synonyms: int) -> tuple[KeywordPlan, dict[str, str]]:
-    """The RAGWeed 3c plan for these words on this generation of the index, and each searchable word's
-    analysed term."""
+    """The keyword plan (`lexical.plan_keyword_query`) for these words on this generation of the index, and
+    each searchable word's analysed term."""
     term_of = {w: terms[0] for w in words if (terms := index.analyze(w))}
     n_docs, df_terms = view.frequencies(list(dict.fromkeys(term_of.values())))
     df = {w: df_terms[term_of[w]] if w in term_of else n_docs for w in words}
-    plan = plan_keyword_query(words, df, n_docs, min_query_ic=fts.min_query_ic,
-                              long_query_threshold=fts.long_query_threshold, max_synonyms=max_synonyms)
+    plan = plan_keyword_query(words, df, n_docs, min_query_ic=keyword.min_query_ic,
+                              long_query_threshold=keyword.long_query_threshold, max_synonyms=max_synonyms)
     return plan, term_of
 
 
-def keyword_search(index: KeywordIndex, query: str, *, fts: FtsSettings, top_k: int,
+def keyword_search(index: KeywordIndex, query: str, *, keyword: KeywordSettings, top_k: int,
                    synonyms: Synonyms | None, max_synonyms: int) -> KeywordResult:
-    """Gate, AND tier, then the OR tier with synonyms when AND found fewer than 3 chunks (RAGWeed 3c).
+    """Gate, AND tier, then the OR tier with synonyms when AND found fewer than 3 chunks.
 
     Hits are (chunk, score) best first; in the OR tier the AND tier's full
     matches stay on top (`_and_first`). `synonyms` gives each expandable word's
@@ -66,10 +67,11 @@ def keyword_search(index: KeywordIndex, query: str, *, fts: FtsSettings, top_k: 
     started = time.perf_counter()
     words = query_words(query)
     with index.scoring() as view:     # the plan and both tiers on one generation of the index
-        plan, term_of = plan_for(index, view, words, fts, max_synonyms if synonyms else 0)
+        plan, term_of = plan_for(index, view, words, keyword, max_synonyms if synonyms else 0)
         timings = {"plan": _ms(started)}
         searchable = [w for w in plan.kept if w in term_of]
         if not plan.gate_passed or not searchable:
+            # the text names the key's old spelling (still read): --json and history keep their words
             reason = "low information (mean IDF below fts.min_query_ic)" if not plan.gate_passed \
                 else "no searchable words"
             return KeywordResult([], _meta(plan, "skipped", timings, reason=reason))

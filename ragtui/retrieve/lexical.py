@@ -1,4 +1,4 @@
-"""The keyword leg's query planning as pure functions (RAGWeed 3c).
+"""The keyword leg's query planning as pure functions.
 
 Given the query words and their document frequencies, decide whether the keyword
 leg runs at all (information-content gate), which words it keeps (long-query
@@ -18,7 +18,7 @@ from ragtui.words import QUESTION_WORDS
 
 def query_words(query: str) -> list[str]:
     """Word runs in any script, folded and lowercased, CJK runs as bigrams, first occurrence kept
-    (RAGWeed 3c sanitising; the index's analyzer cuts chunk text the same way).
+    (the index's analyzer cuts chunk text the same way).
 
     Punctuation and query-language operators disappear, so the text can never
     inject Whoosh syntax.
@@ -26,8 +26,12 @@ def query_words(query: str) -> list[str]:
     return search_words(query)
 
 
-def idf(n_docs: int, df: int) -> float:
-    """Smoothed IDF = ln((N + 1) / (df + 1)) (RAGWeed 3c); df = 0 gives the maximum ln(N + 1)."""
+def smoothed_idf(n_docs: int, df: int) -> float:
+    """ln((N + 1) / (df + 1)): Sparck Jones's inverse document frequency ln(N / df) ("A statistical
+    interpretation of term specificity", 1972) with one added to N and df, so a word absent from the
+    collection (df = 0) gets the finite maximum ln(N + 1) and a word in every chunk gets 0 (scikit-learn's
+    `TfidfTransformer(smooth_idf=True)` uses the same smoothing, plus 1). It measures how informative a query
+    word is for the gate, the long-query filter and the synonym budgets; the ranking uses `bm25_idf`."""
     return math.log((n_docs + 1) / (df + 1))
 
 
@@ -37,7 +41,7 @@ def mean_idf(idfs: Sequence[float]) -> float:
 
 
 def passes_ic_gate(idfs: Sequence[float], min_query_ic: float) -> bool:
-    """False when mean IDF < fts.min_query_ic: a stop-word query skips the keyword leg (RAGWeed 3c)."""
+    """False when mean IDF < keyword.min_query_ic: a query of common words skips the keyword leg."""
     return bool(idfs) and mean_idf(idfs) >= min_query_ic
 
 
@@ -47,7 +51,7 @@ def rank_by_idf(idfs: Mapping[str, float]) -> list[str]:
 
 
 def split_long_query(ranked: Sequence[str], long_query_threshold: int) -> tuple[list[str], list[str]]:
-    """(kept, dropped): over the threshold only the top ceil(2n/3) words by IDF stay (RAGWeed 3c).
+    """(kept, dropped): over the threshold only the top ceil(2n/3) words by IDF stay.
 
     `ranked` must already be sorted by IDF, highest first. At or under the
     threshold every word is kept.
@@ -64,7 +68,7 @@ def idf_third(rank: int, n_kept: int) -> int:
 
 
 def synonym_budget(rank: int, n_kept: int, max_per_word: int, df: int) -> int:
-    """Synonyms allowed for the kept word at IDF `rank` (RAGWeed 3c table).
+    """Synonyms allowed for the kept word at IDF `rank`.
 
     Top third: max_per_word; middle third: ceil(max/2) (at least 1); bottom
     third: 1. A word absent from the collection (df = 0) gets the full budget
@@ -84,7 +88,7 @@ def synonym_budget(rank: int, n_kept: int, max_per_word: int, df: int) -> int:
 
 
 def needs_or_tier(and_hits: int) -> bool:
-    """Tier 2 (OR of words and synonyms) runs when the AND tier found fewer than 3 chunks (RAGWeed 3c)."""
+    """Tier 2 (OR of words and synonyms) runs when the AND tier found fewer than 3 chunks."""
     return and_hits < 3
 
 
@@ -113,15 +117,15 @@ def plan_keyword_query(
     long_query_threshold: int,
     max_synonyms: int,
 ) -> KeywordPlan:
-    """IDF per word, the gate, the long-query filter and the synonym budgets, in RAGWeed 3c order.
+    """IDF per word, the gate, the long-query filter and the synonym budgets, in that order.
 
-    The gate weighs every word typed, as RAGWeed's does. Then question words
+    The gate weighs every word typed. Then question words
     ("how", "do", "what", "can", "is": `words.QUESTION_WORDS`) are dropped:
     they are not what the query is about, so they are neither required by the
     AND tier nor expanded by WordNet ("do" -> "bash", "brawl"). A query of
     nothing else skips the leg.
     """
-    idfs = {w: idf(n_docs, df.get(w, 0)) for w in words}
+    idfs = {w: smoothed_idf(n_docs, df.get(w, 0)) for w in words}
     asked = [w for w in words if w in QUESTION_WORDS]
     content = {w: v for w, v in idfs.items() if w not in QUESTION_WORDS}
     gate = bool(content) and passes_ic_gate(list(idfs.values()), min_query_ic)

@@ -1,4 +1,4 @@
-"""Neighbour chunks (AMS search's expandWithNeighborChunks): the text around each hit, for synthesis.
+"""Neighbour chunks: the text around each hit, for synthesis.
 
 A hit found in the middle of an argument often needs the chunk before or after it
 to make sense. With `retrieve.neighbor_window` = w > 0, each hit brings the
@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from ragtui.model import Chunk, chunk_id
 from ragtui.retrieve.result import Hit
 
-DECAY = 0.85        # score factor per chunk of distance (AMS)
-MAX_WINDOW = 5      # AMS's cap; config enforces it too
+DECAY = 0.85        # score factor per chunk of distance
+MAX_WINDOW = 5      # the widest window; config enforces it too
 
 Fetch = Callable[[str, Sequence[str]], Sequence[Chunk]]   # (collection, chunk ids) -> the chunks that exist
 

@@ -1,4 +1,4 @@
-"""After the merge: diversity cap, dedupe, relative scores, cuts (RAGWeed 3e-3f).
+"""After the merge: diversity cap per file, dedupe, relative scores, cuts.
 
 Each step is a pure function over any items (tested on plain values) and a
 LlamaIndex `BaseNodePostprocessor` that applies it to `NodeWithScore` lists, in
@@ -28,14 +28,14 @@ DEDUPE_CHARS = 200
 
 
 def cap_per_file(items: Sequence[T], key: Callable[[T], Hashable], max_per_file: int) -> list[T]:
-    """At most `max_per_file` items per source file, best first (RAGWeed 3e diversity cap, "flat")."""
+    """At most `max_per_file` items per source file, best first (the "flat" diversity cap)."""
     return cap_passages(items, key, lambda _: None, lambda _: max_per_file)
 
 
 def passages_allowed(file_chunks: int, floor: int) -> int:
     """How many chunks a file of `file_chunks` chunks may give: max(floor, floor(sqrt(n))).
 
-    A short file keeps RAGWeed's cap; a long one (a manual of hundreds of pages)
+    A short file keeps the flat cap; a long one (a manual of hundreds of pages)
     may contribute more distinct passages, growing slowly enough that one file
     does not crowd out the rest of a library.
     """
@@ -67,7 +67,7 @@ def _overlap(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
 
 
 def dedupe_leading(items: Sequence[T], text: Callable[[T], str], chars: int = DEDUPE_CHARS) -> list[T]:
-    """Drop items whose first `chars` characters repeat an earlier (better) item's (RAGWeed 3e)."""
+    """Drop items whose first `chars` characters repeat an earlier (better) item's."""
     seen: set[str] = set()
     out = []
     for item in items:
@@ -79,7 +79,7 @@ def dedupe_leading(items: Sequence[T], text: Callable[[T], str], chars: int = DE
 
 
 def relative_scores(scores: Sequence[float]) -> list[float]:
-    """(s - min) / (max - min) (RAGWeed 3f): best 1.0, worst 0.0; all 1.0 when every score is equal."""
+    """(s - min) / (max - min): best 1.0, worst 0.0; all 1.0 when every score is equal."""
     if not scores:
         return []
     lo, hi = min(scores), max(scores)
@@ -103,7 +103,7 @@ def _span(n: NodeWithScore) -> tuple[int, int] | None:
 
 
 class PerFileCap(BaseNodePostprocessor):
-    """The per-file cap per (collection, source file) (RAGWeed 3e; `retrieve.per_file_cap`).
+    """The per-file cap per (collection, source file) (`retrieve.per_file_cap`).
 
     "flat": at most `max_per_file` chunks. "passages": at most
     `passages_allowed(n, max_per_file)` for a file of n chunks (`file_chunks`,
@@ -124,7 +124,7 @@ class PerFileCap(BaseNodePostprocessor):
 
 
 class LeadingTextDedupe(BaseNodePostprocessor):
-    """One chunk per identical leading 200 characters, the best-scoring (RAGWeed 3e)."""
+    """One chunk per identical leading 200 characters, the best-scoring."""
 
     chars: int = DEDUPE_CHARS
 
@@ -134,10 +134,10 @@ class LeadingTextDedupe(BaseNodePostprocessor):
 
 
 class RelativeScore(BaseNodePostprocessor):
-    """Score becomes the relative score in [0, 1]; the fused score moves to metadata (RAGWeed 3f).
+    """Score becomes the relative score in [0, 1]; the fused score moves to metadata.
 
     After a reranker the scores are the fused ones redistributed by the new rank
-    (hybrid._reranked), and each node's own fused score is already in metadata.
+    (pipeline._reranked), and each node's own fused score is already in metadata.
     """
 
     def _postprocess_nodes(self, nodes: list[NodeWithScore],
@@ -151,7 +151,7 @@ class RelativeScore(BaseNodePostprocessor):
 
 
 class MinScoreCut(BaseNodePostprocessor):
-    """Drops nodes whose relative score is below `min_score` (RAGWeed 3f MIN_SCORE; 0 keeps all)."""
+    """Drops nodes whose relative score is below `min_score` (0 keeps all)."""
 
     min_score: float = 0.0
 
@@ -161,7 +161,7 @@ class MinScoreCut(BaseNodePostprocessor):
 
 
 class PreAnnotateKeep(BaseNodePostprocessor):
-    """Keeps the best `percent` % of nodes by relative score (RAGWeed 3f PRE_ANNOTATE_KEEP), at most `most`."""
+    """Keeps the best `percent` % of nodes by relative score, at most `most`."""
 
     percent: int = 100
     most: int = 10_000
@@ -174,7 +174,7 @@ class PreAnnotateKeep(BaseNodePostprocessor):
 
 def postprocessors(retrieve: RetrieveSettings, *, per_file_cap: bool = True,
                    file_chunks: dict[tuple[str, str], int] | None = None) -> list[BaseNodePostprocessor]:
-    """The RAGWeed 3e-3f chain in order: cap, dedupe, normalise, min_score, pre_annotate_keep (and annotate_max).
+    """The chain in order: cap, dedupe, normalise, min_score, pre_annotate_keep (and annotate_max).
 
     `per_file_cap=False` leaves the cap out (evaluation scores documents, and a
     cap would hide a document's lower chunks only, not change its best score).

@@ -23,8 +23,8 @@ KeywordTier = Literal["off", "skipped", 1, 2]   # 1: all words (AND), 2: any wor
 @dataclass(frozen=True)
 class Hit:
     chunk: Chunk
-    score: float                 # fused score (RAGWeed 3d boost, or RRF)
-    rel_score: float             # relative score in [0, 1] after dedupe (RAGWeed 3f)
+    score: float                 # fused score (additive keyword boost, or RRF)
+    rel_score: float             # (s - min) / (max - min) over the deduplicated hits
     legs: tuple[str, ...]        # "vector" and/or "keyword"
     evidence: tuple[LegRank, ...] = ()   # rank and score per leg, and the fused rank (why it was found)
     neighbor_of: str = ""        # a neighbour added by retrieve.neighbor_window: the chunk id of its hit
@@ -38,7 +38,7 @@ class Hit:
 
 @dataclass(frozen=True)
 class KeywordMeta:
-    """The keyword leg on one collection (RAGWeed 3c): its plan, the tier that answered, the synonyms added."""
+    """The keyword leg on one collection: its plan, the tier that answered, the synonyms added."""
 
     tier: KeywordTier = "off"
     words: tuple[str, ...] = ()

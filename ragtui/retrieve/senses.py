@@ -1,6 +1,6 @@
 """WordNet sense choice (`synonyms.sense = "query"`): a word's synonyms from the sense closest to the whole query.
 
-RAGWeed 3c expands a word with its first synset, which is often the wrong sense
+The default expands a word with its first synset, which is often the wrong sense
 ("bank" the slope beside a river in a question about loans; "run" a score in
 baseball). Here every sense of a word (lemmas and gloss, `wordnet.Sense.text`)
 is embedded with the model that embedded the query, and the sense with the
@@ -10,20 +10,34 @@ Workspace's `Lexicon.sense_vectors` (`SenseVectors`, bounded), so a word seen
 before costs nothing. It runs only when the keyword leg's OR tier needs
 synonyms, and only for words whose senses would add different synonyms.
 Without a query vector (keyword mode, the embedder down), with
-`synonyms.sense = "first"`, or when that call fails, the first synset is used,
-as RAGWeed does.
+`synonyms.sense = "first"`, or when that call fails, the first synset is used.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from ragtui.retrieve.wordnet import Sense, SynonymLookup
+
+@dataclass(frozen=True)
+class Sense:
+    """One synset of a word: its id, its other lemmas (the synonyms it would add) and the text that is
+    compared with the query ("lemma, lemma: gloss")."""
+
+    id: str
+    synonyms: tuple[str, ...]
+    text: str
+
+
+class SenseSource(Protocol):
+    """Where a word's senses come from (`wordnet.SynonymLookup`), in the lexicon's order, most frequent first."""
+
+    def senses(self, word: str) -> tuple[Sense, ...]: ...
 
 
 class Synonyms(Protocol):
@@ -67,7 +81,7 @@ class QuerySynonyms:
     legs, `error` says why senses fell back to the first synset, if they did.
     """
 
-    def __init__(self, lookup: SynonymLookup, *, model: str, query_vector: Sequence[float],
+    def __init__(self, lookup: SenseSource, *, model: str, query_vector: Sequence[float],
                  embed: SenseEmbedder, cache: SenseVectors) -> None:
         self.lookup = lookup
         self.model = model

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragtui import heavy
 from ragtui.errors import RagtuiError
-from ragtui.retrieve.senses import SenseVectors
+from ragtui.retrieve.senses import Sense, SenseVectors
 
 if TYPE_CHECKING:
     import wn
@@ -74,21 +73,11 @@ def install(lexicon: str, data_dir: Path, from_file: Path | None = None) -> str:
     return lexicon
 
 
-@dataclass(frozen=True)
-class Sense:
-    """One synset of a word: its id, its other lemmas (the synonyms it would add) and the text that is
-    compared with the query ("lemma, lemma: gloss")."""
-
-    id: str
-    synonyms: tuple[str, ...]
-    text: str
-
-
 class SynonymLookup:
-    """A word's senses from one installed lexicon, cached per word; synonyms from the first (RAGWeed 3c).
+    """A word's senses from one installed lexicon, cached per word; synonyms from the first.
 
-    `synonyms(word)` is the first synset (the most frequent sense), RAGWeed's rule
-    when nothing better is known; `senses.QuerySynonyms` chooses among `senses(word)`
+    `synonyms(word)` is the first synset (WordNet lists the most frequent sense
+    first), the rule when nothing better is known; `senses.QuerySynonyms` chooses among `senses(word)`
     by the query's embedding. The case trap: `wn` matches case-insensitively by
     default and lists capitalised entries first, so "doctor" would open on "Doctor
     of the Church". Lookups here match the exact (lowercase) form first, with
@@ -124,7 +113,7 @@ class SynonymLookup:
 
         Reads the first synset's lemmas only: building every sense with its
         gloss (`senses`, for the sense choice) costs ~5x more per word, most of
-        the keyword leg's OR tier at 100k chunks (issue 14).
+        the keyword leg's OR tier at 100k chunks.
         """
         with self._lock:
             if word in self._cache:

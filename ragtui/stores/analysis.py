@@ -1,8 +1,9 @@
 """The keyword index's analyzer: Whoosh's stemming chain plus compatibility folding and CJK bigrams.
 
 Imported only where Whoosh is (it subclasses Whoosh's Filter). The index pickles its
-analyzer into its schema, so these classes keep their module path; `ANALYZER_VERSION`
-names the chain, and an index built with another one is rebuilt (see `KeywordIndex`).
+analyzer into its schema, so these classes keep their module path; an index whose
+pickled analyzer differs from `analyzer()` is rebuilt from the records on the next
+ingest (`KeywordIndex.outdated`).
 The query side cuts words with `ragtui.text.search_words`, the same rules.
 """
 
@@ -14,8 +15,6 @@ from typing import Any
 from whoosh.analysis import Filter, LowercaseFilter, RegexTokenizer, StemFilter, StopFilter
 
 from ragtui.text import normalize, split_cjk
-
-ANALYZER_VERSION = 2      # 1: Whoosh StemmingAnalyzer; 2: + NFKC-safe folding and CJK bigrams
 
 
 class NormalizeFilter(Filter):

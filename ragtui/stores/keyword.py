@@ -2,7 +2,8 @@
 
 Whoosh is the index of record: analysis, stored text and metadata, adds,
 replacements and deletes. Queries are scored by `postings.Bm25Snapshot` from
-per-segment posting arrays rather than Whoosh's matcher tree (issue 14). Each
+per-segment posting arrays rather than Whoosh's matcher tree (which spent most
+of an OR query decoding postings in Python: docs/benchmarks.md). Each
 chunk is analysed once, here, and handed to Whoosh as its token list (Whoosh
 then skips its analyser), so the exact token count is known and stored in the
 `length` column for BM25's length normalisation.
@@ -10,13 +11,14 @@ then skips its analyser), so the exact token count is known and stored in the
 Each chunk's id, text and metadata are one uncompressed pickle in the
 `chunk` column, read per hit with one `pread` (`stored.py`): Whoosh's stored
 fields are zlib-compressed pickles, and their decoding was most of the AND
-tier's time at 100k chunks (issue 14). Documents written before the column
+tier's time at 100k chunks. Documents written before the column
 keep their text and metadata in the stored fields and are read from there.
 
 Writes commit new segments without merging, so a batch costs the same however
 large the index is; `merge()` (end of an ingest) folds the small segments
 together. One searcher is kept open and refreshed only when a writer has
-committed (perf-baselines.md: opening one per query is costly).
+committed: opening a searcher reads every segment's term and length data, too
+costly to repeat per query.
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ def _schema() -> Any:
 def _storage(path: Path) -> Any:
     """The index folder's Whoosh storage, reading files with plain reads instead of mmap.
 
-    Why (issue 14): with mmap, Whoosh wraps each file of a compound segment in
+    Why: with mmap, Whoosh wraps each file of a compound segment in
     a BufferFile whose BytesIO copies the whole file, so opening a searcher on
     110k chunks copied the postings (~185 MB) and, on the first stored-field
     read, the stored column (~117 MB) into the heap, besides touching every
@@ -179,7 +181,7 @@ def _delete_terms(writer: Any, field: str, values: Iterable[str]) -> int:
     Whoosh's `delete_by_term` without a searcher opens a reader of every
     segment per call (with mmap storage that copied each segment's terms and
     postings files into memory): one delete per source made a batch's cost
-    grow with the whole index (issue 14's build slowed from 4 to 25 CPU-s a
+    grow with the whole index (a 100k-chunk build slowed from 4 to 25 CPU-s a
     batch).
     """
     values = list(values)
@@ -267,10 +269,6 @@ class KeywordIndex:
         with self._lock:
             return self._postings.segment_ids() if self._postings is not None else set()
 
-    def segment_count(self) -> int:
-        with self._lock:
-            return len(self.searcher().reader().leaf_readers())
-
     def get(self, ids: Sequence[str]) -> list[Chunk]:
         """The chunks of these ids that the index holds, in the order asked."""
         with self.scoring() as view:
@@ -313,15 +311,6 @@ class KeywordIndex:
         tokens = self.analyze(chunk.text)
         return {"chunk_id": chunk.id, "source": chunk.meta.source, "text": tokens, "_stored_text": None,
                 LENGTH: len(tokens), CHUNK: _encode(chunk)}
-
-    def upsert(self, chunks: Iterable[Chunk]) -> int:
-        """Add or replace chunks by id in one commit; returns how many were written."""
-        n = 0
-        with self._writing() as w:
-            for c in chunks:
-                w.update_document(**self._fields(c))
-                n += 1
-        return n
 
     def replace_sources(self, sources: Iterable[str], chunks: Iterable[Chunk]) -> int:
         """Drop every chunk of `sources`, then add `chunks`, in one commit (readers see before or after).
@@ -392,8 +381,8 @@ class KeywordView:
 
     def frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         """(N, {term: df}): N live chunks, df the chunks holding the (analysed) term, deleted ones included, as
-        Whoosh counts it (RAGWeed's IDF gate), read from the segments' cached postings that scoring then uses
-        (a term's IDF is cached for as long as its segments are)."""
+        Whoosh counts it (for the keyword leg's smoothed IDF and its gate), read from the segments' cached
+        postings that scoring then uses (a term's IDF is cached for as long as its segments are)."""
         return self.bm25.n_docs, {t: self.bm25.postings_count((t,)) for t in terms}
 
     def search(self, clauses: Sequence[Clause], top_k: int, *, require_all: bool) -> list[tuple[Chunk, float]]:

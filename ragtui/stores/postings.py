@@ -1,7 +1,7 @@
 """BM25 scored from Whoosh posting lists read once into numpy arrays, cached per segment.
 
 Why: Whoosh's matcher tree spends ~80% of an OR query walking and decoding
-postings in Python (issue 14: 435 ms p50 at 100k chunks). Segments are
+postings in Python (435 ms p50 at 100k chunks: docs/benchmarks.md). Segments are
 immutable, so a term's postings in a segment (doc numbers and term
 frequencies), and the segment's document lengths, can be decoded once into
 compact arrays and scored vectorised for every later query. A commit adds
@@ -53,7 +53,7 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Bm25Params:
-    """k1 (term-frequency saturation) and b (length normalisation); config [fts] bm25_k1 / bm25_b."""
+    """k1 (term-frequency saturation) and b (length normalisation); config keyword.bm25_k1 / keyword.bm25_b."""
 
     k1: float = 1.2
     b: float = 0.75
@@ -67,8 +67,30 @@ class Clause:
     boost: float = 1.0
 
 
-def lucene_idf(n_docs: int, df: int) -> float:
+# BM25 as Lucene computes it, one function per part (the "lucene" variant of Kamphuis et al., "Which BM25 Do
+# You Mean? A Large-Scale Reproducibility Study of Scoring Variants", ECIR 2020; the bm25s package's
+# `scoring.py` keeps the same split). Each keeps the order of its float32 operations: scores, and so ties, stay
+# bit-for-bit those of the code before the split.
+
+def bm25_idf(n_docs: int, df: int) -> float:
+    """ln(1 + (N - df + 0.5) / (df + 0.5)): the Robertson-Sparck Jones weight without relevance information
+    (Robertson & Zaragoza, "The Probabilistic Relevance Framework: BM25 and Beyond", 2009) with Lucene's 1 +
+    inside the log, so a term in more than half of the documents still weighs more than 0 (Lucene's
+    `BM25Similarity.idf`)."""
     return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+def bm25_length_norm(k1: float, b: float, lengths: npt.NDArray[Any], avgdl: float) -> npt.NDArray[Any]:
+    """k1 (1 - b + b dl / avgdl) per document: the term-frequency saturation constant scaled by the document's
+    length against the mean (Robertson & Zaragoza 2009, length normalisation; b = 0 ignores length, b = 1
+    normalises fully)."""
+    return k1 * (1.0 - b + b * lengths / avgdl)
+
+
+def bm25_term_score(weight: np.float32, tf: Freqs, norm: Freqs) -> Freqs:
+    """weight x tf / (tf + norm), weight = boost x idf: one term's contribution. Lucene (since 8.0, LUCENE-8563)
+    drops the classic (k1 + 1) factor of the numerator, a constant that never changes a ranking."""
+    return weight * tf / (tf + norm)
 
 
 class _Segment:
@@ -113,7 +135,7 @@ class _Segment:
         key = (avgdl, params)
         with self._lock:
             if self._norm[0] != key:
-                self._norm = (key, (params.k1 * (1.0 - params.b + params.b * self.lengths / avgdl)).astype(np.float32))
+                self._norm = (key, bm25_length_norm(params.k1, params.b, self.lengths, avgdl).astype(np.float32))
             return self._norm[1]
 
     def live(self, reader: Any) -> tuple[npt.NDArray[np.bool_] | None, int, float]:
@@ -175,7 +197,7 @@ class PostingsFile:
     with the segment's own files when a merge retires it. The terms file is
     renamed into place last: a segment without it is read from Whoosh.
 
-    It also holds every posting's term positions (issue 14: reading them
+    It also holds every posting's term positions (reading them
     from Whoosh's blocks for phrase synonyms was ~2/3 of the keyword leg's
     p95 at 100k chunks). A posting's frequency is its count of positions, so
     one flat array of absolute positions in posting order (uint16 while every
@@ -405,7 +427,7 @@ class Bm25Snapshot:
         return sum(self._live_count(i, p.segment.postings(p.reader, terms)[0]) for i, p in enumerate(self._parts))
 
     def idf(self, terms: tuple[str, ...]) -> float:
-        return lucene_idf(self.n_docs, self.df(terms))
+        return bm25_idf(self.n_docs, self.df(terms))
 
     def search(self, clauses: Sequence[Clause], top_k: int, *, require_all: bool) -> list[tuple[int, float]]:
         """(global doc number, score) best first, ties by doc number; AND of the clauses or their weighted OR."""
@@ -442,12 +464,12 @@ class Bm25Snapshot:
             scores = np.zeros(len(docs), np.float32)
             for (d, f), w in zip(postings, weights, strict=True):
                 tf = f[np.searchsorted(d, docs)]
-                scores += np.float32(w) * tf / (tf + norm[docs])
+                scores += bm25_term_score(np.float32(w), tf, norm[docs])
             return docs.astype(np.int64), scores
         acc = np.zeros(part.segment.size, np.float32)
         for (d, f), w in zip(postings, weights, strict=True):
             if len(d):
-                acc[d] += np.float32(w) * f / (f + norm[d])
+                acc[d] += bm25_term_score(np.float32(w), f, norm[d])
         if live is not None:
             acc[~live] = 0.0
         hit = np.flatnonzero(acc)
@@ -524,7 +546,7 @@ def _positions(reader: Any, field: str, term: str, docs: Docs) -> tuple[npt.NDAr
 
     A block is read only when it holds one of `docs` (its header gives its last doc number), so a
     phrase of a rare and a common word does not unpickle the common word's whole posting list, and
-    the wanted values are decoded together (issue 14: phrase synonyms made the keyword leg's p95 at
+    the wanted values are decoded together (phrase synonyms otherwise made the keyword leg's p95 at
     100k chunks).
     """
     matcher = raw_matcher(reader, field, term)

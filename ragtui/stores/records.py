@@ -266,7 +266,7 @@ class IngestRecords:
         return {r[0] for r in self._rows("SELECT chunk_id FROM embeds WHERE model = ?", (model,))}
 
     def pending(self, model: str, limit: int) -> list[Chunk]:
-        """Chunks of indexed files still without a vector from `model` (RAGWeed 2d: resumable embedding)."""
+        """Chunks of indexed files still without a vector from `model` (embedding resumes where it stopped)."""
         rows = self._rows("SELECT c.id, c.text, c.meta FROM chunks c JOIN files f ON f.source = c.source "
                           "WHERE f.status = ? AND NOT EXISTS (SELECT 1 FROM embeds e WHERE e.chunk_id = c.id "
                           "AND e.model = ?) ORDER BY c.source, c.id LIMIT ?", (DONE, model, limit))

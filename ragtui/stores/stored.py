@@ -1,6 +1,6 @@
 """A Whoosh segment's per-document bytes (a column, or the stored fields) read with one `pread` each.
 
-Why (issue 14): the keyword store opens Whoosh with plain reads (`keyword._storage`:
+Why: the keyword store opens Whoosh with plain reads (`keyword._storage`:
 Whoosh's mmap copies whole files into the heap), so each per-document read
 went through Whoosh's compound-file wrappers, a seek and a read, and the
 stored fields then through zlib: ~35 us per hit, ~2 ms of a 64-hit query at

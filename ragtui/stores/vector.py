@@ -2,7 +2,8 @@
 
 Chroma runs embedded (a PersistentClient in the collection's folder) or as a server
 (`[chroma] host/port`); nothing else changes. Scores come back as cosine similarity,
-not ChromaVectorStore's exp(-distance) (llamaindex-notes §3).
+not ChromaVectorStore's exp(-distance) (`ChromaVectorStore.query` in
+llama-index-vector-stores-chroma turns Chroma's distance d into exp(-d)).
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ def _stop_system(key: str) -> None:
 def cosine_from_chroma(score: float) -> float:
     """Cosine similarity from a ChromaVectorStore score, which is exp(-distance) with distance = 1 - cos.
 
-    cos = 1 + ln(score) (llamaindex-notes §3); a zero score (distance = inf) maps to -1.
+    With Chroma's cosine space, distance = 1 - cos, so cos = 1 + ln(score); a zero score (distance = inf) maps to -1.
     """
     return 1.0 + math.log(score) if score > 0 else -1.0
 

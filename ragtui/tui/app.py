@@ -19,8 +19,8 @@ from textual.notifications import Notify, SeverityLevel
 
 from ragtui.config import Settings
 from ragtui.errors import describe
-from ragtui.sanitize import clean
-from ragtui.sanitize import one_line as name_line
+from ragtui.sanitize import clean, one_line
+from ragtui.textfit import clip_line
 from ragtui.tui import keymap
 from ragtui.tui.clipboard import ask_tmux, clipboard_sequences, save_copy
 from ragtui.tui.commands import RagtuiCommands
@@ -28,7 +28,6 @@ from ragtui.tui.engine import Engine
 from ragtui.tui.messages import CopyRequested
 from ragtui.tui.screens.main import MainScreen
 from ragtui.tui.screens.notices import LoggedNotice, NoticesScreen
-from ragtui.tui.textfit import one_line
 from ragtui.tui.themes import DEFAULT_THEME, load_themes, shipped_themes_dir, user_themes_dir
 
 TOAST_SECONDS: dict[SeverityLevel, float] = {"information": 4, "warning": 6, "error": 8}
@@ -98,9 +97,9 @@ class RagtuiApp(App[int]):
         message = clean(message)
         self.notices.append(LoggedNotice(time.strftime("%H:%M:%S"), severity, message))
         room = max(20, self.size.width * 6 // 10 - 6)   # the toast: 60% of the width, less padding and edges
-        line = one_line(message, room)
+        line = clip_line(message, room)
         if line != " ".join(message.split()):
-            line = one_line(message, room - 8) + " (! all)"
+            line = clip_line(message, room - 8) + " (! all)"
         seconds = TOAST_SECONDS[severity] if timeout is None else min(timeout, TOAST_SECONDS[severity])
         super().notify(line, title="", severity=severity, timeout=seconds, markup=False)
 
@@ -163,7 +162,7 @@ def run_app(settings: Settings, ingest_on_start: tuple[Path, str] | None = None)
     if app.return_code:
         # Textual keeps the exception only privately; it is read here for the one line, nothing else
         error = getattr(app, "_exception", None)
-        cause = f" ({name_line(describe(error))})" if error is not None else ""
+        cause = f" ({one_line(describe(error))})" if error is not None else ""
         print(f"ragtui: the terminal UI stopped on an unexpected error{cause}; the traceback is above. "
               "Please report it.", file=sys.stderr)
         return app.return_code

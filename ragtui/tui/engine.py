@@ -19,9 +19,9 @@ from ragtui.config import Settings
 from ragtui.workspace import DocumentView, Workspace
 
 if TYPE_CHECKING:
-    from ragtui.collections import CollectionInfo
     from ragtui.events import Event
     from ragtui.history import SessionSummary
+    from ragtui.library import CollectionInfo
     from ragtui.model import SessionSource
     from ragtui.ollama_api import OllamaStatus
     from ragtui.research import ResearchSession

@@ -12,8 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ragtui.collections import CollectionRegistry
 from ragtui.config import load_settings
+from ragtui.library import CollectionRegistry
 from ragtui.stores.records import DONE
 
 

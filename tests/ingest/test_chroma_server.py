@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ragtui.collections import CollectionRegistry
 from ragtui.config import Settings
+from ragtui.library import CollectionRegistry
 from tests.fake_ollama import hashed_embedding
 from tests.ingest.conftest import SMALL, ingest
 

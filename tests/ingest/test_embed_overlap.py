@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from ragtui.collections import CollectionRegistry
 from ragtui.config import Settings
 from ragtui.events import IngestFinished, IngestProgress
 from ragtui.ingest import pipeline
+from ragtui.library import CollectionRegistry
 from ragtui.model import Chunk
 from ragtui.stores.records import DONE, INDEXING, FileRecord
 from ragtui.workspace import Workspace

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ragtui.collections import CollectionRegistry
 from ragtui.config import Settings
+from ragtui.library import CollectionRegistry
 from ragtui.workspace import Workspace
 from tests.fake_ollama import FakeOllama, hashed_embedding
 from tests.ingest.conftest import SMALL, ingest

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from ragtui.cli import main
-from ragtui.collections import CollectionRegistry
 from ragtui.config import Settings
 from ragtui.ingest.embedding import embed_input, mean_normalized, split_long
+from ragtui.library import CollectionRegistry
 from tests.fake_ollama import FakeOllama, Model, hashed_embedding
 from tests.ingest.conftest import SMALL, ingest
 

@@ -12,9 +12,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ragtui.collections import CollectionRegistry
 from ragtui.config import Settings
 from ragtui.events import IngestProgress
+from ragtui.library import CollectionRegistry
+from tests.collection_builder import index_chunks
 from tests.fake_ollama import FakeOllama
 from tests.ingest.conftest import SMALL, ingest
 from tests.signals import default_sigint
@@ -145,7 +146,7 @@ def test_reconcile_repairs_every_crash_state(make_settings: Callable[..., Settin
     coll = CollectionRegistry(settings).open("c")
     stray = Chunk(chunk_id("gone.txt", 0), "stray text of a file no record knows",
                   ChunkMeta("c", "gone.txt", "h", "txt", 0, 0, 10))
-    coll.keyword.upsert([stray])                                   # killed after indexing, before the journal
+    index_chunks(coll.keyword, [stray])                                   # killed after indexing, before the journal
     coll.vectors("nomic-embed-text").add([stray], [[1.0] + [0.0] * 63])
     lost = sorted(good)[:3]
     coll.vectors("nomic-embed-text").delete_ids(lost)              # journal says embedded, Chroma lost them

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from ragtui.collections import CollectionRegistry
 from ragtui.config import Settings
 from ragtui.ingest import discover as discover_mod
 from ragtui.ingest.discover import discover
+from ragtui.library import CollectionRegistry
 from tests.ingest.conftest import SMALL, ingest
 
 PROSE = "The float valve refills the tank after each flush of the toilet. " * 6

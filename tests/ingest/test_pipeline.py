@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from ragtui.collections import CollectionRegistry
 from ragtui.config import Settings
 from ragtui.events import FileSkipped, IngestProgress, Notice
+from ragtui.library import CollectionRegistry
+from tests.collection_builder import whoosh_segments
 from tests.fake_ollama import FakeOllama
 from tests.ingest import corpus
 from tests.ingest.conftest import SMALL, ingest, ingest_docs, ingest_events
@@ -59,7 +60,7 @@ def test_ingest_indexes_every_chunk_in_both_stores(settings: Settings, folder: P
     assert "extract + chunk" in stages and "keyword index" in stages and "vector writes" in stages
     assert "chunks/s" in stages
     coll = CollectionRegistry(settings).open("c")
-    assert len(list(coll.keyword.path.glob("*.bm25_terms.npy"))) == coll.keyword.segment_count()
+    assert len(list(coll.keyword.path.glob("*.bm25_terms.npy"))) == whoosh_segments(coll.keyword)
     info = coll.info()
     assert (info.state, info.files, info.topic, info.models) == ("ready", 4, "plumbing", ("nomic-embed-text",))
     chunks = coll.keyword.get(sorted(keyword))
@@ -324,7 +325,7 @@ def test_queries_while_an_ingest_runs_see_committed_state(settings: Settings, fo
 def test_a_second_ingest_into_the_same_collection_is_refused(settings: Settings, folder: Path) -> None:
     import fcntl
 
-    from ragtui.collections import LOCK_FILE, CollectionError
+    from ragtui.library import LOCK_FILE, CollectionError
 
     coll = CollectionRegistry(settings).create("c")
     with open(coll.path / LOCK_FILE, "a+") as held:

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from ragtui.cli import main
-from ragtui.collections import CollectionRegistry
 from ragtui.config import Settings
 from ragtui.ingest.chunking import mid_word, window_chars, word_start
 from ragtui.ingest.discover import HIDDEN, IGNORED
 from ragtui.ingest.entropy import GARBAGE, TOC, toc_ratio
+from ragtui.library import CollectionRegistry
 from ragtui.model import Chunk
 from ragtui.retrieve.keyword_leg import keyword_search
 from tests.fake_ollama import FakeOllama
@@ -55,7 +55,8 @@ def chunks_by_source(settings: Settings) -> tuple[dict[str, list[Chunk]], dict[s
 def search(settings: Settings, query: str) -> list[str]:
     coll = CollectionRegistry(settings).open("c")
     try:
-        hits = keyword_search(coll.keyword, query, fts=settings.fts, top_k=10, synonyms=None, max_synonyms=0).hits
+        hits = keyword_search(coll.keyword, query, keyword=settings.keyword, top_k=10, synonyms=None,
+                              max_synonyms=0).hits
         return list(dict.fromkeys(c.meta.source for c, _ in hits))
     finally:
         coll.close()

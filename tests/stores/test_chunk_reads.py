@@ -13,7 +13,7 @@ from ragtui.model import Chunk
 from ragtui.stores import stored
 from ragtui.stores.keyword import CHUNK, KeywordIndex, _chunk_column
 from ragtui.stores.postings import Clause
-from tests.collection_builder import make_chunks
+from tests.collection_builder import index_chunks, make_chunks, whoosh_segments
 
 ODD_TEXTS = [
     "pump valve café naïve Ünïcödé ﬁ ligature",
@@ -38,7 +38,7 @@ def hits(index: KeywordIndex, term: str) -> dict[str, Chunk]:
 def test_chunks_read_back_whole_through_the_column(tmp_path: Path) -> None:
     chunks = odd_chunks()
     index = KeywordIndex(tmp_path)
-    index.upsert(chunks)
+    index_chunks(index, chunks)
     assert index.get([c.id for c in reversed(chunks)]) == list(reversed(chunks))
     assert hits(index, "pump") == {c.id: c for c in chunks}
     fields = index.searcher().stored_fields(0)
@@ -73,7 +73,7 @@ def test_an_index_from_before_the_chunk_column_reads_old_and_new_chunks_through_
     index = KeywordIndex(tmp_path)
     assert index.get([c.id for c in old]) == old
     new = odd_chunks("new.txt")
-    index.upsert(new)                                       # the first write adds the chunk column
+    index_chunks(index, new)                                       # the first write adds the chunk column
     index.delete_ids([old[0].id])
     everything = old[1:] + new
     assert index.get([c.id for c in everything]) == everything
@@ -81,7 +81,7 @@ def test_an_index_from_before_the_chunk_column_reads_old_and_new_chunks_through_
     assert index.merge() == 1                               # one segment: old documents have no column value
     index.close()
     merged = KeywordIndex(tmp_path)
-    assert merged.segment_count() == 1
+    assert whoosh_segments(merged) == 1
     assert merged.get([c.id for c in everything]) == everything
     assert hits(merged, "pump") == {c.id: c for c in everything}
 
@@ -93,7 +93,7 @@ def test_per_document_reads_equal_whooshs_own_readers(tmp_path: Path, monkeypatc
         monkeypatch.setattr(stored.RawColumn, "open", classmethod(lambda cls, *a: None))
     index = KeywordIndex(tmp_path)
     for batch in range(4):
-        index.upsert(make_chunks("c", {f"b{batch}.txt": [f"pump batch{batch} {i} " + "valve " * i
+        index_chunks(index, make_chunks("c", {f"b{batch}.txt": [f"pump batch{batch} {i} " + "valve " * i
                                                          for i in range(7)]}))
     index.delete_sources(["b1.txt"])
     for merged in (False, True):
@@ -121,7 +121,7 @@ def test_decoded_hits_are_kept_up_to_the_bound(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setattr(keyword, "CHUNKS_CACHED", 4)
     chunks = make_chunks("c", {"a.txt": [f"pump {i}" for i in range(10)]})
     index = KeywordIndex(tmp_path)
-    index.upsert(chunks)
+    index_chunks(index, chunks)
     ids = [c.id for c in chunks]
     assert index.get(ids + ids[:3]) == chunks + chunks[:3]      # more at once than the bound: all returned
     assert [c.id for c in index._chunks.values()] == [ids[9], *ids[:3]]   # the four used last, oldest first
@@ -134,8 +134,8 @@ def test_a_merge_during_a_query_changes_nothing_it_reads(tmp_path: Path) -> None
     a = make_chunks("c", {"a.txt": ["pump a", "pump b"]})
     b = make_chunks("c", {"b.txt": ["pump c"]})
     index = KeywordIndex(tmp_path)
-    index.upsert(a)
-    index.upsert(b)
+    index_chunks(index, a)
+    index_chunks(index, b)
     index.prepare()
     other = KeywordIndex(tmp_path)                          # an ingest in another thread or process
     with index.scoring() as view:
@@ -149,8 +149,8 @@ def test_a_merge_during_a_query_changes_nothing_it_reads(tmp_path: Path) -> None
 
 def test_df_from_postings_is_whooshs_doc_frequency_with_deleted_leading_postings(tmp_path: Path) -> None:
     index = KeywordIndex(tmp_path)
-    index.upsert(make_chunks("c", {"x.txt": ["zebra crossing pump", "zebra pump seal"]}))
-    index.upsert(make_chunks("c", {"y.txt": ["pump valve zebra", "seal valve"]}))
+    index_chunks(index, make_chunks("c", {"x.txt": ["zebra crossing pump", "zebra pump seal"]}))
+    index_chunks(index, make_chunks("c", {"y.txt": ["pump valve zebra", "seal valve"]}))
     warm = KeywordIndex(tmp_path)
     terms = ["zebra", "cross", "pump", "seal", "valv", "absent"]
     before = frequencies(warm, terms)                       # postings cached before the delete

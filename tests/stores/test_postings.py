@@ -15,7 +15,7 @@ import pytest
 from ragtui.model import Chunk
 from ragtui.stores.keyword import KeywordIndex
 from ragtui.stores.postings import Bm25Params, Clause
-from tests.collection_builder import make_chunks
+from tests.collection_builder import index_chunks, make_chunks, whoosh_segments
 
 K1, B = 1.2, 0.75
 PARAMS = Bm25Params(K1, B)
@@ -74,7 +74,7 @@ def assert_scores_match(index: KeywordIndex, live: dict[str, str], rng: random.R
 
 def test_scores_by_hand(tmp_path: Path) -> None:
     index = KeywordIndex(tmp_path / "w")
-    index.upsert(make_chunks("c", {"a.txt": ["pump pump valve", "valve seal"], "b.txt": ["seal"]}))
+    index_chunks(index, make_chunks("c", {"a.txt": ["pump pump valve", "valve seal"], "b.txt": ["seal"]}))
     with index.scoring() as view:
         assert (view.bm25.n_docs, view.bm25.avgdl) == (3, 2.0)          # lengths 3, 2, 1
         hits = view.search([Clause(("pump",))], 10, require_all=False)
@@ -90,12 +90,12 @@ def test_cached_scores_equal_a_from_scratch_computation_through_adds_deletes_rep
     live: dict[str, str] = {}
 
     def add(chunks: list[Chunk]) -> None:
-        index.upsert(chunks)
+        index_chunks(index, chunks)
         live.update({c.id: c.text for c in chunks})
 
     for seed in range(4):                                  # four commits, four segments
         add(make_chunks("c", corpus(seed, 6)))
-    assert index.segment_count() == 4
+    assert whoosh_segments(index) == 4
     assert_scores_match(index, live, rng)
     first_segments = index.cached_segments()
 
@@ -103,18 +103,18 @@ def test_cached_scores_equal_a_from_scratch_computation_through_adds_deletes_rep
     index.delete_ids([c.id for c in gone])
     for c in gone:
         del live[c.id]
-    add([Chunk(c.id, c.text + " turbine turbine", c.meta) for c in make_chunks("c", corpus(2, 6))[:5]])
+    add([Chunk(c.id, c.text + " turbine turbine", c.meta) for c in make_chunks("c", corpus(2, 6))[:6]])   # 2 files
     add(make_chunks("c", corpus(9, 2)))                      # a small new segment
     assert_scores_match(index, live, rng)
     assert first_segments <= index.cached_segments()        # a commit kept the arrays it did not change
 
-    before = index.segment_count()
+    before = whoosh_segments(index)
     assert index.merge() < before
     assert_scores_match(index, live, rng)
     with index.scoring():
-        assert len(index.cached_segments()) == index.segment_count()   # retired segments left the cache
+        assert len(index.cached_segments()) == whoosh_segments(index)   # retired segments left the cache
     files = sorted(p.name for p in index.path.glob("*.bm25_terms.npy"))
-    assert len(files) == index.segment_count()              # merge() saved every segment's postings file
+    assert len(files) == whoosh_segments(index)              # merge() saved every segment's postings file
 
     add(make_chunks("c", corpus(12, 3)))                     # a segment without a file beside ones with
     gone = make_chunks("c", corpus(0, 6))[:4]
@@ -132,8 +132,8 @@ def test_ranking_is_identical_to_bm25s(tmp_path: Path) -> None:
     bm25s = pytest.importorskip("bm25s")
     index = KeywordIndex(tmp_path / "w", Bm25Params(K1, B))
     chunks = make_chunks("c", corpus(11, 60))
-    for start in range(0, len(chunks), 50):                  # several segments
-        index.upsert(chunks[start:start + 50])
+    for start in range(0, len(chunks), 48):                  # several segments, whole files (3 chunks) each
+        index_chunks(index, chunks[start:start + 48])
     reference = bm25s.BM25(k1=K1, b=B, method="lucene")
     reference.index([index.analyze(c.text) for c in chunks], show_progress=False)
     rng = random.Random(3)
@@ -154,7 +154,7 @@ def test_a_phrase_synonym_matches_exactly(tmp_path: Path) -> None:
     texts = {"a.txt": ["a wind tunnel test", "wind tunnel, then another wind tunnel"],
              "b.txt": ["tunnel wind", "wind in the long tunnel", "windy tunnels"]}
     chunks = make_chunks("c", texts)
-    index.upsert(chunks)
+    index_chunks(index, chunks)
     clause = Clause(("wind", "tunnel"), 0.25)
     got = searched(index, [clause], require_all=False)
     assert set(got) == {chunks[0].id, chunks[1].id}
@@ -182,7 +182,7 @@ def test_an_index_from_before_the_length_column_scores_with_whooshs_lengths(tmp_
     with index.scoring() as view:
         assert view.bm25.avgdl == (12 + 2) / 2               # Whoosh's one-byte length of 11 tokens is 12
     second = make_chunks("c", {"b.txt": ["pump " * 10 + "seal"]})
-    index.upsert(second)                                    # the next write adds the length column
+    index_chunks(index, second)                                    # the next write adds the length column
     with index.scoring() as view:
         assert view.bm25.avgdl == (12 + 2 + 11) / 3          # new chunks: exact counts
 
@@ -196,7 +196,8 @@ def test_a_query_during_writes_sees_one_whole_generation(tmp_path: Path) -> None
 
     def write() -> None:
         for b in range(25):
-            index.upsert(make_chunks("c", {f"b{b}.txt": [f"pump batch{b} " + "valve " * i for i in range(batch)]}))
+            chunks = make_chunks("c", {f"b{b}.txt": [f"pump batch{b} " + "valve " * i for i in range(batch)]})
+            index_chunks(index, chunks)
             if b % 8 == 7:
                 index.merge()
         done.set()
@@ -226,7 +227,7 @@ def test_the_postings_file_serves_every_term_as_whoosh_does(tmp_path: Path) -> N
     long_token = "x" * 700
     texts = {"a.txt": ["Zürich naïve café pump", f"{long_token} pump pump"], "b.txt": ["zebra café"]}
     chunks = make_chunks("c", texts)
-    index.upsert(chunks)
+    index_chunks(index, chunks)
     clauses = [Clause(tuple(index.analyze(w))) for w in ("zürich", "café", long_token, "pump", "absent")]
     before = {c.terms: searched(index, [c], require_all=False) for c in clauses}
     index.merge()                                           # one segment: its postings file is written
@@ -240,13 +241,13 @@ def test_the_postings_file_serves_every_term_as_whoosh_does(tmp_path: Path) -> N
 def test_merge_folds_batch_segments_and_leaves_a_big_one_alone(tmp_path: Path) -> None:
     index = KeywordIndex(tmp_path / "w")
     for seed, files in ((20, 3), (21, 3), (22, 3), (23, 1)):   # batches of 9 chunks, then a short one of 3
-        index.upsert(make_chunks("c", corpus(seed, files)))
-    assert index.segment_count() == 4
+        index_chunks(index, make_chunks("c", corpus(seed, files)))
+    assert whoosh_segments(index) == 4
     assert index.merge() == 1
     big = _segment_ids(index)
-    index.upsert(make_chunks("c", corpus(24, 1)))
+    index_chunks(index, make_chunks("c", corpus(24, 1)))
     assert index.merge() == 2                                  # 3 new chunks never rewrite the 30 below
-    index.upsert(make_chunks("c", corpus(25, 1)))
+    index_chunks(index, make_chunks("c", corpus(25, 1)))
     assert index.merge() == 2                                  # the two small ones merge, the big one stays
     assert big <= _segment_ids(index)
 
@@ -267,7 +268,7 @@ def test_phrases_match_whooshs_phrase_matcher_on_salad_and_long_repeats(tmp_path
     repeats = 33_000 if source == "int32 positions file" else 1200
     texts["long.txt"] = [" ".join(["wind tunnel"] * repeats + ["pump valve seal"] * 3), "pump valve", "valve pump"]
     chunks = make_chunks("c", texts)
-    index.upsert(chunks)
+    index_chunks(index, chunks)
     if source != "whoosh":
         index.merge()
         [positions] = index.path.glob("*.bm25_positions.npy")

@@ -6,10 +6,11 @@ from collections.abc import Callable
 
 import pytest
 
-from ragtui.collections import CollectionError, CollectionRegistry
 from ragtui.config import Settings
+from ragtui.library import CollectionError, CollectionRegistry
 from ragtui.model import Chunk, ChunkMeta, chunk_id
 from ragtui.stores.vector import cosine_from_chroma
+from tests.collection_builder import index_chunks
 from tests.fake_ollama import hashed_embedding
 
 
@@ -57,7 +58,7 @@ def test_keyword_and_vector_stores_round_trip(make_settings: Callable[..., Setti
     chunks = [make_chunk("a.md", 0, "Installing packages with pip"), make_chunk("a.md", 1, "Flushing the toilet"),
               make_chunk("b.md", 0, "Package installation is simple", page="3")]
     kw = coll.keyword
-    assert kw.upsert(chunks) == 3
+    assert index_chunks(kw, chunks) == 3
     assert kw.analyze("Installing packages") == ["instal", "packag"]
     with kw.scoring() as view:
         assert view.frequencies(["instal", "install"]) == (3, {"instal": 2, "install": 0})
@@ -76,11 +77,11 @@ def test_keyword_and_vector_stores_round_trip(make_settings: Callable[..., Setti
     assert kw.doc_count() == 1 and kw.sources() == {"b.md"}
 
 
-def test_upsert_replaces_text_of_an_existing_id(make_settings: Callable[..., Settings]) -> None:
+def test_a_rewritten_chunk_replaces_its_text_in_both_stores(make_settings: Callable[..., Settings]) -> None:
     coll = CollectionRegistry(make_settings()).create("c")
     old, new = make_chunk("a.md", 0, "old words"), make_chunk("a.md", 0, "new words")
     for chunk in (old, new):
-        coll.keyword.upsert([chunk])
+        index_chunks(coll.keyword, [chunk])
         coll.vectors("m").add([chunk], [hashed_embedding(chunk.text, 8)])
     assert coll.keyword.get([old.id])[0].text == "new words"
     assert coll.vectors("m").get([old.id])[0].text == "new words"
@@ -106,7 +107,7 @@ def test_threads_opening_a_new_keyword_index_at_once_share_one(tmp_path) -> None
     path = tmp_path / "whoosh"
     with ThreadPoolExecutor(max_workers=8) as pool:
         indexes = list(pool.map(lambda _: KeywordIndex(path), range(8)))
-    indexes[0].upsert([make_chunk("a.md", 0, "shared index")])
+    index_chunks(indexes[0], [make_chunk("a.md", 0, "shared index")])
     assert all(ix.doc_count() == 1 for ix in indexes)
 
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from ragtui.collections import CollectionInfo
 from ragtui.config import Settings, load_settings
 from ragtui.events import Event
+from ragtui.library import CollectionInfo
 from ragtui.tui.app import RagtuiApp
 from ragtui.tui.messages import OllamaProbed, research_message
 from ragtui.tui.screens.main import MainScreen

@@ -210,7 +210,7 @@ async def test_enter_in_the_name_field_creates_the_collection(snapshot_settings)
 
 
 async def test_ctrl_r_reads_the_collections_again(snapshot_settings) -> None:
-    from ragtui.collections import CollectionRegistry
+    from ragtui.library import CollectionRegistry
 
     settings = snapshot_settings()
     app = quiet_app(settings)

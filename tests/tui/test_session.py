@@ -260,7 +260,7 @@ async def test_enter_opens_the_source_in_its_document(settings: Settings, script
 
 
 async def test_no_hits_and_an_empty_collection_are_said(settings: Settings, script: Script) -> None:
-    from ragtui.collections import CollectionRegistry
+    from ragtui.library import CollectionRegistry
 
     CollectionRegistry(settings).create("blank", "nothing yet")
     app = RagtuiApp(settings, cursor_blink=False)

@@ -7,8 +7,8 @@ import dataclasses
 from textual.widgets import TextArea
 
 from ragtui.model import Chunk
+from ragtui.textfit import reflow
 from ragtui.tui.screens.source_viewer import SourceViewer
-from ragtui.tui.textfit import reflow
 from ragtui.workspace import DocumentView
 from tests.tui.conftest import quiet_app
 from tests.tui.scripted import make_sources

@@ -18,9 +18,9 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, ProgressBar, RichLog, Static
 
-from ragtui.collections import CollectionError, validate_collection_name
 from ragtui.errors import describe
 from ragtui.events import Event, FileSkipped, IngestFinished, IngestProgress, Notice
+from ragtui.library import CollectionError, validate_collection_name
 from ragtui.paths import user_path
 from ragtui.sanitize import one_line
 from ragtui.tui.engine import Engine

@@ -28,10 +28,10 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input
 
-from ragtui.collections import CollectionInfo
 from ragtui.config import Settings
 from ragtui.errors import RagtuiError, describe
 from ragtui.events import Event, NoticeLevel
+from ragtui.library import CollectionInfo
 from ragtui.model import AnnotationState, SessionSource
 from ragtui.tui import keymap
 from ragtui.tui.engine import Engine

@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.validation import Function
 from textual.widgets import Input, Static
 
-from ragtui.collections import NAME_RULE, CollectionError, validate_collection_name
+from ragtui.library import NAME_RULE, CollectionError, validate_collection_name
 
 HINT = "enter (in either field) creates it · tab: topic · esc cancels"
 

@@ -28,8 +28,8 @@ from textual.widgets.text_area import Selection
 from ragtui.llm.window import WINDOW_CHARS, best_window
 from ragtui.model import SessionSource
 from ragtui.sanitize import clean, one_line, same_length
+from ragtui.textfit import reflow
 from ragtui.tui.messages import CopyRequested
-from ragtui.tui.textfit import reflow
 from ragtui.tui.widgets.sources import MISQUOTE_NOTE
 from ragtui.workspace import DocumentView
 

@@ -10,7 +10,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Label, ListItem, ListView, Static
 
-from ragtui.collections import CollectionInfo
+from ragtui.library import CollectionInfo
 from ragtui.sanitize import one_line
 from ragtui.tui.messages import CollectionToggled
 

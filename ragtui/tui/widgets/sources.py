@@ -24,10 +24,9 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Static, TabbedContent, TabPane, Tabs
 
 from ragtui.model import AnnotationState, Override, SessionSource
-from ragtui.sanitize import clean, same_length
-from ragtui.sanitize import one_line as name_line
+from ragtui.sanitize import clean, one_line, same_length
+from ragtui.textfit import clip_line, shorten_middle, without_sentinel
 from ragtui.tui.messages import SourceChosen
-from ragtui.tui.textfit import one_line, shorten_middle, without_sentinel
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPIN_EVERY = 0.1         # seconds per spinner frame
@@ -204,15 +203,15 @@ class SourcesPanel(Vertical):
         meta = s.chunk.meta
         legs = LEGS.get(tuple(s.legs), "V+K" if s.legs else "-")
         note = s.error or self.annotation_text(s)
-        note_cell = Text(one_line(note, self.row_lines * (self.note_width - 1) - 1),
+        note_cell = Text(clip_line(note, self.row_lines * (self.note_width - 1) - 1),
                          style="red" if s.error else ("dim" if s.filtered else ""))
         room = (WIDE_COLUMNS if self.wide else NARROW_COLUMNS)["file"]
         cells: dict[str, Text | str] = {
             "#": Text(str(s.number), style=USE_STYLES.get(self.use.get(s.number, ""), "bold")),
             "rel": f"{s.rel_score:.2f}",
-            "collection": Text(name_line(meta.collection)),       # Text: a name is never read as markup
-            "file": Text(shorten_middle(name_line(meta.source), room)),
-            "page": Text(name_line(meta.page)),
+            "collection": Text(one_line(meta.collection)),       # Text: a name is never read as markup
+            "file": Text(shorten_middle(one_line(meta.source), room)),
+            "page": Text(one_line(meta.page)),
             "legs": legs,
             "state": state_text(s, self.frame, running),
             "annotation": note_cell,
@@ -255,9 +254,9 @@ class SourcesPanel(Vertical):
             return
         meta = source.chunk.meta
         text = Text()
-        text.append(f"[{source.number}] {name_line(source.chunk.label)}", style="bold")
+        text.append(f"[{source.number}] {one_line(source.chunk.label)}", style="bold")
         if meta.heading:
-            text.append(f" · {name_line(meta.heading)}", style="italic")
+            text.append(f" · {one_line(meta.heading)}", style="italic")
         text.append(f" · rel {source.rel_score:.2f} · {'+'.join(source.legs) or '-'}", style="dim")
         use = self.use.get(source.number)
         if use:

@@ -47,7 +47,7 @@ async def test_buried_keyword_match_is_rescued_by_the_keyword_leg(notes: Setting
     hybrid = await retrieve(notes, "zeolite cartridge", ["notes"])
     garden = [h for h in hybrid.hits if h.chunk.meta.source == "garden.txt"]
     assert garden and garden[0].legs == ("keyword",)
-    assert garden[0].score == pytest.approx(0.15)          # keyword only: the fts.weight floor (RAGWeed 3d)
+    assert garden[0].score == pytest.approx(0.15)          # keyword only: the keyword_weight floor (RAGWeed 3d)
     meta = hybrid.meta.collections["notes"]
     assert meta.keyword.tier == 2 and meta.keyword.and_hits == 1
     assert meta.hits.vector == 3
@@ -129,7 +129,7 @@ async def test_a_keyword_only_collection_is_fused_on_the_same_scale(make_setting
 
 async def test_a_collection_recreated_under_its_name_is_reopened_and_the_old_one_closed(
         make_settings: Callable[..., Settings]) -> None:
-    from ragtui.collections import CollectionRegistry
+    from ragtui.library import CollectionRegistry
 
     settings = make_settings()
     build_collection(settings, "c", {"old.txt": ["Turbine blades crack under heat."]})

@@ -1,4 +1,5 @@
-"""Fitting text into cells: paths shortened from the middle, one-line clips, the annotation's sentinel hidden."""
+"""Fitting text into terminal cells, for both front ends: paths shortened from the middle, one-line clips, the
+annotation's sentinel hidden, PDF soft line breaks reflowed."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def shorten_middle(path: str, width: int) -> str:
     return path[:head] + ELLIPSIS + name
 
 
-def one_line(text: str, width: int) -> str:
+def clip_line(text: str, width: int) -> str:
     """Untrusted text on one line: escape sequences and controls removed (`sanitize.clean`), whitespace folded
     to single spaces, clipped to `width` cells with an ellipsis."""
     line = " ".join(clean(text).split())

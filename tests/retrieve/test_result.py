@@ -11,7 +11,7 @@ import pytest
 from ragtui.config import Settings
 from ragtui.retrieve.result import CollectionMeta, KeywordMeta, RetrievalMeta
 from tests.collection_builder import build_collection
-from tests.test_retrieval_integration import NOTES, retrieve
+from tests.retrieve.test_pipeline import NOTES, retrieve
 
 # Captured from `ragtui query --json` before retrieval_meta had types: two collections (one without
 # embeddings, its keyword leg skipped), a keyword-only query with synonyms, and vector mode.

@@ -4,26 +4,25 @@ from pathlib import Path
 
 import pytest
 
-from ragtui.config import FtsSettings
+from ragtui.config import KeywordSettings
 from ragtui.retrieve.keyword_leg import keyword_search, plan_for
 from ragtui.stores.keyword import KeywordIndex
-from tests.collection_builder import make_chunks
+from tests.collection_builder import index_chunks, make_chunks
 
-FTS = FtsSettings(enabled=True, weight=0.15, min_query_ic=0.5, long_query_threshold=5, bm25_k1=1.2,
-                  bm25_b=0.75)
+KEYWORD = KeywordSettings(enabled=True, min_query_ic=0.5, long_query_threshold=5, bm25_k1=1.2, bm25_b=0.75)
 
 
 @pytest.fixture
 def index(tmp_path: Path) -> KeywordIndex:
     ix = KeywordIndex(tmp_path / "whoosh")
-    ix.upsert(make_chunks("c", {"a.txt": ["Flushing the toilet tank.", "The tank was flushed twice."],
+    index_chunks(ix, make_chunks("c", {"a.txt": ["Flushing the toilet tank.", "The tank was flushed twice."],
                                 "b.txt": ["Control valves and the toilet."]}))
     return ix
 
 
 def test_df_is_read_for_the_stemmed_term_and_stop_words_count_as_everywhere(index: KeywordIndex) -> None:
     with index.scoring() as view:
-        plan, term_of = plan_for(index, view, ["flushing", "the", "zebra"], FTS, 5)
+        plan, term_of = plan_for(index, view, ["flushing", "the", "zebra"], KEYWORD, 5)
     assert term_of == {"flushing": "flush", "zebra": "zebra"}             # "the" is a stop word: no term
     assert plan.idf["flushing"] == pytest.approx(0.287682, abs=1e-6)      # ln(4 / 3): "flush" in 2 of N = 3
     assert plan.idf["the"] == pytest.approx(0.0)                          # df = N
@@ -34,14 +33,14 @@ def test_df_is_read_for_the_stemmed_term_and_stop_words_count_as_everywhere(inde
 def test_idf_cache_is_dropped_when_the_index_changes(index: KeywordIndex) -> None:
     with index.scoring() as view:
         assert view.frequencies(["tank"]) == (3, {"tank": 2})
-    index.upsert(make_chunks("c", {"c.txt": ["A tank of water."]}))
+    index_chunks(index, make_chunks("c", {"c.txt": ["A tank of water."]}))
     with index.scoring() as view:
         assert view.frequencies(["tank"]) == (4, {"tank": 3})
 
 
 def test_full_matches_stay_ahead_in_the_or_tier(index: KeywordIndex) -> None:
     # mean IDF = (ln(4/3) + ln(4/2)) / 2 = 0.49: under the default gate, so lower it here
-    result = keyword_search(index, "toilet valves", fts=FtsSettings(True, 0.15, 0.1, 5, 1.2, 0.75), top_k=10,
+    result = keyword_search(index, "toilet valves", keyword=KeywordSettings(True, 0.1, 5, 1.2, 0.75), top_k=10,
                             synonyms=None, max_synonyms=0)
     assert result.meta.tier == 2 and result.meta.and_hits == 1
     texts = [c.text for c, _ in result.hits]

@@ -136,8 +136,8 @@ class Collection:
             if self._keyword is None:
                 from ragtui.stores.postings import Bm25Params  # numpy: not before the TUI's first frame
 
-                fts = self.settings.fts
-                self._keyword = KeywordIndex(self.path / "whoosh", Bm25Params(fts.bm25_k1, fts.bm25_b))
+                keyword = self.settings.keyword
+                self._keyword = KeywordIndex(self.path / "whoosh", Bm25Params(keyword.bm25_k1, keyword.bm25_b))
             return self._keyword
 
     def vectors(self, model: str) -> VectorIndex:

@@ -1,9 +1,9 @@
-"""The hybrid retriever: vector and keyword legs per collection, merged (RAGWeed 3a-3d, spec §5).
+"""The hybrid retriever: vector and keyword legs per collection, merged.
 
 Per collection, in parallel: the vector leg (the lowercased query embedded once
 per model, each of the collection's Chroma indexes searched, best cosine per
 chunk kept) and the Whoosh keyword leg (keyword_leg.py); then the merge by
-`retrieve.fusion`. Imports LlamaIndex at module level: `hybrid.retrieve` loads
+`retrieve.fusion`. Imports LlamaIndex at module level: `pipeline.retrieve` loads
 it only when a query runs.
 """
 
@@ -30,7 +30,7 @@ from ragtui.server_limits import too_deep
 from ragtui.stores.vector import check_vectors
 
 if TYPE_CHECKING:
-    from ragtui.collections import Collection
+    from ragtui.library import Collection
 
 
 @dataclass
@@ -68,7 +68,7 @@ def describe_embed_error(host: str, model: str, exc: BaseException) -> str:
 
 
 async def embed_query(settings: Settings, query: str, models: Sequence[str]) -> QueryEmbeddings:
-    """The lowercased query embedded once per model, in parallel (RAGWeed 3a); failures recorded, not raised."""
+    """The lowercased query embedded once per model, in parallel; failures recorded, not raised."""
     from ragtui.ollama_api import ollama_embedding
 
     out = QueryEmbeddings()
@@ -92,7 +92,7 @@ async def embed_query(settings: Settings, query: str, models: Sequence[str]) -> 
 
 def fuse(scored: Sequence[Scored], fusion: str, *, weight: float, rrf_k: int,
          raw_single: bool = True) -> list[tuple[Scored, float]]:
-    """Merged scores, best first (RAGWeed 3d boost or RRF).
+    """Merged scores, best first (additive keyword boost or RRF).
 
     When only one leg produced anything and `raw_single` is set (every
     collection is in the same single-leg situation), that leg's own scores rank
@@ -115,7 +115,7 @@ def fuse(scored: Sequence[Scored], fusion: str, *, weight: float, rrf_k: int,
 
 
 class HybridRetriever(BaseRetriever):
-    """Vector + keyword legs per collection, merged; LlamaIndex `BaseRetriever` (spec §5).
+    """Vector + keyword legs per collection, merged; LlamaIndex `BaseRetriever`.
 
     `lexicon` supplies synonyms for the keyword leg. `embed` replaces the Ollama
     query embedding (evaluation and benchmarks pass precomputed vectors). After a
@@ -178,7 +178,7 @@ class HybridRetriever(BaseRetriever):
         collections: dict[str, CollectionMeta] = {}
         for collection, (evidence, meta, _) in zip(self.collections, results, strict=True):
             t = time.perf_counter()
-            fused = fuse(evidence, self.settings.retrieve.fusion, weight=self.settings.fts.weight,
+            fused = fuse(evidence, self.settings.retrieve.fusion, weight=self.settings.retrieve.keyword_weight,
                          rrf_k=self.settings.retrieve.rrf_k, raw_single=raw_single)
             collections[collection.name] = replace(meta, merge_ms=round((time.perf_counter() - t) * 1000, 2),
                                                    hits=replace(meta.hits, merged=len(fused)))
@@ -253,10 +253,10 @@ class HybridRetriever(BaseRetriever):
         return list(scored.values()), meta, vector_ran
 
     def _runs_keyword(self) -> bool:
-        return self.mode == "keyword" or (self.mode == "hybrid" and self.settings.fts.enabled)
+        return self.mode == "keyword" or (self.mode == "hybrid" and self.settings.keyword.enabled)
 
     def _keyword_leg(self, collection: Collection, query: str, lookup: Synonyms | None) -> KeywordResult:
-        return keyword_search(collection.keyword, query, fts=self.settings.fts, top_k=self.top_k,
+        return keyword_search(collection.keyword, query, keyword=self.settings.keyword, top_k=self.top_k,
                               synonyms=lookup, max_synonyms=self.settings.synonyms.max_per_word)
 
     def _vector_leg(self, collection: Collection, embeddings: QueryEmbeddings, scored: dict[str, Scored],

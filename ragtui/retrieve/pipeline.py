@@ -1,11 +1,11 @@
-"""Hybrid retrieval over one or more opened collections: the research session's entry point (RAGWeed 3, spec §5).
+"""Hybrid retrieval over one or more opened collections: the research session's entry point.
 
     retrieval = await retrieve(settings, "toilet flushing", [collection], lexicon=lexicon)
 
 The Workspace opens the collections and owns the lexicon; `Workspace.retrieve`
 is the call by name. The legs run per collection in parallel and are merged by
-`retrieve.fusion` (retriever.py); the collections' results are pooled and the
-RAGWeed 3e-3f postprocessors applied (postprocess.py). Degraded modes are
+`retrieve.fusion` (hybrid_retriever.py); the collections' results are pooled and the
+postprocessors applied (postprocess.py: per-file cap, dedupe, relative score, cuts). Degraded modes are
 stated, never silent: an unreachable embedder or a collection without vectors
 answers keyword-only with a notice, and an empty result says so.
 """
@@ -25,22 +25,22 @@ from ragtui.retrieve.result import Hit, Mode, RerankMeta, Retrieval
 if TYPE_CHECKING:
     from llama_index.core.schema import NodeWithScore
 
-    from ragtui.collections import Collection
-    from ragtui.retrieve.retriever import HybridRetriever, QueryEmbedder, Scored
+    from ragtui.library import Collection
+    from ragtui.retrieve.hybrid_retriever import HybridRetriever, QueryEmbedder, Scored
     from ragtui.retrieve.wordnet import Lexicon
 
 
 async def retrieve(settings: Settings, query: str, collections: Sequence[Collection], *, lexicon: Lexicon,
                    mode: Mode = "hybrid", synonyms: bool | None = None,
                    embed: QueryEmbedder | None = None) -> Retrieval:
-    """Ranked, capped, deduped, normalised hits for `query` over these collections (spec §5).
+    """Ranked, capped, deduped, normalised hits for `query` over these collections.
 
     `mode`: "hybrid" (both legs), "vector" or "keyword". `synonyms` overrides
     synonyms.enabled for this query; `lexicon` supplies them. `embed` replaces the
     query embedding (evaluation passes precomputed vectors).
     """
+    from ragtui.retrieve.hybrid_retriever import HybridRetriever
     from ragtui.retrieve.postprocess import FUSED_SCORE_KEY, postprocessors
-    from ragtui.retrieve.retriever import HybridRetriever
 
     retriever = HybridRetriever(settings, collections, lexicon=lexicon, mode=mode, synonyms=synonyms, embed=embed)
     nodes = await retriever.aretrieve(query)

@@ -5,13 +5,13 @@ import math
 import pytest
 
 from ragtui.retrieve.lexical import (
-    idf,
     idf_third,
     needs_or_tier,
     passes_ic_gate,
     plan_keyword_query,
     query_words,
     rank_by_idf,
+    smoothed_idf,
     split_long_query,
     synonym_budget,
 )
@@ -22,11 +22,11 @@ def test_query_words_are_lowercased_alphanumeric_runs_without_repeats() -> None:
     assert query_words("?!  ,") == []
 
 
-def test_idf_hand_computed() -> None:
-    assert idf(99, 9) == pytest.approx(math.log(10))        # ln(100/10) = 2.302585
-    assert idf(99, 0) == pytest.approx(math.log(100))       # df = 0 is the maximum, ln(N+1)
-    assert idf(99, 99) == pytest.approx(0.0)
-    assert idf(3, 1) == pytest.approx(0.693147, abs=1e-6)   # ln(4/2)
+def test_smoothed_idf_hand_computed() -> None:
+    assert smoothed_idf(99, 9) == pytest.approx(math.log(10))        # ln(100/10) = 2.302585
+    assert smoothed_idf(99, 0) == pytest.approx(math.log(100))       # df = 0 is the maximum, ln(N+1)
+    assert smoothed_idf(99, 99) == pytest.approx(0.0)
+    assert smoothed_idf(3, 1) == pytest.approx(0.693147, abs=1e-6)   # ln(4/2)
 
 
 def test_ic_gate_uses_the_mean_and_rejects_empty_queries() -> None:
