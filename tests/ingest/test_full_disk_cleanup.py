@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from ragtui.collections import Collection
 from ragtui.config import Settings
 from ragtui.ingest.pipeline import DiskFull
+from ragtui.library import Collection
 from ragtui.stores.keyword import KeywordIndex
 from tests.ingest.conftest import ingest
 
