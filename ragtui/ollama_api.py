@@ -94,11 +94,21 @@ def has_model(available: tuple[str, ...], wanted: str) -> bool:
 def context_length_of(show: Any) -> int | None:
     """The "*.context_length" of an /api/show answer's model_info (e.g. "bert.context_length"), None when the
     answer (untrusted) does not say so as a positive integer."""
+    return _model_info_int(show, ".context_length")
+
+
+def embedding_length_of(show: Any) -> int | None:
+    """The "*.embedding_length" of an /api/show answer's model_info (e.g. "bert.embedding_length": the dimension
+    of an embedding model's vectors), None when the answer does not say so as a positive integer."""
+    return _model_info_int(show, ".embedding_length")
+
+
+def _model_info_int(show: Any, suffix: str) -> int | None:
     info = show.get("model_info") if isinstance(show, dict) else None
     if not isinstance(info, dict):
         return None
     for key, value in info.items():
-        if isinstance(key, str) and key.endswith(".context_length") and isinstance(value, int) \
+        if isinstance(key, str) and key.endswith(suffix) and isinstance(value, int) \
                 and not isinstance(value, bool) and value > 0:
             return value
     return None
@@ -110,26 +120,27 @@ def show_context_length(host: str, model: str, max_bytes: int, timeout: float = 
     try:
         with sync_client(timeout=timeout, max_bytes=max_bytes, deadline_key="the probe's 3 s") as client:
             response = client.post(f"{host.rstrip('/')}/api/show", json={"model": model})
-        return _context_length(host, response)
+        return context_length_of(_show_answer(host, response))
     except (httpx.HTTPError, ValueError):
         return None
 
 
-async def ashow_context_length(host: str, model: str, max_bytes: int, timeout: float) -> int | None:
-    """`show_context_length` for async callers (the ingest), within `timeout` (ollama.timeout)."""
+async def ashow(host: str, model: str, max_bytes: int, timeout: float) -> Any:
+    """Ollama's /api/show answer for the model, for async callers (the ingest), within `timeout` (ollama.timeout);
+    None when unreachable or failing. Untrusted: read it with `context_length_of` and `embedding_length_of`."""
     try:
         async with async_client(timeout=timeout, max_bytes=max_bytes, deadline_s=timeout,
                                 deadline_key="ollama.timeout") as client:
             response = await client.post(f"{host.rstrip('/')}/api/show", json={"model": model})
-        return _context_length(host, response)
+        return _show_answer(host, response)
     except (httpx.HTTPError, ValueError):
         return None
 
 
-def _context_length(host: str, response: httpx.Response) -> int | None:
+def _show_answer(host: str, response: httpx.Response) -> Any:
     if response.status_code != 200:
         return None
-    return context_length_of(loads(response.content, f"{host.rstrip('/')}/api/show"))
+    return loads(response.content, f"{host.rstrip('/')}/api/show")
 
 
 def ollama_embedding(settings: Settings, model: str, *, workers: int | None = None) -> OllamaEmbedding:
