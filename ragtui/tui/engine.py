@@ -12,7 +12,6 @@ are first imported in a thread too, so the UI keeps drawing while they load.
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 from pathlib import Path
@@ -57,9 +56,6 @@ class AsyncWorkspace:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.workspace = Workspace(settings)
-        # llama_index has circular imports: two threads importing it at once can see a partially initialised
-        # module (an ImportError). So the warm-up, a first query and an ingest import one after another.
-        self._imports = threading.Lock()
 
     def close(self) -> None:
         """Close what the workspace opened; called once the app has stopped."""
@@ -70,7 +66,7 @@ class AsyncWorkspace:
         from ragtui.ollama_api import OllamaUnreachable, probe
 
         try:
-            status = await asyncio.to_thread(probe, self.settings.ollama.host)
+            status = await asyncio.to_thread(probe, self.settings.ollama.host, self.settings.limits.max_reply_bytes)
         except OllamaUnreachable as exc:
             return (), str(exc)
         return status.models, ""
@@ -93,12 +89,8 @@ class AsyncWorkspace:
             return
 
     async def _import(self, load: Callable[[], None]) -> None:
-        """Run `load` in a thread, after any other import of heavy modules has finished."""
-        def locked() -> None:
-            with self._imports:
-                load()
-
-        await asyncio.to_thread(locked)
+        """Run `load` in a thread: the heavy libraries come in through `ragtui.heavy`, one thread at a time."""
+        await asyncio.to_thread(load)
 
     # --- collections -----------------------------------------------------------
 
@@ -114,7 +106,7 @@ class AsyncWorkspace:
 
     async def ingest(self, path: Path, collection: str) -> AsyncGenerator[Event, None]:
         """Ingest events (IngestProgress, FileSkipped, IngestFinished) for one folder or file."""
-        await self._import(_import_ingest)
+        await self._import(_preload)
         async with aclosing(self.workspace.ingest([path], collection)) as events:
             async for event in events:
                 yield event
@@ -153,6 +145,3 @@ def _preload() -> None:
 
     preload()
 
-
-def _import_ingest() -> None:
-    import ragtui.ingest.pipeline  # noqa: F401
