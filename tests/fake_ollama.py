@@ -99,17 +99,6 @@ def default_responder(body: dict[str, Any]) -> Reply:
     return Reply.text("The sources agree on this [1].")
 
 
-def cites_after_full_stop(body: dict[str, Any]) -> Reply:
-    """A real model's citation habit: each sentence quotes the start of one source and cites it after its
-    full stop ('... "the quoted words". [3]'). Annotation prompts get the default reply."""
-    prompt = str(body.get("messages", [{}])[-1].get("content", ""))
-    if "EXTRACT" in prompt:
-        return default_responder(body)
-    blocks = re.findall(r"(?ms)^\[(\d+)\] SOURCE: .*?\n(?:ANNOTATION: .*?\n)?(<<<\n.*?\n>>>)$", prompt)
-    sentences = [f'Source {n} reads: "{" ".join(fenced(block).split()[:6])}". [{n}]' for n, block in blocks]
-    return Reply.text(" ".join(sentences) or "The sources do not say.")
-
-
 class FakeOllama:
     def __init__(self) -> None:
         self.models: dict[str, Model] = {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
 from http.server import ThreadingHTTPServer
 from typing import Any
 
@@ -17,6 +18,7 @@ class FakeOpenAI:
     def __init__(self, models: tuple[str, ...] = ("served-model",)) -> None:
         self.models = models
         self.answer = "The pump starts at 3 bar [1]."
+        self.responder: Callable[[dict[str, Any]], str] | None = None   # the answer per request, when set
         self.status = 200                   # non-200: answer {"error": {"message": error}} with this code
         self.error = "GPU fell over"
         self.error_after: int | None = None  # send an error event after this many pieces and stop
@@ -46,7 +48,8 @@ class FakeOpenAI:
                 time.sleep(fake.delay)
                 if fake.status != 200:
                     return self._json({"error": {"message": fake.error}}, fake.status)
-                pieces = re.findall(r"\S+\s*", fake.answer)
+                answer = fake.responder(body) if fake.responder else fake.answer
+                pieces = re.findall(r"\S+\s*", answer)
                 reason = "stop"
                 limit = body.get("max_tokens") or 0
                 if 0 < limit < len(pieces):
