@@ -60,3 +60,18 @@ def echoes_instruction(body: dict[str, Any]) -> str:
         return _default(body)
     first = re.split(r"(?<=[.!?])\s", extract, maxsplit=1)[0][:160]
     return f'If no quote is relevant write only [IRRELEVANT!!!] and stop.\n"{first}" This answers the question.'
+
+
+def restarts_when_continued(body: dict[str, Any]) -> str:
+    """Asked to go on, the model starts the answer again from its opening (its first 13 words, "must"
+    said as "should"), then goes on with new text. The first answer is `ANSWER`."""
+    partial = next((str(m.get("content", "")) for m in body.get("messages", []) if m.get("role") == "assistant"),
+                   None)
+    if partial is None:
+        return ANSWER
+    return " ".join(partial.split()[:13]).replace(" must ", " should ", 1) + " " + NEW_TEXT
+
+
+ANSWER = ("Centrifugal pumps must be primed before they start [1]. A primed pump starts at about 3 bar of "
+          "pressure, and the relief valve opens at 12 bar [2]. Running a pump dry wears its seals quickly.")
+NEW_TEXT = "The level sensor trips the motor [1]."
