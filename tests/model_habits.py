@@ -75,3 +75,15 @@ def restarts_when_continued(body: dict[str, Any]) -> str:
 ANSWER = ("Centrifugal pumps must be primed before they start [1]. A primed pump starts at about 3 bar of "
           "pressure, and the relief valve opens at 12 bar [2]. Running a pump dry wears its seals quickly.")
 NEW_TEXT = "The level sensor trips the motor [1]."
+
+
+LOOP_INTRO = "The pump starts at 3 bar [1].\n\n"
+LOOP_PARAGRAPH = ("Running a pump dry wears its seals within minutes [2]. The manual asks for a check of the water "
+                  "level before every start [2].")
+
+
+def loops(body: dict[str, Any]) -> str:
+    """The answer falls into a loop: one paragraph written ten times over (until max_tokens, in life)."""
+    if _extract(body) is not None:
+        return _default(body)
+    return LOOP_INTRO + "\n\n".join([LOOP_PARAGRAPH] * 10)
