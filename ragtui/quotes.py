@@ -30,6 +30,10 @@ _QUOTED = re.compile(r'"([^"]{1,2000}?)"|“([^”]{1,2000}?)”|«([^»]{1,2000
 _GAP = re.compile(r"\.\.\.|…|\[[^\]]*\]")
 _WORD = re.compile(r"\w+")
 _SENTENCE_END = re.compile(r"[.!?]+[\"'”’»)\]]*(?=\s|$|\[\d)|\n")
+_MARKED = re.compile(r"(?P<quote>(?:^[ \t]*>.*(?:\n|$))+)|```[^\n]*\n(?P<code>[\s\S]*?)```|`(?P<span>[^`\n]+)`",
+                     re.MULTILINE)
+_BLOCKQUOTE_MARK = re.compile(r"^[ \t]*>[ \t]?", re.MULTILINE)
+UNMARKED_WORDS = 8    # an unmarked run this long, word for word from the chunk, is a quote, not a coincidence
 _PARAGRAPH = re.compile(r"\n[ \t]*\n")
 
 
@@ -101,6 +105,49 @@ def quoted_passages(text: str) -> list[tuple[int, int, str]]:
 def misquotes(annotation: str, text: str) -> tuple[str, ...]:
     """The quotes of an annotation that its chunk's text does not hold (none quoted: nothing to flag)."""
     return tuple(quote for _, _, quote in quoted_passages(annotation) if not occurs(quote, text))
+
+
+def found_quotes(annotation: str, text: str) -> tuple[str, ...]:
+    """The passages of an annotation that quote its chunk's `text`, in order of appearance.
+
+    A quote is a passage in quotation marks, a block quote ("> " lines) or a code span or fenced
+    block, of `MIN_WORDS` words or more, that `occurs` in the text; or, unmarked, a run of
+    `UNMARKED_WORDS` words in a row that the text holds in that order (a model that copies a
+    sentence without marking it still quotes). Code, an echo of the prompt or a paraphrase gives none.
+    """
+    found = [(start, quote) for start, _, quote in quoted_passages(annotation) if occurs(quote, text)]
+    for match in _MARKED.finditer(annotation):
+        block = (_BLOCKQUOTE_MARK.sub("", match.group("quote")) if match.group("quote")
+                 else match.group("code") or match.group("span"))
+        if _word_count(block) >= MIN_WORDS and occurs(block, text):
+            found.append((match.start(), block.strip()))
+    unmarked = _MARKED.sub(lambda m: " " * len(m.group()), _QUOTED.sub(lambda m: " " * len(m.group()), annotation))
+    found += _unmarked(unmarked, text)
+    return tuple(dict.fromkeys(quote for _, quote in sorted(found)))
+
+
+def quoteless(annotation: str, text: str) -> bool:
+    """Whether an annotation gives no quote its chunk's `text` holds (`found_quotes`)."""
+    return not found_quotes(annotation, text)
+
+
+def _unmarked(annotation: str, text: str) -> list[tuple[int, str]]:
+    """(start, passage) for each longest run of at least UNMARKED_WORDS words of `annotation` that `text`
+    holds, run by run; linear in both (a set of the text's runs of that many words)."""
+    words = list(_WORD.finditer(unicodedata.normalize("NFKC", annotation).casefold()))
+    folded = _words(text).split()
+    runs = {tuple(folded[i:i + UNMARKED_WORDS]) for i in range(len(folded) - UNMARKED_WORDS + 1)}
+    found, i = [], 0
+    while i + UNMARKED_WORDS <= len(words):
+        if tuple(w.group() for w in words[i:i + UNMARKED_WORDS]) not in runs:
+            i += 1
+            continue
+        end = i + UNMARKED_WORDS
+        while end < len(words) and tuple(w.group() for w in words[end + 1 - UNMARKED_WORDS:end + 1]) in runs:
+            end += 1
+        found.append((words[i].start(), " ".join(w.group() for w in words[i:end])))
+        i = end
+    return found
 
 
 def check_quotes(answer: str, citations: Sequence[Cited], texts: Mapping[int, str]) -> tuple[QuoteCheck, ...]:

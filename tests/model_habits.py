@@ -87,3 +87,11 @@ def loops(body: dict[str, Any]) -> str:
     if _extract(body) is not None:
         return _default(body)
     return LOOP_INTRO + "\n\n".join([LOOP_PARAGRAPH] * 10)
+
+
+def answers_without_quoting(body: dict[str, Any]) -> str:
+    """An annotation with no quote: code for a function the extract never names, and a paraphrase."""
+    if _extract(body) is None:
+        return _default(body)
+    return ("You can read the file with `csv.read_csv(path)`:\n```python\nrows = csv.read_csv('data.csv')\n```\n"
+            "This is relevant because it shows how to load the data.")
