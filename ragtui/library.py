@@ -18,10 +18,19 @@ holds it for one store call at a time and then bumps the generation, and a reade
 that finds a newer generation than its process loaded restarts its Chroma system.
 
 Stores open lazily, so listing collections never imports chromadb.
+
+Damage stays in the collection it hit: `Collection.damage()` is the one answer to
+"is this collection damaged, and why" (an unreadable manifest, records, keyword
+index or vector store; `CollectionRegistry.path` refuses a link in a
+collection's place the same way), and `Collection.unreadable(exc)` says what an
+error met while reading one means (it was deleted meanwhile, or its files are
+damaged). The listing, the retriever and the TUI use both; a damaged collection
+can always be deleted.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import json
@@ -35,7 +44,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -68,6 +77,52 @@ class CollectionError(RagtuiError):
 
 class IngestBusy(CollectionError):
     """Another ingest holds the collection's lock."""
+
+
+@dataclass(frozen=True)
+class Damage:
+    """Why a collection cannot be used as it is: the file (or folder) that could not be read and the error.
+    Damaged vectors alone (`vectors_only`) still leave the keyword index to search."""
+
+    file: Path
+    reason: str
+    vectors_only: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.reason}"
+
+
+class CollectionDamaged(CollectionError):
+    """A collection whose files cannot be read; the message names the file, the error and the way out."""
+
+    def __init__(self, name: str, damage: Damage) -> None:
+        self.name = name
+        self.damage = damage
+        super().__init__(f"collection {name} is damaged ({damage})",
+                         hint=f"delete it with `ragtui collections delete {name} --yes`, then ingest again")
+
+
+class CollectionGone(CollectionError):
+    """The collection was deleted (by another process) while it was being read."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(f"collection {name} was deleted while this query ran")
+
+
+def reembed_command(name: str, model: str) -> str:
+    """The command that embeds a collection's chunks again with one model, from its records (what a vector index
+    of the wrong dimension, or with vectors that can never be right, needs)."""
+    return f"`ragtui collections reembed {name} --model {model}`"
+
+
+def _reason(exc: BaseException) -> str:
+    """The first line of an error, with its type when the message alone would not say what it is."""
+    lines = str(exc).strip().splitlines()
+    text = lines[0][:300] if lines else ""
+    if isinstance(exc, (OSError, ValueError, sqlite3.Error)) and text:
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def validate_collection_name(name: str) -> str:
@@ -108,7 +163,10 @@ class Collection:
 
     @property
     def manifest(self) -> dict[str, Any]:
-        return json.loads((self.path / MANIFEST).read_text(encoding="utf-8"))
+        data = json.loads((self.path / MANIFEST).read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError(f"{MANIFEST} holds JSON that is not an object")
+        return data
 
     def update_manifest(self, **fields: Any) -> dict[str, Any]:
         """Merge fields into the manifest; written atomically so a kill never leaves half a file."""
@@ -134,6 +192,7 @@ class Collection:
     def keyword(self) -> KeywordIndex:
         with self._open_lock:
             if self._keyword is None:
+                self._still_here()
                 from ragtui.stores.postings import Bm25Params  # numpy: not before the TUI's first frame
 
                 keyword = self.settings.keyword
@@ -145,10 +204,19 @@ class Collection:
         with self._open_lock:
             if model not in self._vectors:
                 if self._client is None:
+                    self._still_here()
                     self._client = chroma_client(self.settings.chroma, self.path / "chroma")
                     self._client_epoch = self._epoch(self.generation())
                 self._vectors[model] = VectorIndex(self._client, self.chroma_name(model), model)
             return self._vectors[model]
+
+    def drop_vectors(self, model: str) -> None:
+        """Delete every vector of `model` (its whole Chroma collection, dimension and all); inside
+        `vector_access(write=True)`. The caller un-marks them in the records."""
+        index = self.vectors(model)
+        with self._open_lock:
+            self._vectors.pop(model, None)
+        index.client.delete_collection(index.collection.name)
 
     def prepare(self, models: Sequence[str], *, keyword: bool = True) -> None:
         """Open what a query reads, each store in its own thread so their cold loads overlap: the keyword
@@ -233,6 +301,7 @@ class Collection:
     def records(self) -> IngestRecords:
         with self._open_lock:
             if self._records is None:
+                self._still_here()
                 self._records = IngestRecords(self.path)
             return self._records
 
@@ -280,12 +349,18 @@ class Collection:
         return state
 
     def info(self) -> CollectionInfo:
-        """The collection's summary; a damaged manifest or records file gives state "damaged" (naming the file
-        and the error) instead of failing, so one broken collection never hides the others."""
-        try:
-            return self._info()
-        except (OSError, ValueError, sqlite3.DatabaseError) as exc:   # JSONDecodeError and UnicodeError are ValueErrors
-            return CollectionInfo(self.name, "", "", (), 0, "damaged", damaged=_damage(self.path, exc))
+        """The collection's summary; a damaged collection gives state "damaged" (naming the file and the error,
+        `damage()`) instead of failing, so one broken collection never hides the others. Damaged vectors alone
+        leave the rest of the summary to read."""
+        damage = self.damage()
+        if damage is None or damage.vectors_only:
+            try:
+                info = self._info()
+            except Exception as exc:  # damaged since damage() looked, or deleted: unreadable() tells which
+                damage = _damage_or_gone(self.unreadable(exc))
+            else:
+                return info if damage is None else replace(info, state="damaged", damaged=str(damage))
+        return CollectionInfo(self.name, "", "", (), 0, "damaged", damaged=str(damage))
 
     def _info(self) -> CollectionInfo:
         manifest = self.manifest
@@ -296,6 +371,59 @@ class Collection:
             files, skipped = counts.get("done", 0), counts.get("skipped", 0)
         return CollectionInfo(self.name, str(manifest.get("topic", "")), str(manifest.get("created", "")),
                               tuple(manifest.get("models", [])), chunks, self.state, files, skipped)
+
+    def damage(self) -> Damage | None:
+        """What makes this collection unreadable, None when nothing does: the one check behind every "damaged".
+
+        Reads the manifest, the records, the keyword index and the embedded vector store's database in that
+        order (only those that exist) and reports the first that fails; a file is only read, never repaired.
+        A damaged file can make its library raise anything, so any exception counts. CollectionGone when
+        the collection was deleted meanwhile.
+        """
+        checks: list[tuple[Path, Callable[[], object]]] = [(self.path / MANIFEST, lambda: self.manifest)]
+        if (self.path / RECORDS_FILE).exists():
+            checks.append((self.path / RECORDS_FILE, lambda: self.records.status_counts()))
+        if (self.path / "whoosh").exists():
+            checks.append((self.path / "whoosh", lambda: self.keyword.doc_count()))
+        for file, check in checks:
+            try:
+                check()
+            except CollectionGone:
+                raise
+            except Exception as exc:
+                self._still_here()
+                return Damage(file, _reason(exc))
+        database = self.path / "chroma" / "chroma.sqlite3"
+        if not self.settings.chroma.host and database.exists():
+            try:
+                with contextlib.closing(sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True,
+                                                        timeout=10.0)) as db:
+                    db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            except sqlite3.Error as exc:    # only corruption: a read-only reader may meet an interrupted
+                self._still_here()          # writer's hot journal, which Chroma itself rolls back on open
+                if getattr(exc, "sqlite_errorcode", None) in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+                    return Damage(database, _reason(exc), vectors_only=True)
+        return None
+
+    def unreadable(self, exc: BaseException, *, store: str = "",
+                   vectors: bool = False) -> CollectionDamaged | CollectionGone:
+        """What an error met while reading this collection means: CollectionGone when it was deleted meanwhile,
+        else CollectionDamaged with what `damage()` finds, or, when every file checks out, with the error itself
+        against `store` (a file or folder of the collection; `vectors`: the vector store, whose loss still
+        leaves the keyword index to search)."""
+        if isinstance(exc, (CollectionGone, CollectionDamaged)):
+            return exc
+        try:
+            damage = self.damage()
+        except CollectionGone as gone:
+            return gone
+        return CollectionDamaged(self.name, damage or Damage(self.path / store, _reason(exc), vectors_only=vectors))
+
+    def _still_here(self) -> None:
+        """CollectionGone once the collection's folder or manifest is gone (deleted by another process), so
+        that no store recreates files in the folder of a deleted collection."""
+        if not (self.path / MANIFEST).exists():
+            raise CollectionGone(self.name)
 
     def close(self) -> None:
         with self._preparing, self._open_lock:     # a store being loaded in the background is closed after it
@@ -310,11 +438,10 @@ class Collection:
                 self._vectors.clear()
 
 
-def _damage(path: Path, exc: Exception) -> str:
-    """"<file>: <error>" for a damaged collection: the file is the manifest unless the error came from SQLite."""
-    file = RECORDS_FILE if isinstance(exc, sqlite3.DatabaseError) else MANIFEST
-    lines = str(exc).strip().splitlines()
-    return f"{path / file}: {lines[0] if lines else type(exc).__name__}"
+def _damage_or_gone(error: CollectionDamaged | CollectionGone) -> Damage:
+    if isinstance(error, CollectionGone):
+        raise error
+    return error.damage
 
 
 class CollectionRegistry:
@@ -326,19 +453,47 @@ class CollectionRegistry:
         self.root = settings.data_dir / "collections" if root is None else root
 
     def names(self) -> list[str]:
+        """Every collection, the damaged ones too: a folder holding a manifest, or a link in a collection's
+        place (never followed: listed as damaged, so that it can be deleted)."""
         if not self.root.is_dir():
             return []
-        return sorted(p.name for p in self.root.iterdir() if (p / MANIFEST).is_file())
+        return sorted(p.name for p in self.root.iterdir()
+                      if NAME_RE.fullmatch(p.name) and (p.is_symlink() or (p / MANIFEST).is_file()))
+
+    def stamp(self) -> tuple[tuple[str, int, tuple[str, ...]], ...]:
+        """What moves whenever a collection's summary can change, cheap enough to poll (a stat and a folder
+        listing each): every collection's name, its manifest's write time (ingest state, models) and its keyword
+        index's generations (Whoosh writes a new `_MAIN_<n>.toc` at each commit: the chunk count's marker)."""
+        out: list[tuple[str, int, tuple[str, ...]]] = []
+        for name in self.names():
+            folder = self.root / name
+            if folder.is_symlink():
+                out.append((name, 0, ()))
+                continue
+            try:
+                written = (folder / MANIFEST).stat().st_mtime_ns
+            except OSError:             # deleted meanwhile
+                written = 0
+            try:
+                tocs = tuple(sorted(e.name for e in os.scandir(folder / "whoosh") if e.name.endswith(".toc")))
+            except OSError:             # no keyword index yet
+                tocs = ()
+            out.append((name, written, tocs))
+        return tuple(out)
 
     def exists(self, name: str) -> bool:
-        return (self.path(name) / MANIFEST).is_file()
+        path = self.root / validate_collection_name(name)
+        return path.is_symlink() or (path / MANIFEST).is_file()
 
     def path(self, name: str) -> Path:
-        """The folder of collection `name`: the name passes the one rule first, and the folder (even through a
-        symlink) must lie inside the data dir, so no name or link reaches another directory."""
+        """The folder of collection `name`: the name passes the one rule first, and the folder must be a folder
+        inside the data dir, not a link, so no name or link reaches another directory (CollectionDamaged)."""
         path = self.root / validate_collection_name(name)
-        if path.is_symlink() or not path.resolve().is_relative_to(self.root.resolve()):
-            raise CollectionError(f"collection folder {path} leads outside {self.root}; refusing to use it")
+        outside = not path.resolve().is_relative_to(self.root.resolve())
+        if path.is_symlink() or outside:
+            where = f", leading outside {self.root}" if outside else ""
+            raise CollectionDamaged(name, Damage(path, f"a link in place of a collection folder{where}; "
+                                                       "links are never followed"))
         return path
 
     def create(self, name: str, topic: str = "") -> Collection:
@@ -362,8 +517,13 @@ class CollectionRegistry:
     def delete(self, name: str) -> None:
         """Remove the collection's folder and, on a Chroma server, its vectors; refused while an ingest runs.
 
-        Whoever holds the collection open closes it first (Workspace.delete_collection does).
+        Whoever holds the collection open closes it first (Workspace.delete_collection does). A link in the
+        collection's place is removed itself: what it leads to is not the data dir's to delete.
         """
+        link = self.root / validate_collection_name(name)
+        if link.is_symlink():
+            link.unlink()
+            return
         collection = self.open(name)
         if collection.ingest_running():
             raise CollectionError(f"an ingest is writing into {name!r}; stop it before deleting the collection")

@@ -88,11 +88,21 @@ def has_model(available: tuple[str, ...], wanted: str) -> bool:
 def context_length_of(show: Any) -> int | None:
     """The "*.context_length" of an /api/show answer's model_info (e.g. "bert.context_length"), None when the
     answer (untrusted) does not say so as a positive integer."""
+    return _model_info_int(show, ".context_length")
+
+
+def embedding_length_of(show: Any) -> int | None:
+    """The "*.embedding_length" of an /api/show answer's model_info (e.g. "bert.embedding_length": the dimension
+    of an embedding model's vectors), None when the answer does not say so as a positive integer."""
+    return _model_info_int(show, ".embedding_length")
+
+
+def _model_info_int(show: Any, suffix: str) -> int | None:
     info = show.get("model_info") if isinstance(show, dict) else None
     if not isinstance(info, dict):
         return None
     for key, value in info.items():
-        if isinstance(key, str) and key.endswith(".context_length") and isinstance(value, int) \
+        if isinstance(key, str) and key.endswith(suffix) and isinstance(value, int) \
                 and not isinstance(value, bool) and value > 0:
             return value
     return None
@@ -108,12 +118,13 @@ def show_context_length(host: str, model: str, timeout: float = PROBE_TIMEOUT) -
         return None
 
 
-async def ashow_context_length(host: str, model: str, timeout: float = PROBE_TIMEOUT) -> int | None:
-    """`show_context_length` for async callers (the ingest)."""
+async def ashow(host: str, model: str, timeout: float = PROBE_TIMEOUT) -> Any:
+    """Ollama's /api/show answer for the model, for async callers (the ingest); None when unreachable or failing.
+    Untrusted: read it with `context_length_of` and `embedding_length_of`."""
     try:
         async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
             response = await client.post(f"{host.rstrip('/')}/api/show", json={"model": model})
-        return context_length_of(response.json()) if response.status_code == 200 else None
+        return response.json() if response.status_code == 200 else None
     except (httpx.HTTPError, ValueError):
         return None
 

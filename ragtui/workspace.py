@@ -19,14 +19,22 @@ import asyncio
 import threading
 from collections.abc import AsyncGenerator, Iterable, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
 from ragtui.config import Settings
 from ragtui.history import HistoryStore
-from ragtui.library import Collection, CollectionError, CollectionInfo, CollectionRegistry
+from ragtui.library import (
+    MANIFEST,
+    Collection,
+    CollectionDamaged,
+    CollectionError,
+    CollectionGone,
+    CollectionInfo,
+    CollectionRegistry,
+)
 from ragtui.retrieve.wordnet import Lexicon
 
 if TYPE_CHECKING:
@@ -113,11 +121,15 @@ class Workspace:
 
         Reopened when the collection was deleted and created again behind this
         workspace's back (its manifest's uid changed; `created` for collections made
-        before uids), and the replaced one is closed.
+        before uids), and the replaced one is closed. CollectionDamaged when its folder or
+        manifest cannot be read.
         """
         with self._lock:
             fresh = self.registry.open(name)
-            manifest = fresh.manifest
+            try:
+                manifest = fresh.manifest
+            except Exception as exc:  # JSON, UTF-8 and OS errors; unreadable() says which file and why
+                raise fresh.unreadable(exc, store=MANIFEST) from None
             identity = str(manifest.get("uid") or manifest.get("created", ""))
             cached = self._open.get(name)
             if cached is None or cached[0] != identity:
@@ -137,15 +149,30 @@ class Workspace:
         return self.registry.names()
 
     def list_collections(self) -> list[CollectionInfo]:
-        return [self.collection_info(name) for name in self.registry.names()]
+        """Every collection's summary, the damaged ones as "damaged" rows; one deleted meanwhile is left out."""
+        infos = []
+        for name in self.registry.names():
+            try:
+                infos.append(self.collection_info(name))
+            except CollectionError:
+                if self.registry.exists(name):
+                    raise
+                # deleted by another process since the folder was listed
+        return infos
+
+    def collections_stamp(self) -> object:
+        """A value that changes whenever a collection's summary may have (CollectionRegistry.stamp): the TUI
+        polls it to refresh its collections pane after another process ingested or deleted."""
+        return self.registry.stamp()
 
     def collection_info(self, name: str) -> CollectionInfo:
-        """The summary of `name`; a collection whose manifest cannot be read is not kept open, and its
-        info says "damaged" (with the file and the error) instead of failing."""
+        """The summary of `name`; a damaged collection's says "damaged" (with the file and the error) instead
+        of failing (one whose folder or manifest cannot be read is not kept open)."""
         try:
-            return self.collection(name).info()
-        except (OSError, ValueError):          # the manifest: JSON and UTF-8 errors are ValueErrors
-            return self.registry.open(name).info()
+            collection = self.collection(name)
+        except CollectionDamaged as exc:
+            return CollectionInfo(name, "", "", (), 0, "damaged", damaged=str(exc.damage))
+        return collection.info()
 
     def create_collection(self, name: str, topic: str = "") -> Collection:
         self.registry.create(name, topic).close()
@@ -163,11 +190,21 @@ class Workspace:
 
     async def retrieve(self, query: str, names: Sequence[str], *, mode: Mode = "hybrid",
                        synonyms: bool | None = None) -> Retrieval:
-        """Hybrid retrieval over the named collections (CollectionError for an unknown name)."""
+        """Hybrid retrieval over the named collections (CollectionError for an unknown name). A damaged one,
+        or one deleted since it was named, is left out with a notice; the others are searched."""
         from ragtui.retrieve.pipeline import retrieve
 
-        collections = [self.collection(name) for name in dict.fromkeys(names)]
-        return await retrieve(self.settings, query, collections, lexicon=self.lexicon, mode=mode, synonyms=synonyms)
+        collections, notices = [], []
+        for name in dict.fromkeys(names):
+            try:
+                collections.append(self.collection(name))
+            except (CollectionDamaged, CollectionGone) as exc:
+                notices.append(f"{exc}; it was not searched.")
+        found = await retrieve(self.settings, query, collections, lexicon=self.lexicon, mode=mode,
+                               synonyms=synonyms)
+        if not collections:             # every named one was left out: the notices say why, not "none selected"
+            return replace(found, notices=notices)
+        return replace(found, notices=[*notices, *found.notices]) if notices else found
 
     def new_session(self, query: str, names: Sequence[str]) -> ResearchSession:
         from ragtui.research import ResearchSession
@@ -245,6 +282,17 @@ class Workspace:
 
         collection = self._ingest_target(name, "")
         async with aclosing(ingest_documents(self.settings, collection, documents)) as events:
+            async for event in events:
+                yield event
+
+    async def reembed(self, name: str, models: Sequence[str] = ()) -> AsyncGenerator[Event, None]:
+        """Embed the chunks of collection `name` again from its records, with these models (default: those it
+        has vectors for and those configured), replacing their vectors; ingest events out."""
+        from ragtui.ingest.pipeline import reembed
+
+        collection = self.collection(name)
+        models = list(models) or list(dict.fromkeys([*collection.models, *self.settings.embed.all_models]))
+        async with aclosing(reembed(self.settings, collection, models)) as events:
             async for event in events:
                 yield event
 

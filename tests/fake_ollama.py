@@ -73,6 +73,7 @@ class Model:
     kind: str                          # "embed" | "chat"
     dim: int = 64
     context_length: int = 8192        # /api/show's "<family>.context_length"; 0 leaves it out
+    shows_dim: bool = True            # /api/show gives an embed model's "<family>.embedding_length" (its dim)
 
 
 @dataclass
@@ -252,7 +253,9 @@ class _Handler(JsonHandler):
                 "details": {"format": "gguf", "family": model.kind},
                 "model_info": {"general.architecture": model.kind,
                                **({f"{model.kind}.context_length": model.context_length}
-                                  if model.context_length else {})},
+                                  if model.context_length else {}),
+                               **({f"{model.kind}.embedding_length": model.dim}
+                                  if model.kind == "embed" and model.shows_dim else {})},
                 "capabilities": ["embedding"] if model.kind == "embed" else ["completion"],
             })
         if self.path in ("/api/embed", "/api/embeddings"):

@@ -1,10 +1,12 @@
-"""`ragtui collections create|list|info|delete`: the collections and what is in them."""
+"""`ragtui collections create|list|info|delete|reembed`: the collections and what is in them."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
+from contextlib import aclosing
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
@@ -29,12 +31,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     delete = actions.add_parser("delete", help="delete a collection and its indexes")
     delete.add_argument("name")
     delete.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    reembed = actions.add_parser("reembed", help="embed a collection's chunks again from its records, replacing "
+                                                 "their vectors (e.g. vectors of the wrong dimension)")
+    reembed.add_argument("name")
+    reembed.add_argument("--model", action="append", default=[], metavar="MODEL",
+                         help="only this embedding model's vectors (repeatable; default: the collection's and the "
+                              "configured models)")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     from ragtui.workspace import Workspace
 
+    if args.action == "reembed":
+        return asyncio.run(_reembed(settings, args.name, args.model))
     with Workspace(settings) as workspace:
         if args.action == "create":
             workspace.create_collection(args.name, args.topic)
@@ -68,13 +78,37 @@ def _list(workspace: Workspace, as_json: bool) -> int:
     return 0
 
 
+async def _reembed(settings: Settings, name: str, models: list[str]) -> int:
+    from ragtui.cli.ingest_cmd import show_ingest
+    from ragtui.workspace import Workspace
+
+    async with Workspace(settings) as workspace, aclosing(workspace.reembed(name, models)) as events:
+        return await show_ingest(events, sys.stdout)
+
+
+def _delete_hint(name: str) -> str:
+    return f"delete it with `ragtui collections delete {name} --yes`, then ingest again"
+
+
 def _info(workspace: Workspace, name: str, as_json: bool) -> int:
     from ragtui.ingest.clusters import H_RANGE, entropy_clusters, entropy_histogram
     from ragtui.ingest.quality import quality
+    from ragtui.library import CollectionDamaged
 
     settings = workspace.settings
-    coll = workspace.collection(name)
-    info = coll.info()
+    info = workspace.collection_info(name)
+    try:
+        coll = workspace.collection(name)
+        damage = coll.damage()
+    except CollectionDamaged as exc:
+        damage = exc.damage
+    if damage is not None and not damage.vectors_only:     # nothing more can be read: say what is wrong
+        if as_json:
+            print(json.dumps({"info": asdict(info)}, indent=2))
+        else:
+            print(one_line(f"{info.name}  (damaged)  {damage}"))
+            print(_delete_hint(name))
+        return 0
     records = coll.records
     skipped = [(f.source, f.reason) for f in records.files("skipped")]
     duplicates = [(f.source, f.reason) for f in records.files("duplicate")]
@@ -91,6 +125,9 @@ def _info(workspace: Workspace, name: str, as_json: bool) -> int:
         return 0
     print(one_line(f"{info.name}  ({info.state})  topic: {info.topic or '-'}  created {info.created}"))
     print(one_line(f"files {info.files}, chunks {info.chunks}, models {', '.join(info.models) or '-'}"))
+    if info.damaged:
+        print(one_line(f"damaged: {info.damaged}; searched with keyword matches only"))
+        print(_delete_hint(name))
     for model, n in pending.items():
         if n:
             print(f"  {n} chunks still need {model} embeddings")

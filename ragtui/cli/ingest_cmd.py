@@ -54,35 +54,41 @@ def bar(done: int, total: int) -> str:
 
 
 async def _ingest(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    from ragtui.events import FileSkipped, IngestFinished, IngestProgress, Notice
     from ragtui.workspace import Workspace
+
+    async with Workspace(settings) as workspace, \
+            aclosing(workspace.ingest(args.paths, args.collection, topic=args.topic, sync=args.sync)) as events:
+        return await show_ingest(events, out)
+
+
+async def show_ingest(events: AsyncIterator[Event], out: TextIO) -> int:
+    """Print an ingest's events (progress, skipped files, notices, the report); its exit code (1: interrupted)."""
+    from ragtui.events import FileSkipped, IngestFinished, IngestProgress, Notice
 
     tty = out.isatty()
     status = 0
-    async with Workspace(settings) as workspace, \
-            aclosing(workspace.ingest(args.paths, args.collection, topic=args.topic, sync=args.sync)) as events:
-        async for event in _ending_the_bar(events, out if tty else None):
-            if isinstance(event, IngestProgress):
-                if tty:
-                    width = shutil.get_terminal_size().columns - 1      # the last column would wrap
-                    head = bar(event.files_done, event.files_total)
-                    visible = f"{head} {format_progress(event, width - len(head) - 1)}"[:width]
-                    out.write("\r\x1b[2K" + visible)
-                else:
-                    out.write(f"progress: {format_progress(event)}\n")
-                out.flush()
-            elif isinstance(event, FileSkipped):
-                line = f"skipped: {one_line(event.source)}: {one_line(event.reason)}\n"
-                out.write(("\r\x1b[2K" if tty else "") + line)
-            elif isinstance(event, Notice):
-                if tty:
-                    out.write("\n")
-                print(f"{event.level}: {one_line(event.message)}", file=sys.stderr)
-            elif isinstance(event, IngestFinished):
-                if tty:
-                    out.write("\n")
-                out.write("".join(one_line(line) + "\n" for line in event.report.lines()))
-                status = 1 if event.report.interrupted else 0
+    async for event in _ending_the_bar(events, out if tty else None):
+        if isinstance(event, IngestProgress):
+            if tty:
+                width = shutil.get_terminal_size().columns - 1      # the last column would wrap
+                head = bar(event.files_done, event.files_total)
+                visible = f"{head} {format_progress(event, width - len(head) - 1)}"[:width]
+                out.write("\r\x1b[2K" + visible)
+            else:
+                out.write(f"progress: {format_progress(event)}\n")
+            out.flush()
+        elif isinstance(event, FileSkipped):
+            line = f"skipped: {one_line(event.source)}: {one_line(event.reason)}\n"
+            out.write(("\r\x1b[2K" if tty else "") + line)
+        elif isinstance(event, Notice):
+            if tty:
+                out.write("\n")
+            print(f"{event.level}: {one_line(event.message)}", file=sys.stderr)
+        elif isinstance(event, IngestFinished):
+            if tty:
+                out.write("\n")
+            out.write("".join(one_line(line) + "\n" for line in event.report.lines()))
+            status = 1 if event.report.interrupted else 0
     return status
 
 

@@ -24,6 +24,7 @@ from ragtui.tokens import CHARS_PER_TOKEN
 
 LONG_CHUNK_CHARS = 30_000    # the part size for a model whose context length /api/show does not give
 LONG_CHUNK_OVERLAP = 200     # chars shared by neighbouring parts (at most a quarter of a part)
+DIMENSION_PROBE = "dimension probe"   # embedded once when /api/show does not give a model's dimension
 
 
 class ModelMissing(RagtuiError):
@@ -38,6 +39,11 @@ class EmbedInvalid(EmbedUnavailable):
     """Ollama answered a batch with something that is not usable vectors (malformed JSON, nulls, strings,
     NaN, zeros, the wrong count or dimension). Not retried; nothing of the batch is stored, so the chunks
     stay pending and the collection resumable ("needs embeddings")."""
+
+
+class DimensionMismatch(EmbedInvalid):
+    """The collection's index holds vectors of another dimension than the model gives: they can never be
+    compared, so nothing is embedded until the index is re-embedded."""
 
 
 def split_long(text: str, limit: int = LONG_CHUNK_CHARS, overlap: int = LONG_CHUNK_OVERLAP) -> list[str]:
@@ -90,22 +96,46 @@ class Embedder:
         self.contextual = settings.embed.contextual_prefix
         self.host = settings.ollama.host
         self.deadline_s = settings.ollama.timeout
-        # The dimension every vector must have: the collection's index's (set by the caller), else the
+        # The dimension every vector must have (`expect`, from the model and the collection's index), else the
         # first valid batch's, so a model cannot switch dimensions between batches either.
         self.dimension: int | None = None
+        self.dimension_from = "the collection's index"   # whose dimension it is, for the error message
         self.context_tokens: int | None = None   # from /api/show, read before the first batch
+        self.model_dimension: int | None = None  # "*.embedding_length" from /api/show
         self.part_chars: int | None = None
         self.split = 0                           # chunks embedded as several averaged parts
         self._ollama = ollama_embedding(settings, model)
 
     async def window(self) -> int:
         """The part size in chars, from the model's context length (asked once; 30,000 when unknown)."""
-        from ragtui.ollama_api import ashow_context_length
+        await self._show()
+        assert self.part_chars is not None
+        return self.part_chars
+
+    async def _show(self) -> None:
+        """The model's context length and dimension from Ollama's /api/show, asked once."""
+        from ragtui.ollama_api import ashow, context_length_of, embedding_length_of
 
         if self.part_chars is None:
-            self.context_tokens = await ashow_context_length(self.host, self.model)
+            show = await ashow(self.host, self.model)
+            self.context_tokens = context_length_of(show)
+            self.model_dimension = embedding_length_of(show)
             self.part_chars = part_chars(self.context_tokens)
-        return self.part_chars
+
+    async def expect(self, index_dimension: int | None) -> None:
+        """Fix the dimension every vector must have before the first batch: the model's own (Ollama's /api/show
+        "*.embedding_length", else one probe embedding, checked like every answer), which the collection's
+        index, when it holds vectors, must share (EmbedInvalid otherwise: they can never be compared)."""
+        await self._show()
+        model = self.model_dimension
+        if model is None:
+            model = len((await self._batch([DIMENSION_PROBE]))[0])
+        if index_dimension is not None and index_dimension != model:
+            raise DimensionMismatch(f"the collection's {self.model!r} index holds {index_dimension}-dimension "
+                                    f"vectors but {self.model!r} at {self.host} gives {model}; nothing was embedded")
+        self.dimension = model
+        self.dimension_from = ("the collection's index" if index_dimension is not None
+                               else f"model {self.model!r}")
 
     async def embed_chunks(self, chunks: Sequence[Chunk]) -> list[list[float]]:
         """One unit vector per chunk, in order."""
@@ -155,7 +185,7 @@ class Embedder:
                 raise self._invalid(f"malformed response ({type(exc).__name__}: {_first_line(str(exc))})") from None
             else:
                 try:
-                    checked = check_vectors(vectors, len(texts), self.dimension)
+                    checked = check_vectors(vectors, len(texts), self.dimension, self.dimension_from)
                 except BadVectors as exc:
                     raise self._invalid(str(exc)) from None
                 self.dimension = self.dimension or len(checked[0])

@@ -115,6 +115,16 @@ async def ingest_documents(settings: Settings, collection: Collection,
         yield event
 
 
+async def reembed(settings: Settings, collection: Collection, models: Sequence[str]) -> AsyncGenerator[Event, None]:
+    """Embed every chunk of the collection again with these models, from its records (nothing is re-read):
+    each model's vectors and "embedded" marks are dropped first, so vectors of the wrong dimension or
+    values are replaced, not kept. Under the ingest lock, like an ingest; its events are an ingest's."""
+    run = _IngestRun(settings, collection)
+    run.models = list(dict.fromkeys(models))
+    async for event in run.execute(reembed=True):
+        yield event
+
+
 def signature(settings: Settings) -> str:
     """Everything that changes the chunks of unchanged bytes; a file indexed under another one is redone.
 
@@ -159,7 +169,7 @@ class _IngestRun:
 
     async def execute(self, paths: Sequence[Path] = (), sync: bool = False,
                       documents: Iterable[tuple[str, str]] | None = None,
-                      topic: str = "") -> AsyncGenerator[Event, None]:
+                      topic: str = "", reembed: bool = False) -> AsyncGenerator[Event, None]:
         with self.coll.ingest_lock():
             clean = False
             try:
@@ -169,6 +179,8 @@ class _IngestRun:
                     unclean = True
                 self.coll.update_manifest(state="ingesting", **({"topic": topic} if topic else {}))
                 self.report.reconciled = await _in_thread(self._reconcile, unclean)
+                if reembed:
+                    await _in_thread(self._drop_vectors)
                 if documents is not None:
                     entries, skips, roots = [Entry(s, "", None, t) for s, t in documents], [], []
                 else:
@@ -255,6 +267,13 @@ class _IngestRun:
                 self.records.unmark_embedded(lost, model)
                 repaired += len(lost)
         return repaired
+
+    def _drop_vectors(self) -> None:
+        """Forget this run's models' vectors, in the store and then in the records (so they are all pending)."""
+        for model in self.models:
+            with self.coll.vector_access(write=True):
+                self.coll.drop_vectors(model)
+            self.records.unmark_embedded(self.records.embedded_ids(model), model)
 
     def _store_models(self) -> list[str]:
         return list(dict.fromkeys([*self.coll.models, *self.models]))
@@ -502,7 +521,8 @@ class _IngestRun:
 
     async def _embed_pending(self) -> AsyncIterator[Event]:
         """Embed every chunk still without a vector, model by model (embed.extra_models: one more index per model)."""
-        from ragtui.ingest.embedding import Embedder, EmbedUnavailable, ModelMissing
+        from ragtui.ingest.embedding import DimensionMismatch, Embedder, EmbedUnavailable, ModelMissing
+        from ragtui.library import reembed_command
 
         for model in self.models:
             if model in self.down:
@@ -516,17 +536,20 @@ class _IngestRun:
             try:
                 while chunks := [c for c in await _in_thread(self.records.pending, model, page + len(in_flight))
                                  if c.id not in in_flight]:
-                    if embedder is None:
-                        embedder = Embedder(self.settings, model)
-                        embedder.dimension = await _in_thread(self._dimension, model)
                     began = time.monotonic()
                     try:
+                        if embedder is None:
+                            embedder = Embedder(self.settings, model)
+                            await embedder.expect(await _in_thread(self._dimension, model))
                         vectors = await embedder.embed_chunks(chunks)
                     except (ModelMissing, EmbedUnavailable) as exc:
-                        self.down[model] = str(exc)
+                        why = str(exc)
+                        if isinstance(exc, DimensionMismatch):
+                            why += f"; replace them with {reembed_command(self.coll.name, model)}"
+                        self.down[model] = why
                         self.embed_left[model] = 0
-                        self.report.warnings.append(f"{exc}; the {model} pass is skipped, ingest continues")
-                        yield Notice("warning", f"{exc}; the {model} pass is skipped, ingest continues")
+                        self.report.warnings.append(f"{why}; the {model} pass is skipped, ingest continues")
+                        yield Notice("warning", f"{why}; the {model} pass is skipped, ingest continues")
                         break
                     spent = time.monotonic() - began
                     self.embed_time += spent

@@ -166,7 +166,7 @@ class HybridRetriever(BaseRetriever):
             self.notices.append(error + "; keyword matches only where no other model answered.")
         synonyms = self._query_synonyms(lookup, embeddings)
 
-        results = await asyncio.gather(*(asyncio.to_thread(self._collection_legs, c, query, embeddings, synonyms)
+        results = await asyncio.gather(*(asyncio.to_thread(self._guarded_legs, c, query, embeddings, synonyms)
                                          for c in self.collections))
         if isinstance(synonyms, QuerySynonyms) and synonyms.error:
             self.notices.append(f"WordNet senses could not be compared with the query ({synonyms.model}: "
@@ -177,6 +177,8 @@ class HybridRetriever(BaseRetriever):
         pooled: list[tuple[Scored, float]] = []
         collections: dict[str, CollectionMeta] = {}
         for collection, (evidence, meta, _) in zip(self.collections, results, strict=True):
+            if meta is None:
+                continue
             t = time.perf_counter()
             fused = fuse(evidence, self.settings.retrieve.fusion, weight=self.settings.retrieve.keyword_weight,
                          rrf_k=self.settings.retrieve.rrf_k, raw_single=raw_single)
@@ -229,6 +231,16 @@ class HybridRetriever(BaseRetriever):
         return QuerySynonyms(lookup, model=model, query_vector=query_vector, embed=embed,
                              cache=self.lexicon.sense_vectors)
 
+    def _guarded_legs(self, collection: Collection, query: str, embeddings: QueryEmbeddings,
+                      lookup: Synonyms | None) -> tuple[list[Scored], CollectionMeta | None, bool]:
+        """`_collection_legs`, except that a collection found damaged or deleted while it is searched is left out
+        with a notice saying which and why (no meta), and the other collections' results still come back."""
+        try:
+            return self._collection_legs(collection, query, embeddings, lookup)
+        except Exception as exc:  # a damaged file can make its library raise anything
+            self.notices.append(f"{collection.unreadable(exc, store='whoosh')}; it was not searched.")
+            return [], None, False
+
     def _collection_legs(self, collection: Collection, query: str, embeddings: QueryEmbeddings,
                          lookup: Synonyms | None) -> tuple[list[Scored], CollectionMeta, bool]:
         """Both legs on one collection (in a worker thread); the merge waits until every collection answered."""
@@ -239,7 +251,7 @@ class HybridRetriever(BaseRetriever):
         with ThreadPoolExecutor(max_workers=2) as pool:
             kw_future = pool.submit(self._keyword_leg, collection, query, lookup) if run_keyword else None
             if self.mode != "keyword":
-                vector_ran, vector = self._vector_leg(collection, embeddings, scored, vector_ms)
+                vector_ran, vector = self._guarded_vector_leg(collection, embeddings, scored, vector_ms)
             keyword = kw_future.result() if kw_future else None
         if keyword is not None:
             for chunk, score in keyword.hits:
@@ -259,9 +271,28 @@ class HybridRetriever(BaseRetriever):
         return keyword_search(collection.keyword, query, keyword=self.settings.keyword, top_k=self.top_k,
                               synonyms=lookup, max_synonyms=self.settings.synonyms.max_per_word)
 
+    def _guarded_vector_leg(self, collection: Collection, embeddings: QueryEmbeddings, scored: dict[str, Scored],
+                            timings_ms: dict[str, float]) -> tuple[bool, VectorMeta | None]:
+        """`_vector_leg`, except that a vector store that cannot be read leaves the collection keyword-only,
+        with a notice naming it (a deleted collection is left out altogether: CollectionGone goes on up)."""
+        from ragtui.library import CollectionGone
+
+        try:
+            return self._vector_leg(collection, embeddings, scored, timings_ms)
+        except Exception as exc:  # a damaged Chroma store can make chromadb raise anything
+            error = collection.unreadable(exc, store="chroma", vectors=True)
+            if isinstance(error, CollectionGone) or not error.damage.vectors_only:
+                raise error from None
+            scored.clear()
+            timings_ms.clear()
+            self.notices.append(f"{error}; it answered with keyword matches only.")
+            return False, None
+
     def _vector_leg(self, collection: Collection, embeddings: QueryEmbeddings, scored: dict[str, Scored],
                     timings_ms: dict[str, float]) -> tuple[bool, VectorMeta]:
         """Search every model index the collection has; False when none could answer (keyword-only)."""
+        from ragtui.library import reembed_command
+
         models = collection.models
         chunks = collection.keyword.doc_count()
         answered: list[dict[str, float]] = []
@@ -277,7 +308,8 @@ class HybridRetriever(BaseRetriever):
                 if dim is not None and dim != len(query_vector):
                     self.notices.append(f"The query's {model} embedding has {len(query_vector)} dimensions but "
                                         f"collection {collection.name}'s index has {dim}; its vector leg is "
-                                        "skipped (keyword matches only).")
+                                        "skipped (keyword matches only). If the model is right, re-embed the "
+                                        f"collection: {reembed_command(collection.name, model)}.")
                     continue
                 vectors[model] = index.count()
                 hits = index.query(query_vector, self.top_k)

@@ -54,7 +54,7 @@ async def retrieve(settings: Settings, query: str, collections: Sequence[Collect
         if rerank.error:
             notices.append(failure_notice(rerank))
     t = time.perf_counter()
-    counts = file_chunks(collections, nodes) if settings.retrieve.per_file_cap == "passages" else None
+    counts = file_chunks(collections, nodes, notices) if settings.retrieve.per_file_cap == "passages" else None
     for step in postprocessors(settings.retrieve, file_chunks=counts):
         nodes = step.postprocess_nodes(nodes, query_str=query)
     postprocess_ms = round((time.perf_counter() - t) * 1000, 2)
@@ -68,7 +68,12 @@ async def retrieve(settings: Settings, query: str, collections: Sequence[Collect
         by_name = {c.name: c for c in collections}
 
         def fetch(name: str, ids: Sequence[str]) -> list[Chunk]:
-            return by_name[name].records.chunks_by_id(ids)
+            try:
+                return by_name[name].records.chunks_by_id(ids)
+            except Exception as exc:  # damaged or deleted since its legs ran: its hits stay, without neighbours
+                notices.append(f"{by_name[name].unreadable(exc, store='records.sqlite3')}; "
+                               "its passages are shown without their neighbours.")
+                return []
 
         hits = expand(hits, settings.retrieve.neighbor_window, fetch)
     if not collections:
@@ -85,13 +90,25 @@ async def retrieve(settings: Settings, query: str, collections: Sequence[Collect
     return Retrieval(query=query, hits=hits, meta=meta, keyword_only=retriever.keyword_only, notices=notices)
 
 
-def file_chunks(collections: Sequence[Collection], nodes: Sequence[NodeWithScore]) -> dict[tuple[str, str], int]:
-    """Chunks per (collection, source) of the files these nodes come from (the "passages" per-file cap)."""
+def file_chunks(collections: Sequence[Collection], nodes: Sequence[NodeWithScore],
+                notices: list[str]) -> dict[tuple[str, str], int]:
+    """Chunks per (collection, source) of the files these nodes come from (the "passages" per-file cap); a
+    collection whose records cannot be read (damaged, or deleted since its legs ran) counts none, said in
+    `notices`."""
     sources: dict[str, set[str]] = {}
     for n in nodes:
         sources.setdefault(n.node.metadata["collection"], set()).add(n.node.metadata["source"])
-    return {(c.name, source): count for c in collections if c.name in sources
-            for source, count in c.records.chunk_counts(sorted(sources[c.name])).items()}
+    counts: dict[tuple[str, str], int] = {}
+    for c in collections:
+        if c.name not in sources:
+            continue
+        try:
+            counts.update(((c.name, source), count)
+                          for source, count in c.records.chunk_counts(sorted(sources[c.name])).items())
+        except Exception as exc:  # a damaged file can make SQLite raise any of its errors
+            notices.append(f"{c.unreadable(exc, store='records.sqlite3')}; at most "
+                           "retrieve.max_per_file of its hits per file are kept.")
+    return counts
 
 
 def similar_enough(scored: Scored, floor: float) -> bool:

@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragtui.errors import RagtuiError
 from ragtui.model import Chunk, ChunkMeta
 
 if TYPE_CHECKING:
@@ -190,6 +191,10 @@ def _delete_terms(writer: Any, field: str, values: Iterable[str]) -> int:
         return sum(writer.delete_by_term(field, v, searcher=searcher) for v in values)
 
 
+class KeywordIndexDamaged(RagtuiError):
+    """The index's folder holds segments but no readable table of contents; left as it is."""
+
+
 class KeywordIndex:
     FIELD = "text"
 
@@ -199,6 +204,10 @@ class KeywordIndex:
             storage = _storage(path)
             if storage.index_exists():
                 self._ix = storage.open_index()
+            elif path.is_dir() and any(name.startswith("MAIN_") and name != "MAIN_WRITELOCK"
+                                       for name in storage.list()):
+                # Segments without a table of contents: creating an index here would empty it for good.
+                raise KeywordIndexDamaged(f"segments without their table of contents (_MAIN_<n>.toc) in {path}")
             else:
                 path.mkdir(parents=True, exist_ok=True)
                 self._ix = storage.create_index(_schema())

@@ -114,12 +114,15 @@ class BadVectors(ValueError):
     """An embedding answer that cannot be stored or searched; the message says what is wrong with it."""
 
 
-def check_vectors(vectors: Any, count: int, dim: int | None) -> list[list[float]]:
-    """`count` vectors of `dim` dimensions (or of one shared dimension when `dim` is None), every value a
-    finite number and no vector all zeros, as lists of floats; otherwise BadVectors.
+def check_vectors(vectors: Any, count: int, dim: int | None,
+                  whose: str = "the collection's index") -> list[list[float]]:
+    """`count` vectors of `dim` dimensions (or of one shared dimension when `dim` is None; `whose` says where
+    `dim` comes from), every value a finite number, no vector all zeros and none too long to normalise, as
+    lists of floats; otherwise BadVectors.
 
     The one rule for what a model's answer must be before Chroma sees it: a wrong-dimension batch fixes
-    the index's dimension for good, and NaN or zero vectors make cosine scores meaningless.
+    the index's dimension for good, and NaN, zero or overflowing vectors (values near 1e308, whose squared
+    length is infinite) make cosine scores meaningless.
     """
     if not isinstance(vectors, (list, tuple)):
         raise BadVectors(f"expected a list of vectors, got {type(vectors).__name__}")
@@ -138,10 +141,13 @@ def check_vectors(vectors: Any, count: int, dim: int | None) -> list[list[float]
             raise BadVectors(f"vector {i + 1} holds NaN or infinity")
         if not any(floats):
             raise BadVectors(f"vector {i + 1} is all zeros")
+        if not math.isfinite(math.fsum(x * x for x in floats)):
+            raise BadVectors(f"vector {i + 1} is too long to normalise (its values reach "
+                             f"{max(map(abs, floats)):.3g}): its length is not a finite number")
         want = dim if dim is not None else (len(out[0]) if out else len(floats))
         if len(floats) != want:
-            whose = "the collection's index has" if dim is not None else "the batch's first has"
-            raise BadVectors(f"vector {i + 1} has {len(floats)} dimensions; {whose} {want}")
+            source = whose if dim is not None else "the batch's first"
+            raise BadVectors(f"vector {i + 1} has {len(floats)} dimensions; {source} has {want}")
         out.append(floats)
     return out
 

@@ -78,6 +78,10 @@ class Engine:
     async def collections(self) -> list[CollectionInfo]:
         return await asyncio.to_thread(self.workspace.list_collections)
 
+    async def collections_stamp(self) -> object:
+        """Changes whenever a collection's summary may have (another process ingested, deleted or created)."""
+        return await asyncio.to_thread(self.workspace.collections_stamp)
+
     async def create_collection(self, name: str, topic: str) -> None:
         await asyncio.to_thread(self.workspace.create_collection, name, topic)
 

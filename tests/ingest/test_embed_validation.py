@@ -39,6 +39,8 @@ FAULTS: dict[str, Callable[[list[str], int], bytes]] = {
     "all zeros": lambda texts, dim: body([[0.0] * dim for _ in texts]),
     "mixed dimensions": lambda texts, dim: body([v if i == 0 else v[:-1] for i, v in enumerate(good(texts, dim))]),
     "wrong count": lambda texts, dim: body(good(texts, dim)[:-1]),
+    "values near 1e308": lambda texts, dim: body([[1e308] * dim for _ in texts]),   # finite, but |v| overflows
+    "another dimension than the model's": lambda texts, dim: body(good(texts, 17)),
 }
 
 
@@ -98,6 +100,7 @@ def test_vectors_of_another_dimension_than_the_collection_are_refused(settings: 
     assert "has 32 dimensions; the collection's index has 64" in warning and fake_ollama.url in warning
     assert vector_count(settings) == stored and state(settings) == "needs embeddings"
     fake_ollama.embed_body = None
+    fake_ollama.embed_body = None
     assert ingest(settings, [folder]).warnings == []
     assert vector_count(settings) > stored
 
@@ -124,3 +127,25 @@ def test_a_slow_drip_hits_the_overall_deadline(make_settings: Callable[..., Sett
     [warning] = report.warnings
     assert "ollama.timeout" in warning and fake_ollama.url in warning
     assert state(settings) == "needs embeddings"
+
+
+def test_a_new_collection_refuses_vectors_of_another_dimension_than_the_model_gives(
+        settings: Settings, folder: Path, fake_ollama: FakeOllama) -> None:
+    fake_ollama.embed_body = lambda texts, dim: body(good(texts, 17))     # /api/show says 64
+    report = ingest(settings, [folder])
+    [warning] = report.warnings
+    assert "vector 1 has 17 dimensions; model 'nomic-embed-text' has 64" in warning
+    assert vector_count(settings) == 0 and state(settings) == "needs embeddings"
+
+
+def test_without_a_dimension_from_api_show_one_probe_embedding_gives_it(
+        settings: Settings, folder: Path, fake_ollama: FakeOllama) -> None:
+    fake_ollama.models["nomic-embed-text"].shows_dim = False
+    # The model answers the probe in 64 dimensions, then a batch in 17: the batch is refused.
+    fake_ollama.embed_body = lambda texts, dim: None if texts == ["dimension probe"] else body(good(texts, 17))
+    [warning] = ingest(settings, [folder]).warnings
+    assert "vector 1 has 17 dimensions; model 'nomic-embed-text' has 64" in warning
+    assert vector_count(settings) == 0
+    assert fake_ollama.calls("/api/embed")[0].body["input"] == ["dimension probe"]
+    fake_ollama.embed_body = None
+    assert ingest(settings, [folder]).warnings == [] and vector_count(settings) > 0

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from ragtui.retrieve.result import RetrievalMeta
 
 RESEARCH = "research"    # worker group of everything that talks to the LLM or the stores for a session
+COLLECTIONS_POLL_S = 5.0  # how often the collections pane checks whether another process changed a collection
 # The screen's class by terminal width (app.tcss): below 100 columns the collections pane hides (b shows it),
 # from 150 sources and answer sit side by side.
 WIDTH_CLASSES = [(0, "-narrow"), (100, "-medium"), (150, "-wide")]
@@ -112,6 +113,7 @@ class MainScreen(Screen[None]):
         self.viewed_turn = 0                       # the turn the panes show (1-based; 0 before any)
         self.last_meta: RetrievalMeta | None = None
         self.history_damage = ""                   # why the history cannot be used (sessions then run unsaved)
+        self.collections_stamp: object = None      # the collections as the last poll saw them (poll_collections)
 
     # --- layout ---------------------------------------------------------------------
 
@@ -138,6 +140,7 @@ class MainScreen(Screen[None]):
     def _start_background(self) -> None:
         self.probe_ollama()
         self.load_collections()
+        self.set_interval(COLLECTIONS_POLL_S, self.poll_collections)
         self.check_wordnet()
         self.check_history()
         if self.ingest_on_start is not None:
@@ -251,6 +254,18 @@ class MainScreen(Screen[None]):
         if not pane.is_attached:   # the app quit while the list was loading: nothing left to show it in
             return
         self.show_collections(views)
+
+    @work(group="collections-poll", exclusive=True)
+    async def poll_collections(self) -> None:
+        """Reload the collections pane when a collection changed behind it (another process ingested into it,
+        deleted or created one): its stamp is a stat and a folder listing per collection."""
+        try:
+            stamp = await self.engine.collections_stamp()
+        except Exception:  # the next poll, or ctrl+r, tries again; load_collections says what is wrong
+            return
+        if stamp != self.collections_stamp:
+            self.collections_stamp = stamp
+            self.load_collections()
 
     def show_collections(self, views: list[CollectionInfo]) -> None:
         """Render the collections; the first time, every non-empty one is active."""

@@ -23,13 +23,15 @@ class CollectionItem(ListItem):
 
     def _text(self) -> Text:
         v = self.view
-        text = Text(no_wrap=True, overflow="ellipsis")
+        text = Text(no_wrap=not v.damaged, overflow="ellipsis")   # a damaged one's reason is read whole
         text.append("[x] " if self.active else "[ ] ", style="bold" if self.active else "dim")
         text.append(one_line(v.name), style="bold" if self.active else "")
         text.append(f"\n    {v.chunks} chunks", style="dim")
         if v.state != "ready":
             joint = " · " if len(v.state) <= 10 else "\n    "  # "needs embeddings" gets a line of its own
-            text.append(f"{joint}{v.state}", style="red" if v.state == "interrupted" else "yellow")
+            text.append(f"{joint}{v.state}", style="red" if v.state in ("interrupted", "damaged") else "yellow")
+        if v.damaged:                                          # which file, and why (the CLI deletes it)
+            text.append(f"\n    {one_line(v.damaged)}", style="red")
         if v.topic:
             text.append(f"\n    {one_line(v.topic)}", style="italic dim")
         return text

@@ -1,0 +1,70 @@
+"""The collections pane follows the collections on disk: a damaged one is a "damaged" row with its reason beside
+the healthy ones, and chunks another process ingested show up without ctrl+r (the pane polls a cheap stamp)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.widgets import Label
+
+from ragtui.config import Settings
+from ragtui.tui.widgets.collections import CollectionItem
+from tests.cli_run import cli
+from tests.fake_ollama import FakeOllama
+from tests.tui.conftest import main_screen, quiet_app
+
+
+def _ingest(tmp_path: Path, fake_ollama: FakeOllama, folder: Path, name: str) -> None:
+    done = cli(tmp_path, fake_ollama.url, "ingest", str(folder), "-c", name)
+    assert done.returncode == 0, done.stderr
+
+
+def _rows(app) -> dict[str, str]:   # type: ignore[no-untyped-def]
+    return {item.view.name: str(item.query_one(Label).render()) for item in app.query(CollectionItem)}
+
+
+async def test_the_pane_lists_a_damaged_collection_with_its_reason_beside_the_healthy_one(
+        tmp_path: Path, make_settings: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("The float valve refills the cistern after each flush. " * 4)
+    for name in ("good", "bad"):
+        _ingest(tmp_path, fake_ollama, docs, name)
+    [toc] = (tmp_path / "data" / "collections" / "bad" / "whoosh").glob("*.toc")
+    toc.write_bytes(b"garbage" * 10)
+    app = quiet_app(make_settings())
+    async with app.run_test(size=(160, 40)) as pilot:
+        main = main_screen(app)
+        main.load_collections()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        views = {v.name: v for v in main.collection_views}
+        assert views["good"].state == "ready" and views["good"].chunks == 1
+        assert views["bad"].state == "damaged" and "whoosh" in views["bad"].damaged
+        assert main.active == {"good"}                   # a damaged collection is not searched by default
+        row = _rows(app)["bad"]
+        assert "damaged" in row and "whoosh" in row
+
+
+async def test_chunks_ingested_by_another_process_reach_the_pane_at_its_next_poll(
+        tmp_path: Path, make_settings: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("The float valve refills the cistern after each flush. " * 4)
+    _ingest(tmp_path, fake_ollama, docs, "c")
+    app = quiet_app(make_settings())
+    async with app.run_test(size=(160, 40)) as pilot:
+        main = main_screen(app)
+        main.poll_collections()                          # what the screen's timer runs
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert [v.chunks for v in main.collection_views] == [1]
+        (docs / "b.txt").write_text("A centrifugal pump spins an impeller inside its casing. " * 4)
+        (docs / "c.txt").write_text("Clay tiles on a pitched roof shed rain into the gutters. " * 4)
+        _ingest(tmp_path, fake_ollama, docs, "c")        # another process
+        main.poll_collections()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert [v.chunks for v in main.collection_views] == [3]
+        assert "3 chunks" in _rows(app)["c"]
