@@ -77,7 +77,7 @@ def is_irrelevant(answer: str, pattern: re.Pattern[str], template: str = DEFAULT
     """The model's verdict anywhere in its reply, never the text it quotes or the prompt it echoes.
 
     The configured pattern (with its flags) is searched in the whole reply, less what is not the model's
-    own word: quoted spans ("...", “...”, «...», `...`, \'\'\'...\'\'\'), block quotes (lines starting with
+    own word: quoted spans ("...", “...”, «...», `...`, between triple single quotes), block quotes (lines starting with
     ">"), fenced blocks (``` or the prompt's <<< >>> fence), and an echo of a line of `template` that
     holds the sentinel ("If no quote is relevant write only [IRRELEVANT!!!] and stop." repeated back is
     not a verdict; a sentinel beyond the ones that line holds is). A source whose own text contains the
