@@ -32,6 +32,7 @@ MAX_LOOP_WORDS = 12
 MIN_LOOP_COPIES = 4
 MIN_LOOP_SPAN = 32
 
+_KEEP_AT_LEAST = 4096       # characters of text no comparison needs, dropped in one go
 _WORD = re.compile(r"\w+")
 _UNIT_END = re.compile(r"[.!?]+[\"'”’»)\]]*(?=\s)|\n")
 
@@ -67,14 +68,19 @@ class _Tail:
 
 
 class RepetitionWatch:
-    """Fed an answer piece by piece; `feed` returns a `Repetition` once its tail loops, None until then."""
+    """Fed an answer piece by piece; `feed` returns a `Repetition` once its tail loops, None until then.
+
+    Offsets are into the whole text fed so far; the watch itself keeps only the stretch it may still
+    compare (the last sentences and words), so neither its memory nor its work grows with the answer.
+    """
 
     def __init__(self) -> None:
-        self.text = ""
         self.found: Repetition | None = None
         self._words = _Tail(MAX_LOOP_WORDS, MAX_LOOP_WORDS * MIN_LOOP_COPIES + MIN_LOOP_SPAN)
         self._units = _Tail(MAX_BLOCK_UNITS, MAX_BLOCK_UNITS * BLOCK_COPIES + 1)
         self._unit_words: deque[int] = deque(maxlen=MAX_BLOCK_UNITS * BLOCK_COPIES + 1)
+        self._text = ""             # the text from offset `_base` on
+        self._base = 0
         self._word_at = 0           # where the next word may start
         self._unit_at = 0           # where the current sentence starts
         self._scan_at = 0           # where the search for its end goes on
@@ -82,16 +88,25 @@ class RepetitionWatch:
     def feed(self, piece: str) -> Repetition | None:
         if self.found:
             return self.found
-        self.text += piece
+        self._text += piece
         self.found = self._units_done() or self._words_done()
+        self._forget()
         return self.found
 
+    def _forget(self) -> None:
+        """Drop the text no comparison can reach any more, once there is a good stretch of it."""
+        needed = min(self._word_at, self._unit_at, *(tail.spans[0][0] for tail in (self._words, self._units)
+                                                      if tail.spans))
+        if needed - self._base > _KEEP_AT_LEAST:
+            self._text, self._base = self._text[needed - self._base:], needed
+
     def _words_done(self) -> Repetition | None:
-        for match in _WORD.finditer(self.text, self._word_at):
-            if match.end() == len(self.text):               # the word may go on in the next piece
+        base, text = self._base, self._text
+        for match in _WORD.finditer(text, self._word_at - base):
+            if match.end() == len(text):                    # the word may go on in the next piece
                 break
-            self._word_at = match.end()
-            self._words.push(match.group().casefold(), match.start(), match.end())
+            self._word_at = base + match.end()
+            self._words.push(match.group().casefold(), base + match.start(), base + match.end())
             for period in range(1, MAX_LOOP_WORDS + 1):
                 copies = self._words.runs[period] // period + 1
                 if copies >= MIN_LOOP_COPIES and copies * period >= MIN_LOOP_SPAN:
@@ -99,23 +114,26 @@ class RepetitionWatch:
         return None
 
     def _units_done(self) -> Repetition | None:
-        while end := _UNIT_END.search(self.text, max(self._scan_at, self._unit_at)):
-            if end.end() == len(self.text) and end.group() != "\n":
+        base, text = self._base, self._text
+        while end := _UNIT_END.search(text, max(self._scan_at, self._unit_at) - base):
+            if end.end() == len(text) and end.group() != "\n":
                 break                                       # "3." may be "3.5"; wait for what follows
-            start, self._unit_at = self._unit_at, end.end()
+            start, self._unit_at = self._unit_at, base + end.end()
             self._scan_at = self._unit_at
-            words = [w.casefold() for w in _WORD.findall(self.text, start, end.end())]
+            words = [w.casefold() for w in _WORD.findall(text, start - base, end.end())]
             if not words:
                 continue
-            self._units.push(" ".join(words), start, end.end())
+            self._units.push(" ".join(words), start, base + end.end())
             self._unit_words.append(len(words))
             for period in range(1, MAX_BLOCK_UNITS + 1):
                 copies = self._units.runs[period] // period + 1
                 if copies >= BLOCK_COPIES and sum(list(self._unit_words)[-period:]) >= MIN_BLOCK_WORDS:
                     return self._repetition(self._units, period, copies)
-        self._scan_at = max(self._unit_at, len(self.text) - 4)
+        self._scan_at = max(self._unit_at, base + len(text) - 4)
+        if self._scan_at - self._unit_at > _KEEP_AT_LEAST:     # no sentence is that long: the text has none
+            self._unit_at = self._scan_at
         return None
 
     def _repetition(self, tail: _Tail, period: int, copies: int) -> Repetition:
         start, end = tail.first_copy(period)
-        return Repetition(keep=end, block=self.text[start:end].strip(), copies=copies)
+        return Repetition(keep=end, block=self._text[start - self._base:end - self._base].strip(), copies=copies)

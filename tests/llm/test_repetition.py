@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from ragtui.config import Settings
 from ragtui.llm.providers import synthesis_model
-from ragtui.llm.repetition import MIN_LOOP_SPAN, Repetition, RepetitionWatch
+from ragtui.llm.repetition import _KEEP_AT_LEAST, MIN_LOOP_SPAN, Repetition, RepetitionWatch
 from tests.fake_openai import FakeOpenAI
 from tests.model_habits import LOOP_INTRO, LOOP_PARAGRAPH, loops
 
@@ -17,13 +17,13 @@ PARAGRAPH = ("A primed pump starts at about 3 bar [1]. The relief valve opens at
              "Running it dry wears its seals [2].")
 
 
-def _watch(pieces: list[str]) -> tuple[RepetitionWatch, Repetition | None, int]:
-    """The watch fed `pieces` one by one, what it found, and after how many pieces."""
+def _watch(pieces: list[str]) -> tuple[str, Repetition | None, int]:
+    """The text fed to a watch piece by piece until it found a loop, what it found, and after how many pieces."""
     watch = RepetitionWatch()
     for count, piece in enumerate(pieces, 1):
         if found := watch.feed(piece):
-            return watch, found, count
-    return watch, None, len(pieces)
+            return "".join(pieces[:count]), found, count
+    return "".join(pieces), None, len(pieces)
 
 
 def _tokens(text: str) -> list[str]:
@@ -34,26 +34,26 @@ def _tokens(text: str) -> list[str]:
 def test_a_paragraph_written_again_and_again_stops_at_its_third_copy_keeping_one() -> None:
     intro = "Pumps need priming [1].\n\n"
     text = intro + "\n\n".join([PARAGRAPH] * 10)
-    watch, found, count = _watch(_tokens(text))
+    text, found, count = _watch(_tokens(text))
     assert found is not None and found.copies == 3 and found.block == PARAGRAPH
-    assert watch.text[:found.keep] == intro + PARAGRAPH
+    assert text[:found.keep] == intro + PARAGRAPH
     assert len("".join(_tokens(text)[:count])) < len(intro) + 3 * len(PARAGRAPH) + 20   # seen early, not at the end
 
 
 def test_a_sentence_said_three_times_running_is_a_loop_twice_is_not() -> None:
     sentence = "The relief valve opens at twelve bar of pressure [2]. "
     assert _watch(_tokens("Valves. " + sentence * 2 + "Then it closes again."))[1] is None
-    watch, found, _ = _watch(_tokens("Valves. " + sentence * 3 + "Then"))
-    assert found is not None and watch.text[:found.keep] == "Valves. " + sentence.rstrip()
+    text, found, _ = _watch(_tokens("Valves. " + sentence * 3 + "Then"))
+    assert found is not None and text[:found.keep] == "Valves. " + sentence.rstrip()
 
 
 def test_a_short_loop_of_words_without_a_full_stop() -> None:
     text = "The pump starts and then " + "and then " * 40
-    watch, found, _ = _watch(_tokens(text))
+    text, found, _ = _watch(_tokens(text))
     assert found is not None and found.block == "and then"
-    assert watch.text[:found.keep] == "The pump starts and then"
-    watch, found, _ = _watch(_tokens("It was " + "very " * 40))
-    assert found is not None and watch.text[:found.keep] == "It was very"
+    assert text[:found.keep] == "The pump starts and then"
+    text, found, _ = _watch(_tokens("It was " + "very " * 40))
+    assert found is not None and text[:found.keep] == "It was very"
 
 
 def test_ordinary_answers_are_not_loops() -> None:
@@ -73,15 +73,21 @@ def test_where_the_pieces_are_cut_does_not_change_the_verdict(cuts: list[int]) -
         pieces.append(text[at:at + size])
         at += size
     pieces.append(text[at:])
-    watch, found, _ = _watch(pieces)
-    assert found is not None and watch.text[:found.keep] == "Intro sentence here [1].\n\n" + PARAGRAPH
+    text, found, _ = _watch(pieces)
+    assert found is not None and text[:found.keep] == "Intro sentence here [1].\n\n" + PARAGRAPH
 
 
 def test_the_watch_keeps_a_bounded_window_however_long_the_answer() -> None:
-    watch = RepetitionWatch()
-    for i in range(3000):
-        assert watch.feed(f"Sentence number {i} says something new about pump {i * 7}. ") is None
-    assert len(watch._words.keys) <= MIN_LOOP_SPAN * 3 and len(watch._units.keys) <= 16 * 3 + 1
+    """Memory, and so the work of each piece, stays bounded on a long answer, with sentences or without."""
+    for sentence in ("Sentence number {i} says something new about pump {i}. ", "word{i} and{i} "):
+        watch = RepetitionWatch()
+        for i in range(5000):
+            assert watch.feed(sentence.format(i=i)) is None
+        assert len(watch._text) < 3 * _KEEP_AT_LEAST
+        assert len(watch._words.keys) <= MIN_LOOP_SPAN * 3 and len(watch._units.keys) <= 16 * 3 + 1
+    before = "Intro. " + " ".join(f"w{i}" for i in range(3000)) + ".\n"
+    text, found, _ = _watch(_tokens(before + "The pump starts at 3 bar [1] again. " * 3 + "More."))
+    assert found is not None and text[:found.keep] == before + "The pump starts at 3 bar [1] again."
 
 
 async def test_a_looping_answer_from_a_server_is_caught_as_it_streams(make_settings: Callable[..., Settings]) -> None:
@@ -91,13 +97,14 @@ async def test_a_looping_answer_from_a_server_is_caught_as_it_streams(make_setti
     try:
         settings = make_settings("llm.provider=openai", f"llm.base_url={server.url}", "llm.model=served-model")
         model = await synthesis_model(settings)
-        watch, found = RepetitionWatch(), None
+        watch, found, streamed = RepetitionWatch(), None, ""
         try:
             async for delta in model.stream([("user", "How do pumps start?")]):
+                streamed += delta.text
                 if found := watch.feed(delta.text):
                     break
         finally:
             await model.aclose()
     finally:
         server.stop()
-    assert found is not None and watch.text[:found.keep] == LOOP_INTRO + LOOP_PARAGRAPH
+    assert found is not None and streamed[:found.keep] == LOOP_INTRO + LOOP_PARAGRAPH
