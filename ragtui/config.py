@@ -172,6 +172,7 @@ class LlmSettings:
     context_chunks: int = _rule(1, 10_000)
     temperature: float = _rule(0, 2)
     request_timeout: float = _rule(1, 86_400)
+    reply_deadline_s: float = _rule(1, 86_400)
 
     @property
     def annotator(self) -> str:
@@ -200,6 +201,15 @@ class AnnotationSettings:
 class OllamaSettings:
     host: str = _rule()
     timeout: float = _rule(0.1, 86_400)
+
+
+@dataclass(frozen=True)
+class LimitsSettings:
+    max_reply_mb: float = _rule(0.01, 4096)
+
+    @property
+    def max_reply_bytes(self) -> int:
+        return int(self.max_reply_mb * 2**20)
 
 
 @dataclass(frozen=True)
@@ -236,6 +246,7 @@ SECTIONS: dict[str, type] = {
     "llm": LlmSettings,
     "annotation": AnnotationSettings,
     "ollama": OllamaSettings,
+    "limits": LimitsSettings,
     "chroma": ChromaSettings,
     "storage": StorageSettings,
     "ui": UiSettings,
@@ -267,6 +278,7 @@ class Settings:
     llm: LlmSettings
     annotation: AnnotationSettings
     ollama: OllamaSettings
+    limits: LimitsSettings
     chroma: ChromaSettings
     storage: StorageSettings
     ui: UiSettings

@@ -11,6 +11,7 @@ import httpx
 
 from ragtui.config import Settings
 from ragtui.ollama_api import OllamaUnreachable, has_model, probe, show_context_length
+from ragtui.server_limits import ReplyLimit, loads, sync_client
 
 
 class Verdict(StrEnum):
@@ -48,7 +49,7 @@ def _llm_checks(s: Settings) -> list[Check]:
 def _ollama_checks(s: Settings) -> list[Check]:
     host = s.ollama.host
     try:
-        status = probe(host)
+        status = probe(host, s.limits.max_reply_bytes)
     except OllamaUnreachable as exc:
         out = [Check("ollama", Verdict.FAIL, str(exc))]
         return out + [Check(f"model {m}", Verdict.SKIP, "not checked: Ollama unreachable") for m in _ollama_models(s)]
@@ -70,7 +71,10 @@ def _embed_window_check(s: Settings, model: str) -> Check:
     from ragtui.ingest.embedding import LONG_CHUNK_CHARS, part_chars
 
     name = f"embed window {model}"
-    tokens = show_context_length(s.ollama.host, model)
+    try:
+        tokens = show_context_length(s.ollama.host, model, s.limits.max_reply_bytes)
+    except ReplyLimit as exc:
+        return Check(name, Verdict.FAIL, str(exc))
     if tokens is None:
         return Check(name, Verdict.SKIP, "Ollama's /api/show gives no context length; chunks are embedded whole "
                      f"up to {LONG_CHUNK_CHARS:,} chars")
@@ -99,10 +103,11 @@ def _openai_check(s: Settings) -> Check:
     url = s.llm.base_url.rstrip("/") + "/models"
     headers = {"Authorization": f"Bearer {s.llm.api_key.reveal()}"} if s.llm.api_key else {}
     try:
-        r = httpx.get(url, headers=headers, timeout=3.0, trust_env=False)
+        with sync_client(timeout=3.0, max_bytes=s.limits.max_reply_bytes, deadline_key="doctor's 3 s") as client:
+            r = client.get(url, headers=headers)
         r.raise_for_status()
-        ids = {m.get("id") for m in r.json().get("data", [])}
-    except (httpx.HTTPError, ValueError) as exc:
+        ids = {m.get("id") for m in loads(r.content, url).get("data", [])}
+    except (httpx.HTTPError, ValueError, AttributeError, TypeError, ReplyLimit) as exc:
         return Check("llm endpoint", Verdict.FAIL, f"no answer from {url} ({exc}); check [llm] base_url")
     if s.llm.model and s.llm.model not in ids:
         return Check("llm endpoint", Verdict.FAIL, f"{s.llm.base_url} does not serve {s.llm.model!r}")
@@ -138,8 +143,9 @@ def _chroma_check(s: Settings) -> Check:
         return Check("chroma", Verdict.OK, f"embedded, under {s.data_dir / 'collections'}")
     url = f"http://{s.chroma.host}:{s.chroma.port}/api/v2/heartbeat"
     try:
-        httpx.get(url, timeout=3.0, trust_env=False).raise_for_status()
-    except httpx.HTTPError as exc:
+        with sync_client(timeout=3.0, max_bytes=s.limits.max_reply_bytes, deadline_key="doctor's 3 s") as client:
+            client.get(url).raise_for_status()
+    except (httpx.HTTPError, ReplyLimit) as exc:
         return Check("chroma", Verdict.FAIL, f"Chroma server not reachable at {url} ({exc}); "
                      "start it with `chroma run --path DIR --port PORT` or clear [chroma] host")
     return Check("chroma", Verdict.OK, f"server at {s.chroma.host}:{s.chroma.port}")

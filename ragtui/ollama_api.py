@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from ragtui import heavy
 from ragtui.errors import RagtuiError
+from ragtui.server_limits import BoundedTransport, ReplyLimit, ReplyTooDeep, async_client, loads, sync_client
 
 if TYPE_CHECKING:
     from llama_index.embeddings.ollama import OllamaEmbedding
@@ -41,15 +43,17 @@ def _explain(host: str, exc: Exception) -> OllamaUnreachable:
     )
 
 
-def probe(host: str, timeout: float = PROBE_TIMEOUT) -> OllamaStatus:
-    """Version and pulled models, or OllamaUnreachable."""
+def probe(host: str, max_bytes: int, timeout: float = PROBE_TIMEOUT) -> OllamaStatus:
+    """Version and pulled models, or OllamaUnreachable; each answer within `timeout` s and `max_bytes`."""
     base = host.rstrip("/")
     try:
-        with httpx.Client(timeout=timeout, trust_env=False) as client:
+        with sync_client(timeout=timeout, max_bytes=max_bytes, deadline_key="the probe's 3 s") as client:
             version = client.get(f"{base}/api/version")
             version.raise_for_status()
             tags = client.get(f"{base}/api/tags")
             tags.raise_for_status()
+    except ReplyLimit as exc:
+        raise OllamaUnreachable(f"{exc}; is [ollama] host (RAGTUI_OLLAMA_HOST) pointing at Ollama?") from None
     except (httpx.HTTPError, ValueError) as exc:
         raise _explain(host, exc) from None
     models = _answer(host, "/api/tags", tags).get("models", [])
@@ -70,9 +74,11 @@ def _not_ollama(host: str, path: str, what: str) -> OllamaUnreachable:
 def _answer(host: str, path: str, response: httpx.Response) -> dict[str, Any]:
     """A probe answer is untrusted: anything but a JSON object is one clear problem, never a traceback."""
     try:
-        body = response.json()
+        body = loads(response.content, f"{host.rstrip('/')}{path}")
     except ValueError:          # JSONDecodeError and UnicodeDecodeError both are
         raise _not_ollama(host, path, "something that is not JSON") from None
+    except ReplyTooDeep as exc:
+        raise _not_ollama(host, path, "JSON nested too deep to parse") from exc
     if not isinstance(body, dict):
         raise _not_ollama(host, path, "JSON that is not an object")
     return body
@@ -108,34 +114,47 @@ def _model_info_int(show: Any, suffix: str) -> int | None:
     return None
 
 
-def show_context_length(host: str, model: str, timeout: float = PROBE_TIMEOUT) -> int | None:
-    """The model's context length from Ollama's /api/show; None when unreachable, unknown or not said."""
+def show_context_length(host: str, model: str, max_bytes: int, timeout: float = PROBE_TIMEOUT) -> int | None:
+    """The model's context length from Ollama's /api/show; None when unreachable, unknown or not said.
+    A reply past a limit (too big, too slow, nested too deep) raises ReplyLimit: that is no Ollama to trust."""
     try:
-        with httpx.Client(timeout=timeout, trust_env=False) as client:
+        with sync_client(timeout=timeout, max_bytes=max_bytes, deadline_key="the probe's 3 s") as client:
             response = client.post(f"{host.rstrip('/')}/api/show", json={"model": model})
-        return context_length_of(response.json()) if response.status_code == 200 else None
+        return context_length_of(_show_answer(host, response))
     except (httpx.HTTPError, ValueError):
         return None
 
 
-async def ashow(host: str, model: str, timeout: float = PROBE_TIMEOUT) -> Any:
-    """Ollama's /api/show answer for the model, for async callers (the ingest); None when unreachable or failing.
-    Untrusted: read it with `context_length_of` and `embedding_length_of`."""
+async def ashow(host: str, model: str, max_bytes: int, timeout: float) -> Any:
+    """Ollama's /api/show answer for the model, for async callers (the ingest), within `timeout` (ollama.timeout);
+    None when unreachable or failing. Untrusted: read it with `context_length_of` and `embedding_length_of`."""
     try:
-        async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
+        async with async_client(timeout=timeout, max_bytes=max_bytes, deadline_s=timeout,
+                                deadline_key="ollama.timeout") as client:
             response = await client.post(f"{host.rstrip('/')}/api/show", json={"model": model})
-        return response.json() if response.status_code == 200 else None
+        return _show_answer(host, response)
     except (httpx.HTTPError, ValueError):
         return None
+
+
+def _show_answer(host: str, response: httpx.Response) -> Any:
+    if response.status_code != 200:
+        return None
+    return loads(response.content, f"{host.rstrip('/')}/api/show")
 
 
 def ollama_embedding(settings: Settings, model: str, *, workers: int | None = None) -> OllamaEmbedding:
     """LlamaIndex's OllamaEmbedding for `model` on the configured host, with ragtui's timeout and batch size.
 
-    trust_env=False: a proxy from the environment must not intercept calls to a local Ollama.
+    trust_env=False: a proxy from the environment must not intercept calls to a local Ollama. The transport
+    holds each answer to limits.max_reply_mb and ollama.timeout (for the whole answer).
     """
+    heavy.load("llama_index")     # also called from keyword-leg threads (the sense embeddings)
     from llama_index.embeddings.ollama import OllamaEmbedding
 
+    transport = BoundedTransport(max_bytes=settings.limits.max_reply_bytes, deadline_s=settings.ollama.timeout,
+                                 deadline_key="ollama.timeout")
     return OllamaEmbedding(model_name=model, base_url=settings.ollama.host, embed_batch_size=settings.embed.batch_size,
                            num_workers=workers,
-                           client_kwargs={"timeout": settings.ollama.timeout, "trust_env": False})
+                           client_kwargs={"timeout": settings.ollama.timeout, "trust_env": False,
+                                          "transport": transport})

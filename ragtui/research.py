@@ -82,12 +82,9 @@ RetrieveFn = Callable[[str, Sequence[str]], Awaitable[Retrieval]]
 def preload() -> None:
     """Import what a first session or ingest needs (seconds of llama_index/chromadb), so a front end can
     pay it in a background thread after its first frame instead of on its event loop."""
-    import chromadb  # noqa: F401
-    import llama_index.embeddings.ollama
-    import llama_index.llms.ollama  # noqa: F401
-    import whoosh.index  # noqa: F401
-    import wn  # noqa: F401
+    from ragtui import heavy
 
+    heavy.load()
     import ragtui.ingest.pipeline
     import ragtui.retrieve.hybrid_retriever
     import ragtui.retrieve.pipeline

@@ -25,6 +25,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from ragtui.config import Settings
+from ragtui.errors import disk_full
 from ragtui.history import HistoryStore
 from ragtui.library import (
     MANIFEST,
@@ -90,14 +91,23 @@ class Workspace:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self.close()
+        self._close_after(exc)
 
     async def __aenter__(self) -> Workspace:
         return self.open()
 
     async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
-        await asyncio.to_thread(self.close)
+        await asyncio.to_thread(self._close_after, exc)
+
+    def _close_after(self, exc: BaseException | None) -> None:
+        """Close; when an error is already on its way out and closing fails because the disk is full (Chroma
+        flushes on close), the error on its way out is the one to report: it already says why."""
+        try:
+            self.close()
+        except Exception as failure:
+            if exc is None or not disk_full(failure):
+                raise
 
     @property
     def history(self) -> HistoryStore:

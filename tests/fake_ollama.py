@@ -15,7 +15,7 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -61,6 +61,7 @@ class Reply:
     malformed_after: int | None = None  # send a non-JSON line after this many pieces
     drop_after: int | None = None      # close the connection after this many pieces
     error_after: int | None = None     # stream {"error": error} after this many pieces and stop
+    ignore_num_predict: bool = False   # a server that streams past the request's num_predict
 
     @classmethod
     def text(cls, text: str, **kw: Any) -> Reply:
@@ -116,6 +117,10 @@ class FakeOllama:
         # answer with (malformed JSON, nulls, NaN, wrong dimensions), or None for the normal answer.
         self.embed_body: Callable[[list[str], int], bytes | None] | None = None
         self.tags_body: bytes | None = None  # answer /api/tags with exactly these bytes (a broken server)
+        # answer /api/tags or /api/show with these parts and no length (a hostile server), counting what went out
+        self.tags_parts: Callable[[], Iterator[bytes]] | None = None
+        self.show_parts: Callable[[], Iterator[bytes]] | None = None
+        self.sent = 0                      # bytes of such answers that went out
         self.embed_drip_s = 0.0            # send an /api/embed body one byte per this many seconds
         self.show_delay = 0.0              # seconds before answering /api/show (a busy server loading a model)
         self.disconnects = 0               # streams the client closed before the end
@@ -133,6 +138,10 @@ class FakeOllama:
     def script(self, *replies: Reply) -> None:
         """Queue replies for the next chat/generate calls, in order; then the responder answers."""
         self.scripted.extend(replies)
+
+    def count_sent(self, n: int) -> None:
+        with self._lock:
+            self.sent += n
 
     def calls(self, path: str) -> list[Recorded]:
         return [r for r in self.requests if r.path == path]
@@ -203,6 +212,24 @@ class JsonHandler(BaseHTTPRequestHandler):
         self._headers(len(data := json.dumps(obj).encode()), code)
         self.wfile.write(data)
 
+    def _endless(self, parts: Iterable[bytes], counter: Callable[[int], None],
+                 content_type: str = "application/json") -> None:
+        """A 200 answer of `parts`, with no length said (the connection's close ends it), as a hostile server
+        sends a reply bigger than anything it announces; `counter` is told the bytes that went out. Stops
+        when the client hangs up."""
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        try:
+            for part in parts:
+                self.wfile.write(part)
+                self.wfile.flush()
+                counter(len(part))
+        except OSError:                    # the client gave up: what a limit is for
+            pass
+
     def _headers(self, length: int, code: int = 200) -> None:
         """The status line and headers of a JSON answer of `length` bytes (the body is the caller's)."""
         self.send_response(code)
@@ -226,6 +253,8 @@ class _Handler(JsonHandler):
         if self.path == "/api/tags":
             if fake.tags_body is not None:
                 return self._raw(fake.tags_body)
+            if fake.tags_parts is not None:
+                return self._endless(fake.tags_parts(), fake.count_sent)
             return self._json({"models": [
                 {"name": f"{m.name}:latest", "model": f"{m.name}:latest", "modified_at": "2026-01-01T00:00:00Z",
                  "size": 1000, "digest": hashlib.sha256(m.name.encode()).hexdigest(),
@@ -248,6 +277,8 @@ class _Handler(JsonHandler):
             return self._json({"error": f'model "{name}" not found, try pulling it first'}, 404)
         if self.path == "/api/show":
             time.sleep(fake.show_delay)
+            if fake.show_parts is not None:
+                return self._endless(fake.show_parts(), fake.count_sent)
             return self._json({
                 "modelfile": "", "parameters": "", "template": "{{ .Prompt }}",
                 "details": {"format": "gguf", "family": model.kind},
@@ -318,7 +349,7 @@ class _Handler(JsonHandler):
             return self._json({"error": reply.error}, reply.status)
         pieces, reason = list(reply.pieces), reply.done_reason
         limit = int((body.get("options") or {}).get("num_predict") or -1)
-        if 0 < limit < len(pieces):
+        if 0 < limit < len(pieces) and not reply.ignore_num_predict:
             pieces, reason = pieces[:limit], "length"
         chat = self.path == "/api/chat"
 

@@ -1,13 +1,16 @@
 """A fake OpenAI-compatible server (vLLM, llama.cpp server) on loopback: /v1/models and streamed
 /v1/chat/completions (SSE), honouring max_tokens with finish_reason "length". Records every request.
-Failures on demand: an HTTP error status, an error event or a dropped connection mid-stream, a delay."""
+Failures on demand: an HTTP error status, an error event or a dropped connection mid-stream, a delay, and an
+endless stream that ignores max_tokens (dripped, padded)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from http.server import ThreadingHTTPServer
 from typing import Any
 
@@ -24,6 +27,13 @@ class FakeOpenAI:
         self.error_after: int | None = None  # send an error event after this many pieces and stop
         self.drop_after: int | None = None   # close the connection after this many pieces
         self.delay = 0.0                     # seconds before the answer starts
+        # Hostile on demand: ignore max_tokens and repeat the answer's words forever, a piece every drip_s
+        # seconds, each chunk padded with this many bytes; `sent` counts the bytes that went out.
+        self.endless = False
+        self.drip_s = 0.0
+        self.padding = 0
+        self.sent = 0
+        self.hung_up = threading.Event()     # set when the client closed an endless stream
         self.requests: list[dict[str, Any]] = []
         self._server: ThreadingHTTPServer | None = None
         self.url = ""
@@ -50,6 +60,8 @@ class FakeOpenAI:
                     return self._json({"error": {"message": fake.error}}, fake.status)
                 answer = fake.responder(body) if fake.responder else fake.answer
                 pieces = re.findall(r"\S+\s*", answer)
+                if fake.endless:
+                    return self._endless(body, pieces)
                 reason = "stop"
                 limit = body.get("max_tokens") or 0
                 if 0 < limit < len(pieces):
@@ -80,6 +92,22 @@ class FakeOpenAI:
                 self.wfile.flush()
                 self.close_connection = True
                 return None
+
+            def _endless(self, body: dict[str, Any], pieces: list[str]) -> None:
+                pad = {"x_padding": "x" * fake.padding} if fake.padding else {}
+
+                def chunks() -> Iterator[bytes]:
+                    for piece in itertools.cycle(pieces):
+                        time.sleep(fake.drip_s)
+                        chunk = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": body["model"],
+                                 "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}], **pad}
+                        yield f"data: {json.dumps(chunk)}\n\n".encode()
+
+                def count(n: int) -> None:
+                    fake.sent += n
+
+                JsonHandler._endless(self, chunks(), count, "text/event-stream")
+                fake.hung_up.set()
 
         self._server = serve_on_loopback(Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"

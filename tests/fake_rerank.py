@@ -2,13 +2,14 @@
 ({model, query, documents, top_n} -> {results: [{index, relevance_score}]}), as llama.cpp's
 server, vLLM and Infinity do. Its score is the share of the query's words found in the
 document, so a test can predict the order. Failures on demand: an HTTP status, a malformed
-body, a reply of the wrong shape, a delay. Records every request."""
+body, a reply of the wrong shape, a delay, an
+endless one. Records every request."""
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from http.server import ThreadingHTTPServer
 from typing import Any
 
@@ -27,6 +28,9 @@ class FakeRerank:
         self.status = 200
         self.delay = 0.0
         self.raw: bytes | None = None          # answer these bytes instead of the computed reply
+        # answer these parts with no length said (a hostile server); `sent` counts the bytes that went out
+        self.parts: Callable[[], Iterator[bytes]] | None = None
+        self.sent = 0
         self.rewrite: Callable[[dict[str, Any]], Any] | None = None   # change the computed reply
         self.requests: list[dict[str, Any]] = []
         self._server: ThreadingHTTPServer | None = None
@@ -44,6 +48,8 @@ class FakeRerank:
                     return self._json({"error": {"message": "not found"}}, 404)
                 if fake.status != 200:
                     return self._json({"error": {"message": "reranker overloaded"}}, fake.status)
+                if fake.parts is not None:
+                    return self._endless(fake.parts(), fake.count)
                 if fake.raw is not None:
                     self._headers(len(fake.raw))
                     self.wfile.write(fake.raw)
@@ -59,6 +65,9 @@ class FakeRerank:
         self._server = serve_on_loopback(Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
         return self
+
+    def count(self, n: int) -> None:
+        self.sent += n
 
     def stop(self) -> None:
         if self._server:

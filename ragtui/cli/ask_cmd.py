@@ -10,7 +10,7 @@ import sys
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ragtui.cli.query_cmd import positive
+from ragtui.cli.arg_types import positive, record_id
 from ragtui.config import ConfigError, Settings
 from ragtui.errors import RagtuiError
 from ragtui.model import SessionSource, StopReason
@@ -46,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--resynthesize", action="store_true",
                         help="answer the latest turn again from its current Relevant set (after rescue, drop or "
                              "reannotate; the latest session or --session ID)")
-    parser.add_argument("--session", type=int, metavar="ID",
+    parser.add_argument("--session", type=record_id, metavar="ID",
                         help="with --continue, --follow-up or --resynthesize: which session")
     parser.set_defaults(run=run)
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ragtui.cli.arg_types import record_id
 from ragtui.config import Settings
 from ragtui.errors import RagtuiError
 from ragtui.sanitize import clean, one_line
@@ -26,25 +27,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("history", help="list, show, export, delete or steer saved research sessions")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     listing = actions.add_parser("list", help="sessions, newest first")
-    listing.add_argument("-n", "--limit", type=int, default=50, help="at most this many (default 50)")
+    listing.add_argument("-n", "--limit", type=record_id, default=50, help="at most this many (default 50)")
     for name, text in (("show", "print a session as Markdown"), ("delete", "delete a session")):
-        actions.add_parser(name, help=text).add_argument("id", type=int)
+        actions.add_parser(name, help=text).add_argument("id", type=record_id)
     export = actions.add_parser("export", help="write a session as Markdown with numbered sources")
-    export.add_argument("id", type=int)
+    export.add_argument("id", type=record_id)
     export.add_argument("-o", "--output", type=Path, metavar="FILE", help="file to write (default: stdout)")
     again = actions.add_parser("reannotate", help="annotate a session's sources again, with another model or "
                                                   "prompt file")
-    again.add_argument("id", type=int)
+    again.add_argument("id", type=record_id)
     again.add_argument("--model", metavar="M", help="annotation model (default: the session's)")
     again.add_argument("--prompt-file", type=Path, metavar="F",
                        help="annotation template with the tokens CONTENT and QUERY (default: annotation.prompt_file)")
-    again.add_argument("--source", type=int, nargs="+", metavar="N",
+    again.add_argument("--source", type=record_id, nargs="+", metavar="N",
                        help="only these sources (any turn's; default: every source of the latest turn)")
     for name, text in (("rescue", "put a filtered source back into the synthesis set"),
                        ("drop", "take a source out of the synthesis set")):
         action = actions.add_parser(name, help=text)
-        action.add_argument("id", type=int)
-        action.add_argument("number", type=int, metavar="N", help="the source's [N]")
+        action.add_argument("id", type=record_id)
+        action.add_argument("number", type=record_id, metavar="N", help="the source's [N]")
     parser.set_defaults(run=run)
 
 

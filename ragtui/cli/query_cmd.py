@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ragtui.cli.arg_types import positive
 from ragtui.config import Settings
 from ragtui.retrieve.result import MODES, Retrieval
 from ragtui.sanitize import clean, one_line
@@ -73,13 +74,6 @@ def read_queries(path: Path) -> list[str]:
     except (OSError, ValueError) as exc:        # ValueError: not UTF-8, or a name no file can have
         raise RagtuiError(f"cannot read queries from {path}: {exc}", exit_code=2) from None
     return [line.strip() for line in text.splitlines() if line.strip()]
-
-
-def positive(value: str) -> int:
-    """argparse type for --limit: a whole number of at least 1."""
-    if not value.isdigit() or int(value) < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {value!r}")
-    return int(value)
 
 
 def as_json(result: Retrieval, limit: int | None = None) -> dict[str, Any]:

@@ -96,6 +96,7 @@ class Embedder:
         self.contextual = settings.embed.contextual_prefix
         self.host = settings.ollama.host
         self.deadline_s = settings.ollama.timeout
+        self.max_reply_bytes = settings.limits.max_reply_bytes
         # The dimension every vector must have (`expect`, from the model and the collection's index), else the
         # first valid batch's, so a model cannot switch dimensions between batches either.
         self.dimension: int | None = None
@@ -117,7 +118,7 @@ class Embedder:
         from ragtui.ollama_api import ashow, context_length_of, embedding_length_of
 
         if self.part_chars is None:
-            show = await ashow(self.host, self.model)
+            show = await ashow(self.host, self.model, self.max_reply_bytes, self.deadline_s)
             self.context_tokens = context_length_of(show)
             self.model_dimension = embedding_length_of(show)
             self.part_chars = part_chars(self.context_tokens)
@@ -158,11 +159,12 @@ class Embedder:
 
     async def _batch(self, texts: list[str]) -> list[list[float]]:
         """One /api/embed call, retried with exponential backoff; a missing model or an unusable answer is
-        not retried. The whole answer must arrive within ollama.timeout: httpx's timeout is per read, so a
-        server dripping a byte at a time would otherwise hold the ingest forever."""
+        not retried. The whole answer must arrive within ollama.timeout and limits.max_reply_mb (the client's
+        transport, ragtui.server_limits, holds it to both)."""
         import httpx
         from ollama import ResponseError
 
+        from ragtui.server_limits import ReplyLimit, ReplyTooSlow, too_deep
         from ragtui.stores.vector import BadVectors, check_vectors
 
         last: Exception | None = None
@@ -170,17 +172,18 @@ class Embedder:
             if attempt:
                 await asyncio.sleep(self.backoff_s * 2 ** (attempt - 1))
             try:
-                vectors: Any = await asyncio.wait_for(self._ollama.aget_general_text_embeddings(texts),
-                                                      self.deadline_s)
+                vectors: Any = await self._ollama.aget_general_text_embeddings(texts)
             except ResponseError as exc:
                 if exc.status_code == 404 or "not found" in str(exc.error).lower():
                     raise ModelMissing(f"embedding model {self.model!r} is not available in Ollama; "
                                        f"run `ollama pull {self.model}`") from None
                 last = exc
-            except TimeoutError:
-                last = EmbedUnavailable(f"no complete answer within {self.deadline_s:g} s (ollama.timeout)")
-            except (ConnectionError, httpx.HTTPError, OSError) as exc:
+            except (ReplyTooSlow, ConnectionError, httpx.HTTPError, OSError) as exc:
                 last = exc
+            except ReplyLimit as exc:                 # too big: asking again would only fetch it again
+                raise self._invalid(str(exc)) from None
+            except RecursionError:                    # the client's JSON parser on a deeply nested answer
+                raise self._invalid(str(too_deep(self.host))) from None
             except (ValueError, TypeError, KeyError, AttributeError) as exc:   # non-JSON, truncated, wrong shape
                 raise self._invalid(f"malformed response ({type(exc).__name__}: {_first_line(str(exc))})") from None
             else:

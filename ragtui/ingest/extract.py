@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from ragtui import heavy
 from ragtui.config import IngestSettings
 from ragtui.errors import RagtuiError
 from ragtui.text import normalize
@@ -484,6 +485,7 @@ def _xlsx_cell(cell: ET.Element, shared: list[str]) -> str:
 def _pdf(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
     """Text per page with its printed label; pages joined, each page's start offset kept; heading
     paths from the outline (bookmarks)."""
+    heavy.load("pymupdf")
     import pymupdf
 
     try:

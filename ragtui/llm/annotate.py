@@ -23,7 +23,7 @@ from ragtui.events import AnnotationFailed, AnnotationFinished, AnnotationStarte
 from ragtui.llm.chat import ChatModel, LLMError
 from ragtui.llm.fencing import FENCE_RULE, fence
 from ragtui.llm.window import WINDOW_CHARS, best_window
-from ragtui.paths import user_path
+from ragtui.paths import UnreadableFile, read_small_text, user_path
 from ragtui.quotes import occurs
 
 DEFAULT_PROMPT = (
@@ -41,12 +41,10 @@ def load_template(prompt_file: str | Path | None) -> str:
     """The default prompt, or the custom one checked for both tokens (ConfigError naming file and key)."""
     if not prompt_file:
         return DEFAULT_PROMPT
-    path = user_path(prompt_file)
     try:
-        template = path.read_text(encoding="utf-8")
-    except (OSError, ValueError) as exc:        # ValueError: not UTF-8, or a name no file can have
-        raise ConfigError(f"config error: annotation.prompt_file = {str(prompt_file)!r}: cannot read {path} "
-                          f"({getattr(exc, 'strerror', None) or exc})") from None
+        template = read_small_text(user_path(prompt_file))
+    except UnreadableFile as exc:
+        raise ConfigError(f"config error: annotation.prompt_file = {str(prompt_file)!r}: {exc}") from None
     missing = [t for t in TOKENS if t not in template]
     if missing:
         raise ConfigError(f"config error: annotation.prompt_file = {str(prompt_file)!r}: the template lacks "

@@ -20,6 +20,7 @@ import httpx
 
 from ragtui.errors import RagtuiError
 from ragtui.model import StopReason
+from ragtui.server_limits import AnswerCap, BoundedTransport, ReplyLimit, too_deep
 
 if TYPE_CHECKING:
     from llama_index.core.llms import LLM
@@ -37,6 +38,14 @@ class Delta:
 
     text: str
     stop_reason: StopReason | None = None    # on the final piece only
+
+
+@dataclass(frozen=True)
+class ReplyLimits:
+    """What one answer may take: bytes (limits.max_reply_mb) and seconds for all of it (llm.reply_deadline_s)."""
+
+    max_bytes: int
+    deadline_s: float
 
 
 class ChatModel(Protocol):
@@ -71,28 +80,42 @@ class LlamaIndexChat(ABC):
 
     _llm: LLM
 
-    def __init__(self, *, model: str, where: str, context_window: int, timeout: float) -> None:
+    def __init__(self, *, model: str, where: str, context_window: int, timeout: float, max_tokens: int,
+                 limits: ReplyLimits) -> None:
         self.model = model
         self.where = where
         self.context_window = context_window
         self.timeout = timeout
+        self.max_tokens = max_tokens
+        self.limits = limits
+
+    def transport(self) -> BoundedTransport:
+        """The transport under this model's HTTP client: its byte cap and whole-answer deadline."""
+        return BoundedTransport(max_bytes=self.limits.max_bytes, deadline_s=self.limits.deadline_s,
+                                deadline_key="llm.reply_deadline_s")
 
     async def stream(self, messages: Messages) -> AsyncGenerator[Delta, None]:
+        """The answer's pieces; cut with stop reason LENGTH at about max_tokens when the server goes on past it."""
         finished = False
+        cap = AnswerCap(self.max_tokens)
         try:
             from llama_index.core.llms import ChatMessage
 
             gen = await self._llm.astream_chat([ChatMessage(role=role, content=text) for role, text in messages])
             try:
                 async for chunk in gen:
-                    reason = self._stop_reason(chunk.raw)
+                    text, over = cap.take(chunk.delta or "")
+                    reason = StopReason.LENGTH if over else self._stop_reason(chunk.raw)
                     finished = finished or reason is not None
-                    if chunk.delta or reason is not None:
-                        yield Delta(chunk.delta or "", reason)
+                    if text or reason is not None:
+                        yield Delta(text, reason)
+                    if over:
+                        break
             finally:
                 await gen.aclose()
         except Exception as exc:
-            raise self.explain(exc) from exc
+            limit = reply_limit(exc)
+            raise (LLMError(f"the answer from {self.model}: {limit}") if limit else self.explain(exc)) from exc
         if not finished:
             raise LLMError(f"the answer from {self.model} at {self.where} ended without its final frame "
                            "(connection dropped?)")
@@ -114,6 +137,19 @@ class LlamaIndexChat(ABC):
         """One line for any failure of a call to this model."""
 
 
+def reply_limit(exc: BaseException) -> ReplyLimit | None:
+    """The limit that tripped under `exc`: a library may wrap what the transport raised (the OpenAI SDK turns
+    any error before the reply's headers into APIConnectionError)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ReplyLimit):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def timed_out(model: str, where: str, timeout: float) -> LLMError:
     return LLMError(f"no answer from {model} at {where} within {timeout:g} s (llm.request_timeout); "
                     "raise it for slow GPUs")
@@ -129,6 +165,8 @@ def status_failure(status: int, detail: str, *, model: str, where: str) -> LLMEr
 def stream_failure(exc: Exception, *, model: str, where: str) -> LLMError:
     """What is left once a provider has named its own errors: a broken stream, or anything unforeseen."""
     name = type(exc).__name__
+    if isinstance(exc, RecursionError):
+        return LLMError(f"the answer from {model}: {too_deep(where)}")
     if isinstance(exc, json.JSONDecodeError):
         return LLMError(f"malformed response stream from {where} ({exc.msg})")
     if isinstance(exc, httpx.TransportError):

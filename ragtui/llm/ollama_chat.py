@@ -9,15 +9,23 @@ the model.
 
 from __future__ import annotations
 
-import asyncio
 import math
 from typing import Any
 
 import httpx
 
-from ragtui.llm.chat import LlamaIndexChat, LLMError, Messages, status_failure, stream_failure, timed_out
+from ragtui.llm.chat import (
+    LlamaIndexChat,
+    LLMError,
+    Messages,
+    ReplyLimits,
+    status_failure,
+    stream_failure,
+    timed_out,
+)
 from ragtui.model import StopReason
 from ragtui.ollama_api import context_length_of
+from ragtui.server_limits import ReplyLimit, ReplyTooSlow, async_client, loads
 from ragtui.tokens import estimate_tokens
 
 NUM_CTX_STEP = 4096     # num_ctx grows in these steps: each change makes Ollama reload the model
@@ -40,15 +48,16 @@ class OllamaChat(LlamaIndexChat):
     """A model served by Ollama at `host`; `context_window` is what packing may fill, `num_ctx` what it allocates."""
 
     def __init__(self, *, host: str, model: str, context_window: int, num_ctx: int, max_tokens: int,
-                 temperature: float, timeout: float) -> None:
+                 temperature: float, timeout: float, limits: ReplyLimits) -> None:
         from llama_index.llms.ollama import Ollama
         from ollama import AsyncClient
 
-        super().__init__(model=model, where=host, context_window=context_window, timeout=timeout)
+        super().__init__(model=model, where=host, context_window=context_window, timeout=timeout,
+                         max_tokens=max_tokens, limits=limits)
         self.num_ctx = num_ctx
-        self._max_tokens = max_tokens
         self._temperature = temperature
-        self._client = AsyncClient(host=host, timeout=timeout, trust_env=False)   # no proxies
+        # no proxies: the transport is the only way out
+        self._client = AsyncClient(host=host, timeout=timeout, trust_env=False, transport=self.transport())
         self._llm = Ollama(model=model, base_url=host, request_timeout=timeout, context_window=num_ctx,
                            temperature=temperature, async_client=self._client,
                            additional_kwargs={"num_predict": max_tokens, "num_ctx": num_ctx})
@@ -59,7 +68,8 @@ class OllamaChat(LlamaIndexChat):
         if need <= self.num_ctx:
             return self
         return OllamaChat(host=self.where, model=self.model, context_window=self.context_window, num_ctx=need,
-                          max_tokens=self._max_tokens, temperature=self._temperature, timeout=self.timeout)
+                          max_tokens=self.max_tokens, temperature=self._temperature, timeout=self.timeout,
+                          limits=self.limits)
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -93,20 +103,23 @@ def _not_pulled(model: str, host: str) -> LLMError:
     return LLMError(f"model {model!r} is not available at {host}: run `ollama pull {model}`")
 
 
-async def context_length(host: str, model: str, timeout: float) -> int | None:
+async def context_length(host: str, model: str, timeout: float, max_bytes: int) -> int | None:
     """The model's "*.context_length" from /api/show, None when its info does not say.
 
     Doubles as the "is this model pulled?" check: a missing model raises LLMError
     with the `ollama pull` hint before any work starts. The whole answer must come
     within `timeout` (ollama.timeout, named in the error: a short metadata call, not
-    the generation that llm.request_timeout covers).
+    the generation that llm.request_timeout covers), and hold at most `max_bytes`.
     """
     try:
-        async with asyncio.timeout(timeout), httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
+        async with async_client(timeout=timeout, max_bytes=max_bytes, deadline_s=timeout,
+                                deadline_key="ollama.timeout") as client:
             response = await client.post(f"{host.rstrip('/')}/api/show", json={"model": model})
-    except (httpx.TimeoutException, TimeoutError):
+    except (httpx.TimeoutException, ReplyTooSlow):
         raise LLMError(f"Ollama at {host} did not answer /api/show for {model} within {timeout:g} s "
                        "(ollama.timeout); raise it if Ollama is busy loading models") from None
+    except ReplyLimit as exc:
+        raise LLMError(str(exc)) from None
     except httpx.HTTPError as exc:
         raise explain(exc, model=model, host=host, timeout=timeout) from None
     if response.status_code == 404:
@@ -114,6 +127,8 @@ async def context_length(host: str, model: str, timeout: float) -> int | None:
     if response.status_code != 200:
         raise LLMError(f"{host} answered HTTP {response.status_code} to /api/show for {model}")
     try:
-        return context_length_of(response.json())
+        return context_length_of(loads(response.content, f"{host.rstrip('/')}/api/show"))
     except ValueError:
         return None
+    except ReplyLimit as exc:
+        raise LLMError(str(exc)) from None

@@ -12,7 +12,15 @@ from typing import Any
 import httpx
 
 from ragtui.config import ConfigError, Secret
-from ragtui.llm.chat import LlamaIndexChat, LLMError, Messages, status_failure, stream_failure, timed_out
+from ragtui.llm.chat import (
+    LlamaIndexChat,
+    LLMError,
+    Messages,
+    ReplyLimits,
+    status_failure,
+    stream_failure,
+    timed_out,
+)
 from ragtui.model import StopReason
 
 
@@ -21,15 +29,17 @@ class OpenAICompatibleChat(LlamaIndexChat):
     has nothing to grow."""
 
     def __init__(self, *, base_url: str, api_key: Secret, model: str, context_window: int, max_tokens: int,
-                 temperature: float, timeout: float) -> None:
+                 temperature: float, timeout: float, limits: ReplyLimits) -> None:
         try:
             from llama_index.llms.openai_like import OpenAILike
         except ImportError:
             raise ConfigError('config error: llm.provider = "openai" needs the optional package '
                               "llama-index-llms-openai-like: pip install 'ragtui[openai]'") from None
 
-        super().__init__(model=model, where=base_url, context_window=context_window, timeout=timeout)
-        self._http = httpx.AsyncClient(timeout=timeout, trust_env=False)   # no proxies
+        super().__init__(model=model, where=base_url, context_window=context_window, timeout=timeout,
+                         max_tokens=max_tokens, limits=limits)
+        # no proxies: the transport is the only way out
+        self._http = httpx.AsyncClient(timeout=timeout, trust_env=False, transport=self.transport())
         # mypy derives OpenAILike's __init__ from its pydantic fields and misses the inherited
         # OpenAI.__init__, which takes async_http_client.
         self._llm = OpenAILike(  # type: ignore[call-arg]

@@ -8,7 +8,7 @@ llm.context_window, else the model's own info, else 8192.
 from __future__ import annotations
 
 from ragtui.config import ConfigError, Settings
-from ragtui.llm.chat import ChatModel
+from ragtui.llm.chat import ChatModel, ReplyLimits
 from ragtui.llm.ollama_chat import OllamaChat, context_length, num_ctx_steps
 from ragtui.llm.openai_chat import OpenAICompatibleChat
 from ragtui.tokens import PROMPT_OVERHEAD_TOKENS
@@ -26,7 +26,7 @@ async def context_window(settings: Settings, model: str) -> int:
     """
     if settings.llm.provider != "ollama":
         return settings.llm.context_window or DEFAULT_CONTEXT_WINDOW
-    length = await context_length(settings.ollama.host, model, settings.ollama.timeout)
+    length = await context_length(settings.ollama.host, model, settings.ollama.timeout, settings.limits.max_reply_bytes)
     return settings.llm.context_window or length or DEFAULT_CONTEXT_WINDOW
 
 
@@ -35,12 +35,13 @@ def _build_model(settings: Settings, *, model: str, num_ctx: int, max_tokens: in
     """A ChatModel with these fixed options for the configured provider; `window` (default num_ctx) is
     what packing may fill, and Ollama's `fitted()` grows num_ctx up to it."""
     timeout = settings.llm.request_timeout
+    limits = ReplyLimits(max_bytes=settings.limits.max_reply_bytes, deadline_s=settings.llm.reply_deadline_s)
     if settings.llm.provider == "ollama":
         return OllamaChat(host=settings.ollama.host, model=model, context_window=window or num_ctx, num_ctx=num_ctx,
-                          max_tokens=max_tokens, temperature=temperature, timeout=timeout)
+                          max_tokens=max_tokens, temperature=temperature, timeout=timeout, limits=limits)
     return OpenAICompatibleChat(base_url=settings.llm.base_url, api_key=settings.llm.api_key, model=model,
                                 context_window=window or num_ctx, max_tokens=max_tokens, temperature=temperature,
-                                timeout=timeout)
+                                timeout=timeout, limits=limits)
 
 
 def _base_num_ctx(settings: Settings, window: int) -> int:

@@ -26,6 +26,7 @@ from ragtui.retrieve.keyword_leg import KeywordResult, keyword_search
 from ragtui.retrieve.result import MODES, CollectionMeta, KeywordMeta, LegHits, Mode, RetrievalMeta, VectorMeta, node_id
 from ragtui.retrieve.senses import QuerySynonyms, Synonyms
 from ragtui.retrieve.wordnet import Lexicon, SynonymLookup, missing_lexicon_notice
+from ragtui.server_limits import too_deep
 from ragtui.stores.vector import check_vectors
 
 if TYPE_CHECKING:
@@ -76,12 +77,11 @@ async def embed_query(settings: Settings, query: str, models: Sequence[str]) -> 
     async def one(model: str) -> None:
         started = time.perf_counter()
         embedder = ollama_embedding(settings, model)
-        try:     # one deadline for the whole answer: a server dripping bytes resets httpx's per-read timeout
-            vector = await asyncio.wait_for(embedder.aget_query_embedding(text), settings.ollama.timeout)
+        try:     # the client's transport holds the whole answer to ollama.timeout and limits.max_reply_mb
+            vector = await embedder.aget_query_embedding(text)
             out.vectors[model] = check_vectors([vector], 1, None)[0]
-        except TimeoutError:
-            out.errors[model] = (f"Ollama at {settings.ollama.host} did not embed the query with {model} within "
-                                 f"{settings.ollama.timeout:g} s (ollama.timeout)")
+        except RecursionError:    # the client's JSON parser on a deeply nested answer
+            out.errors[model] = describe_embed_error(settings.ollama.host, model, too_deep(settings.ollama.host))
         except Exception as exc:  # connection, HTTP, model and malformed-answer errors all mean "no vector leg"
             out.errors[model] = describe_embed_error(settings.ollama.host, model, exc)
         out.timings_ms[model] = round((time.perf_counter() - started) * 1000, 2)

@@ -156,7 +156,7 @@ async def _reranked(settings: Settings, query: str,
 
     head = nodes[:settings.rerank.top_n]
     order, meta = await rerank_meta(settings.rerank, query, [n.node.node_id for n in head],
-                                    [n.node.get_content() for n in head])
+                                    [n.node.get_content() for n in head], settings.limits.max_reply_bytes)
     if order is None:
         return nodes, meta
     moved = [head[i] for i in order]

@@ -15,7 +15,6 @@ error, malformed body) keeps the fused order and says so, naming the server.
 
 from __future__ import annotations
 
-import asyncio
 import math
 import time
 from collections.abc import Sequence
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragtui.errors import RagtuiError
 from ragtui.retrieve.result import RerankMeta
+from ragtui.server_limits import ReplyLimit, ReplyTooSlow, async_client, loads
 
 if TYPE_CHECKING:
     from ragtui.config import RerankSettings
@@ -45,28 +45,33 @@ def endpoint(base_url: str) -> str:
     return base_url.rstrip("/") + "/rerank"
 
 
-async def rerank(settings: RerankSettings, query: str, documents: Sequence[str]) -> Reranked:
+async def rerank(settings: RerankSettings, query: str, documents: Sequence[str], max_bytes: int) -> Reranked:
     """The reranker's order of `documents` for `query`; raises RerankError (said in plain words) on any failure.
 
-    Candidates the server did not return keep their fused order after the ones it scored.
+    Candidates the server did not return keep their fused order after the ones it scored. The whole reply
+    must come within rerank.timeout and `max_bytes` (limits.max_reply_mb).
     """
     import httpx
 
     body = {"model": settings.model, "query": query, "documents": list(documents), "top_n": len(documents)}
     try:
-        async with httpx.AsyncClient(trust_env=False, timeout=settings.timeout) as client:
-            response = await asyncio.wait_for(client.post(endpoint(settings.base_url), json=body),
-                                              settings.timeout)
-    except TimeoutError:
-        raise RerankError(f"no answer within {settings.timeout:g} s") from None
+        async with async_client(timeout=settings.timeout, max_bytes=max_bytes, deadline_s=settings.timeout,
+                                deadline_key="rerank.timeout") as client:
+            response = await client.post(endpoint(settings.base_url), json=body)
+    except ReplyTooSlow:
+        raise RerankError(f"no answer within {settings.timeout:g} s (rerank.timeout)") from None
+    except ReplyLimit as exc:
+        raise RerankError(str(exc)) from None
     except httpx.HTTPError as exc:
         raise RerankError(str(exc) or type(exc).__name__) from None
     if response.status_code != 200:
         raise RerankError(f"HTTP {response.status_code}: {_clip(response.text)}")
     try:
-        data = response.json()
+        data = loads(response.content, endpoint(settings.base_url))
     except ValueError:
         raise RerankError(f"the reply is not JSON: {_clip(response.text)}") from None
+    except ReplyLimit as exc:
+        raise RerankError(str(exc)) from None
     scores = parse_results(data, len(documents))
     ranked = sorted(scores, key=lambda i: -scores[i])
     return Reranked(order=ranked + [i for i in range(len(documents)) if i not in scores], scores=scores)
@@ -89,13 +94,13 @@ def parse_results(data: Any, count: int) -> dict[int, float]:
     return scores
 
 
-async def rerank_meta(settings: RerankSettings, query: str, ids: Sequence[str],
-                      documents: Sequence[str]) -> tuple[list[int] | None, RerankMeta]:
+async def rerank_meta(settings: RerankSettings, query: str, ids: Sequence[str], documents: Sequence[str],
+                      max_bytes: int) -> tuple[list[int] | None, RerankMeta]:
     """The new order of the candidates (None: keep the fused order) and what to record about it."""
     started = time.perf_counter()
     meta = RerankMeta(model=settings.model, host=settings.base_url, candidates=len(documents))
     try:
-        result = await rerank(settings, query, documents)
+        result = await rerank(settings, query, documents, max_bytes)
     except RerankError as exc:
         return None, RerankMeta(model=meta.model, host=meta.host, candidates=meta.candidates,
                                 ms=_ms(started), error=str(exc))

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ragtui import heavy
 from ragtui.errors import RagtuiError
 from ragtui.retrieve.senses import Sense, SenseVectors
 
@@ -25,6 +26,7 @@ def wordnet_dir(data_dir: Path) -> Path:
 
 
 def _use(data_dir: Path):
+    heavy.load("wn")
     import wn
 
     wn.config.data_directory = wordnet_dir(data_dir)
@@ -85,6 +87,7 @@ class SynonymLookup:
     """
 
     def __init__(self, lexicon: str, data_dir: Path) -> None:
+        heavy.load("wn")
         import wn
         import wn.morphy
 

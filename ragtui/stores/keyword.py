@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragtui import heavy
 from ragtui.errors import RagtuiError
 from ragtui.model import Chunk, ChunkMeta
 
@@ -199,6 +200,7 @@ class KeywordIndex:
     FIELD = "text"
 
     def __init__(self, path: Path, bm25: Bm25Params | None = None) -> None:
+        heavy.load("whoosh")      # numpy (the postings) and whoosh, one thread at a time
         self.path = path
         with _OPEN_LOCK:
             storage = _storage(path)

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragtui import heavy
 from ragtui.model import Chunk
 from ragtui.stores.nodes import chunk_to_node, node_to_chunk
 
@@ -34,6 +35,7 @@ _EPOCH: dict[str, int] = {}
 
 def chroma_client(settings: ChromaSettings, path: Path) -> Any:
     """An embedded client for `path`, or an HTTP client for the configured server; telemetry off."""
+    heavy.load("chromadb")
     import chromadb
     from chromadb.config import Settings as ChromaConfig
 

@@ -10,7 +10,6 @@ drawing while they load.
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 from pathlib import Path
@@ -34,9 +33,6 @@ class Engine:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.workspace = Workspace(settings)
-        # llama_index has circular imports: two threads importing it at once can see a partially initialised
-        # module (an ImportError). So the warm-up, a first query and an ingest import one after another.
-        self._imports = threading.Lock()
 
     def close(self) -> None:
         """Close what the workspace opened; called once the app has stopped."""
@@ -46,7 +42,7 @@ class Engine:
         """Ollama's version and models, or OllamaUnreachable."""
         from ragtui.ollama_api import probe
 
-        return await asyncio.to_thread(probe, self.settings.ollama.host)
+        return await asyncio.to_thread(probe, self.settings.ollama.host, self.settings.limits.max_reply_bytes)
 
     async def wordnet_state(self) -> tuple[bool, str]:
         """Whether synonym expansion will run, and why not when it will not."""
@@ -66,12 +62,8 @@ class Engine:
             return
 
     async def _import(self, load: Callable[[], None]) -> None:
-        """Run `load` in a thread, after any other import of heavy modules has finished."""
-        def locked() -> None:
-            with self._imports:
-                load()
-
-        await asyncio.to_thread(locked)
+        """Run `load` in a thread: the heavy libraries come in through `ragtui.heavy`, one thread at a time."""
+        await asyncio.to_thread(load)
 
     # --- collections -----------------------------------------------------------
 
@@ -87,7 +79,7 @@ class Engine:
 
     async def ingest(self, path: Path, collection: str) -> AsyncGenerator[Event, None]:
         """Ingest events (IngestProgress, FileSkipped, IngestFinished) for one folder or file."""
-        await self._import(_import_ingest)
+        await self._import(_preload)
         async with aclosing(self.workspace.ingest([path], collection)) as events:
             async for event in events:
                 yield event
@@ -126,6 +118,3 @@ def _preload() -> None:
 
     preload()
 
-
-def _import_ingest() -> None:
-    import ragtui.ingest.pipeline  # noqa: F401
