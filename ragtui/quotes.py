@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -28,8 +29,12 @@ MIN_WORDS = 3
 _QUOTED = re.compile(r'"([^"]{1,2000}?)"|“([^”]{1,2000}?)”|«([^»]{1,2000}?)»')
 _GAP = re.compile(r"\.\.\.|…|\[[^\]]*\]")
 _WORD = re.compile(r"\w+")
-_SENTENCE_END = re.compile(r"[.!?](?:\s|$)|\n")
-NEAR = 60          # how far (characters, same sentence) a citation may sit from the quote it attributes
+_SENTENCE_END = re.compile(r"[.!?]+[\"'”’»)\]]*(?=\s|$|\[\d)|\n")
+_MARKED = re.compile(r"(?P<quote>(?:^[ \t]*>.*(?:\n|$))+)|```[^\n]*\n(?P<code>[\s\S]*?)```|`(?P<span>[^`\n]+)`",
+                     re.MULTILINE)
+_BLOCKQUOTE_MARK = re.compile(r"^[ \t]*>[ \t]?", re.MULTILINE)
+UNMARKED_WORDS = 8    # an unmarked run this long, word for word from the chunk, is a quote, not a coincidence
+_PARAGRAPH = re.compile(r"\n[ \t]*\n")
 
 
 class Cited(Protocol):
@@ -102,45 +107,122 @@ def misquotes(annotation: str, text: str) -> tuple[str, ...]:
     return tuple(quote for _, _, quote in quoted_passages(annotation) if not occurs(quote, text))
 
 
+def found_quotes(annotation: str, text: str) -> tuple[str, ...]:
+    """The passages of an annotation that quote its chunk's `text`, in order of appearance.
+
+    A quote is a passage in quotation marks, a block quote ("> " lines) or a code span or fenced
+    block, of `MIN_WORDS` words or more, that `occurs` in the text; or, unmarked, a run of
+    `UNMARKED_WORDS` words in a row that the text holds in that order (a model that copies a
+    sentence without marking it still quotes). Code, an echo of the prompt or a paraphrase gives none.
+    """
+    found = [(start, quote) for start, _, quote in quoted_passages(annotation) if occurs(quote, text)]
+    for match in _MARKED.finditer(annotation):
+        block = (_BLOCKQUOTE_MARK.sub("", match.group("quote")) if match.group("quote")
+                 else match.group("code") or match.group("span"))
+        if _word_count(block) >= MIN_WORDS and occurs(block, text):
+            found.append((match.start(), block.strip()))
+    unmarked = _MARKED.sub(lambda m: " " * len(m.group()), _QUOTED.sub(lambda m: " " * len(m.group()), annotation))
+    found += _unmarked(unmarked, text)
+    return tuple(dict.fromkeys(quote for _, quote in sorted(found)))
+
+
+def quoteless(annotation: str, text: str) -> bool:
+    """Whether an annotation gives no quote its chunk's `text` holds (`found_quotes`)."""
+    return not found_quotes(annotation, text)
+
+
+def _unmarked(annotation: str, text: str) -> list[tuple[int, str]]:
+    """(start, passage) for each longest run of at least UNMARKED_WORDS words of `annotation` that `text`
+    holds, run by run; linear in both (a set of the text's runs of that many words)."""
+    words = list(_WORD.finditer(unicodedata.normalize("NFKC", annotation).casefold()))
+    folded = _words(text).split()
+    runs = {tuple(folded[i:i + UNMARKED_WORDS]) for i in range(len(folded) - UNMARKED_WORDS + 1)}
+    found, i = [], 0
+    while i + UNMARKED_WORDS <= len(words):
+        if tuple(w.group() for w in words[i:i + UNMARKED_WORDS]) not in runs:
+            i += 1
+            continue
+        end = i + UNMARKED_WORDS
+        while end < len(words) and tuple(w.group() for w in words[end + 1 - UNMARKED_WORDS:end + 1]) in runs:
+            end += 1
+        found.append((words[i].start(), " ".join(w.group() for w in words[i:end])))
+        i = end
+    return found
+
+
 def check_quotes(answer: str, citations: Sequence[Cited], texts: Mapping[int, str]) -> tuple[QuoteCheck, ...]:
     """Every quote of `answer` that a citation attributes to sources, looked up in all of `texts`.
 
-    The attributing citation is the first one after the closing mark within `NEAR` characters of the same
-    sentence ("..." [2], "...", as [2] says), else the last one before the quote in the same sentence
-    (according to [2], "..."). A quote no citation attributes is not checked: it claims no source.
+    The attributing citation is the one its sentence gives it (`_attribution`). A quote no citation
+    attributes is not checked: it claims no source.
     """
+    sentences = _Sentences(answer, citations)
     checks = []
     for start, end, quote in quoted_passages(answer):
-        at, cited = _attribution(answer, start, end, citations)
+        at, cited = sentences.attribution(start, end)
         if cited:
             checks.append(QuoteCheck(quote.strip(), cited,
                                      tuple(n for n, text in sorted(texts.items()) if occurs(quote, text)), at))
     return tuple(checks)
 
 
-def _attribution(answer: str, start: int, end: int, citations: Sequence[Cited]) -> tuple[int, tuple[int, ...]]:
-    """(where the attributing citation starts, the sources it and the citations right beside it name)."""
-    after = next((i for i, c in enumerate(citations) if c.start >= end), None)
-    if after is not None and _same_sentence(answer[end:citations[after].start]):
-        return citations[after].start, _run(answer, citations, after)
-    before = next((i for i in reversed(range(len(citations))) if citations[i].end <= start), None)
-    if before is not None and _same_sentence(answer[citations[before].end:start]):
-        while before and not answer[citations[before - 1].end:citations[before].start].strip(" ,;"):
-            before -= 1
-        return citations[before].start, _run(answer, citations, before)
-    return -1, ()
+class _Sentences:
+    """An answer cut into sentences, each with the citation runs that belong to it.
+
+    A sentence ends at ".", "!" or "?" before whitespace, or at a line break; full stops inside
+    quotation marks do not end it. A run of citations ("[1][2]", "[1], [3]", "[1, 2]") belongs to the
+    sentence it sits in, except a run that opens a line's next sentence right after a full stop and is
+    not its subject: '... "the quoted words". [3]' and '"..." [3]. Next' cite the sentence before;
+    '"...". [2] says "..."' (a lower-case word or a comma follows the run) cites the sentence it opens.
+    A paragraph break, or a line break before the run, always separates.
+    """
+
+    def __init__(self, answer: str, citations: Sequence[Cited]) -> None:
+        self.answer = answer
+        masked = _QUOTED.sub(lambda m: m.group() if _PARAGRAPH.search(m.group()) else "x" * len(m.group()),
+                             answer)
+        self.starts = [0] + [m.end() for m in _SENTENCE_END.finditer(masked)]
+        self.runs: dict[int, list[tuple[int, int, tuple[int, ...]]]] = {}   # sentence -> (start, end, numbers)
+        for start, end, numbers in _runs(answer, citations):
+            sentence = bisect_right(self.starts, start) - 1
+            opening = self.starts[sentence]
+            if (sentence and answer[opening - 1] != "\n" and not answer[opening:start].strip(" \t")
+                    and not _is_subject(answer[end:end + 80].lstrip(" \t"))):
+                sentence -= 1
+            self.runs.setdefault(sentence, []).append((start, end, numbers))
+
+    def attribution(self, start: int, end: int) -> tuple[int, tuple[int, ...]]:
+        """(where the attributing run starts, the sources it names) for the quote answer[start:end]: the
+        first run of its sentence after it, else the last one before it, with no other quotation between;
+        (-1, ()) when there is none or the quote spans a paragraph break."""
+        if _PARAGRAPH.search(self.answer, start, end):
+            return -1, ()
+        mine = self.runs.get(bisect_right(self.starts, start) - 1, [])
+        for run_start, _, numbers in mine:
+            if run_start >= end and not _has_quote(self.answer[end:run_start]):
+                return run_start, numbers
+        for run_start, run_end, numbers in reversed(mine):
+            if run_end <= start and not _has_quote(self.answer[run_end:start]):
+                return run_start, numbers
+        return -1, ()
 
 
-def _run(answer: str, citations: Sequence[Cited], first: int) -> tuple[int, ...]:
-    """The numbers of citations[first] and of those following it with nothing but spaces or commas between
-    ("[1][2]", "[1], [3]")."""
-    numbers = list(citations[first].numbers)
-    for prev, nxt in zip(citations[first:], citations[first + 1:], strict=False):
-        if answer[prev.end:nxt.start].strip(" ,;"):
-            break
-        numbers += nxt.numbers
-    return tuple(dict.fromkeys(numbers))
+def _runs(answer: str, citations: Sequence[Cited]) -> list[tuple[int, int, tuple[int, ...]]]:
+    """(start, end, numbers) of each run of citations with nothing but spaces, commas or semicolons between."""
+    runs: list[tuple[int, int, tuple[int, ...]]] = []
+    for cite in citations:
+        if runs and not answer[runs[-1][1]:cite.start].strip(" ,;"):
+            start, _, numbers = runs[-1]
+            runs[-1] = (start, cite.end, tuple(dict.fromkeys(numbers + tuple(cite.numbers))))
+        else:
+            runs.append((cite.start, cite.end, tuple(dict.fromkeys(cite.numbers))))
+    return runs
 
 
-def _same_sentence(gap: str) -> bool:
-    return len(gap) <= NEAR and not _SENTENCE_END.search(gap) and not _QUOTED.search(gap) and '"' not in gap
+def _is_subject(after: str) -> bool:
+    """Whether the text right after a citation run goes on with it ("[2] says", "[2], in turn,")."""
+    return bool(after) and (after[0] in ",:;" or after[0].islower())
+
+
+def _has_quote(gap: str) -> bool:
+    return bool(_QUOTED.search(gap)) or '"' in gap

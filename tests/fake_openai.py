@@ -10,7 +10,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import ThreadingHTTPServer
 from typing import Any
 
@@ -21,6 +21,7 @@ class FakeOpenAI:
     def __init__(self, models: tuple[str, ...] = ("served-model",)) -> None:
         self.models = models
         self.answer = "The pump starts at 3 bar [1]."
+        self.responder: Callable[[dict[str, Any]], str] | None = None   # the answer per request, when set
         self.status = 200                   # non-200: answer {"error": {"message": error}} with this code
         self.error = "GPU fell over"
         self.error_after: int | None = None  # send an error event after this many pieces and stop
@@ -57,7 +58,8 @@ class FakeOpenAI:
                 time.sleep(fake.delay)
                 if fake.status != 200:
                     return self._json({"error": {"message": fake.error}}, fake.status)
-                pieces = re.findall(r"\S+\s*", fake.answer)
+                answer = fake.responder(body) if fake.responder else fake.answer
+                pieces = re.findall(r"\S+\s*", answer)
                 if fake.endless:
                     return self._endless(body, pieces)
                 reason = "stop"

@@ -24,6 +24,7 @@ from ragtui.llm.chat import ChatModel, LLMError
 from ragtui.llm.fencing import FENCE_RULE, fence
 from ragtui.llm.window import WINDOW_CHARS, best_window
 from ragtui.paths import UnreadableFile, read_small_text, user_path
+from ragtui.quotes import occurs
 
 DEFAULT_PROMPT = (
     "Write at least one quote from the EXTRACT following this sentence,\n"
@@ -63,32 +64,45 @@ def build_prompt(template: str, text: str, query: str) -> str:
 
 
 _WRAPPING = " \t\r\n[](){}<>\"'`*_“”‘’«»"
-_QUOTED = re.compile(r'"[^"]*(?:"|$)|“[^”]*(?:”|$)|«[^»]*(?:»|$)|`[^`]*(?:`|$)|\'\'\'.*?(?:\'\'\'|$)')
+_QUOTED = re.compile(r'"[^"]*(?:"|$)|“[^”]*(?:”|$)|«[^»]*(?:»|$)|`[^`]*(?:`|$)|\'\'\'.*?(?:\'\'\'|$)', re.DOTALL)
+_FENCED = re.compile(r"^[ \t]*```.*?(?:^[ \t]*```[ \t]*$|\Z)|^<<<$.*?(?:^>>>$|\Z)", re.DOTALL | re.MULTILINE)
+_BLOCKQUOTE = re.compile(r"^[ \t]*>.*$", re.MULTILINE)
+_WORD = re.compile(r"\w+")
+_ECHO_WORDS = 4     # an instruction line this long, echoed whole, is an echo; a shorter one could be a verdict
 
 
-def is_irrelevant(answer: str, pattern: re.Pattern[str]) -> bool:
-    """The model's verdict, never the text it quotes.
+def is_irrelevant(answer: str, pattern: re.Pattern[str], template: str = DEFAULT_PROMPT) -> bool:
+    """The model's verdict anywhere in its reply, never the text it quotes or the prompt it echoes.
 
-    A source whose own text contains the sentinel gets quoted with it; that must not
-    filter it. So the sentinel counts only (a) as the whole answer or the whole first
-    line, once brackets, quotes, emphasis and whitespace are stripped (nobody quotes
-    a bare sentinel as evidence), (b) on the first line outside any quoted span (a
-    line starting with ">" is all quote), or (c) as a bracketed last line on its
-    own, the "No quote is relevant.\\n[IRRELEVANT!!!]" habit.
+    The configured pattern (with its flags) is searched in the whole reply, less what is not the model's
+    own word: quoted spans ("...", “...”, «...», `...`, between triple single quotes), block quotes (lines starting with
+    ">"), fenced blocks (``` or the prompt's <<< >>> fence), and an echo of a line of `template` that
+    holds the sentinel ("If no quote is relevant write only [IRRELEVANT!!!] and stop." repeated back is
+    not a verdict; a sentinel beyond the ones that line holds is). A source whose own text contains the
+    sentinel gets quoted with it, and that must not filter it. A bare sentinel as the first line counts
+    even in quotation marks or brackets (nobody quotes a bare sentinel as evidence).
     """
-    whole = answer.strip(_WRAPPING)
-    if _full(pattern, whole):
-        return True
-    lines = [line for line in answer.splitlines() if line.strip()]
-    if not lines:
-        return False
-    first = lines[0].strip()
+    text = _FENCED.sub(_blank, answer)
+    first = next((line for line in text.splitlines() if line.strip()), "")
     if _full(pattern, first.strip(_WRAPPING)):
         return True
-    if not first.startswith(">") and pattern.search(_QUOTED.sub(" ", first)):
-        return True
-    last = lines[-1].strip()
-    return len(lines) > 1 and not last.startswith(('"', "“", "«", "`", ">")) and _full(pattern, last.strip(" []*_"))
+    own = _QUOTED.sub(_blank, _BLOCKQUOTE.sub("", text))
+    echoes = [(quote, len(pattern.findall(line))) for line in template.splitlines()
+              if pattern.search(line) and len(_WORD.findall(quote := _TOKEN.sub(" ... ", pattern.sub(" ... ", line))))
+              >= _ECHO_WORDS]
+    lines = []
+    for line in own.splitlines():
+        for quote, held in echoes:
+            if occurs(quote, line):
+                line = pattern.sub(" ", line, count=held)
+        lines.append(line)
+    own = "\n".join(lines)
+    return pattern.search(own) is not None or any(_full(pattern, line.strip(" []*_")) for line in lines)
+
+
+def _blank(match: re.Match[str]) -> str:
+    """What a span that is not the model's own word leaves behind: its line breaks."""
+    return " " + "\n" * match.group().count("\n")
 
 
 def _full(pattern: re.Pattern[str], text: str) -> bool:
@@ -154,7 +168,7 @@ async def annotate_sources(
             except Exception as exc:   # an LLMError, or a bug that must not leave the queue waiting
                 queue.put_nowait(Failed(number, describe(exc)))
             else:
-                queue.put_nowait(Answered(number, answer, not is_irrelevant(answer, pattern)))
+                queue.put_nowait(Answered(number, answer, not is_irrelevant(answer, pattern, template)))
 
     tasks = [asyncio.create_task(one(number, text)) for number, text in items]
     try:

@@ -22,6 +22,8 @@ from ragtui.llm.annotate import (
 )
 from ragtui.llm.providers import annotation_model
 from tests.fake_ollama import FakeOllama, Reply
+from tests.fake_openai import FakeOpenAI
+from tests.model_habits import Habit, as_reply, echoes_instruction, late_sentinel
 
 SENTINEL = re.compile("IRRELEVANT!!!")
 
@@ -83,6 +85,14 @@ def test_custom_template_used_verbatim(tmp_path: Path) -> None:
     "IRRELEVANT!!!\nThe extract is about gardening, not pumps.",
     "No quote is relevant.\n\n[IRRELEVANT!!!]",
     '"[IRRELEVANT!!!]"\nThe extract does not mention pumps.',
+    # the verdict later in the reply
+    "The extract is about gardening, not pumps.\n[IRRELEVANT!!!]\nSorry.",
+    "Sorry, nothing in it helps. [IRRELEVANT!!!] I cannot quote anything.",
+    "No quote is relevant. [IRRELEVANT!!!]",
+    "The extract is about cooking.\n\n**IRRELEVANT!!!**",
+    # the instruction echoed, then the verdict
+    "If no quote is relevant write only [IRRELEVANT!!!] and stop.\n[IRRELEVANT!!!]",
+    "If no quote is relevant write only [IRRELEVANT!!!] and stop. IRRELEVANT!!!",
 ])
 def test_sentinel_verdicts(answer: str) -> None:
     assert is_irrelevant(answer, SENTINEL)
@@ -95,6 +105,15 @@ def test_sentinel_verdicts(answer: str) -> None:
     'Quote: "set the marker to IRRELEVANT!!!\nand the loader skips the row" - this answers the question.',
     '"The pump starts at 3 bar."\nRelevant because it gives the start pressure.\n"IRRELEVANT!!!"',
     "The pump starts at 3 bar; relevant because it gives the start pressure.",
+    'The parser notes say "rows marked\nIRRELEVANT!!!\nare skipped", which is the flag asked about.',
+    # the prompt echoed: its instruction line, fenced or not, or the fenced extract
+    "Write at least one quote from the EXTRACT following this sentence,\nand after the quote detail why that "
+    "quote is relevant to '''pumps'''.\nIf no quote is relevant write only [IRRELEVANT!!!] and stop.\n"
+    '"A primed pump starts at 3 bar." It gives the start pressure.',
+    'if no quote is relevant, write only [IRRELEVANT!!!] and stop\n"A primed pump starts" is the answer.',
+    "```\nIf no quote is relevant write only [IRRELEVANT!!!] and stop.\nHere is the EXTRACT:\n```\n"
+    '"A primed pump starts at 3 bar" is relevant.',
+    "<<<\nRows marked IRRELEVANT!!! are skipped.\n>>>\nThe extract above names the skip flag asked about.",
 ])
 def test_quoted_sentinel_is_not_a_verdict(answer: str) -> None:
     assert not is_irrelevant(answer, SENTINEL)
@@ -106,6 +125,31 @@ def test_sentinel_flags_come_from_config(make_settings: Callable[..., Settings])
     assert is_irrelevant("Not Relevant.", pattern)
     assert not is_irrelevant("Not Relevant.", make_settings("annotation.irrelevant_re=not relevant")
                              .annotation.irrelevant_pattern)
+
+
+@pytest.mark.parametrize(("pattern", "flags", "answer", "verdict"), [
+    ("not relevant", "i", "The extract talks about cooking.\nIt is Not Relevant to pumps.", True),
+    ("not relevant", "", "The extract talks about cooking.\nIt is Not Relevant to pumps.", False),
+    ("^NONE$", "m", "I looked at the extract.\nNONE\n", True),
+    ("^NONE$", "", "I looked at the extract.\nNONE\n", True),        # a line that is the whole pattern
+    ("nothing relevant.*sorry", "is", "There is nothing relevant here.\nSorry.", True),
+    ("nothing relevant.*sorry", "i", "There is nothing relevant here.\nSorry.", False),
+    ("not relevant", "i", '"It is not relevant which pump starts first" says the manual; relevant: order.', False),
+])
+def test_a_custom_pattern_is_searched_in_the_whole_reply_with_its_flags(
+        make_settings: Callable[..., Settings], pattern: str, flags: str, answer: str, verdict: bool) -> None:
+    compiled = make_settings(f"annotation.irrelevant_re={pattern}", f"annotation.irrelevant_flags={flags}") \
+        .annotation.irrelevant_pattern
+    assert is_irrelevant(answer, compiled) is verdict
+
+
+def test_an_echo_of_a_custom_templates_instruction_is_not_a_verdict() -> None:
+    template = "Judge CONTENT against QUERY; answer NOPE when the text does not help at all."
+    pattern = re.compile("NOPE")
+    assert not is_irrelevant('Judge the extract against pumps; answer NOPE when the text does not help at all.\n'
+                             '"Pumps start at 3 bar." It helps.', pattern, template)
+    assert is_irrelevant("NOPE, it is about cooking.", pattern, template)
+    assert is_irrelevant("The text is about cooking. NOPE", pattern, template)
 
 
 async def _collect(settings: Settings, items: list[tuple[int, str]], query: str = "pumps?") -> list[Any]:
@@ -216,3 +260,28 @@ async def test_same_model_for_both_roles_shares_num_ctx(make_settings: Callable[
     await _collect(make_settings(), [(1, "text")])
     (call,) = fake_ollama.calls("/api/chat")
     assert call.body["model"] == "chat" and call.body["options"]["num_ctx"] == 4096
+
+
+@pytest.mark.parametrize(("habit", "relevant"), [(late_sentinel, False), (echoes_instruction, True)])
+async def test_a_real_models_verdict_habits_over_http(make_settings: Callable[..., Settings],
+                                                      fake_ollama: FakeOllama, habit: Habit, relevant: bool) -> None:
+    """Through the fake Ollama: the sentinel after an explanation filters the source; the prompt's
+    instruction line echoed before a genuine quote does not."""
+    fake_ollama.responder = as_reply(habit)
+    events = await _collect(make_settings(), [(1, "Pumps start at 3 bar. They stop at 9 bar.")])
+    (finished,) = [e for e in events if isinstance(e, Answered)]
+    assert finished.relevant is relevant and "IRRELEVANT!!!" in finished.text
+
+
+async def test_a_late_sentinel_from_an_openai_compatible_server_filters_the_source(
+        make_settings: Callable[..., Settings]) -> None:
+    server = FakeOpenAI().start()
+    server.responder = late_sentinel
+    try:
+        settings = make_settings("llm.provider=openai", f"llm.base_url={server.url}", "llm.model=served-model")
+        events = await _collect(settings, [(1, "Pumps start at 3 bar."), (2, "Valves open at 12 bar.")])
+    finally:
+        server.stop()
+    finished = sorted((e.number, e.relevant) for e in events if isinstance(e, Answered))
+    assert finished == [(1, False), (2, False)]
+    assert all("EXTRACT:" in request["messages"][-1]["content"] for request in server.requests)

@@ -11,6 +11,7 @@ from ragtui.events import StageFailed, SynthesisFinished
 from ragtui.llm.chat import LLMError
 from ragtui.llm.providers import synthesis_model
 from tests.fake_openai import FakeOpenAI
+from tests.model_habits import ANSWER, NEW_TEXT, restarts_when_continued
 from tests.research_helpers import StaticRetrieval, new_session
 
 pytest.importorskip("llama_index.llms.openai_like")
@@ -108,3 +109,19 @@ async def test_aclose_closes_the_client_the_model_opened(make_settings: Callable
     with pytest.raises(LLMError):                 # the SDK reports a closed client as a connection error
         await model.complete([("user", "q")])
     assert fake_openai.requests == []
+
+
+async def test_a_continuation_that_restarts_the_answer_adds_only_its_new_text(
+        make_settings: Callable[..., Settings], fake_openai: FakeOpenAI) -> None:
+    """Over HTTP, the habit of a real model asked to go on: the answer's opening again, a word changed,
+    then the rest. Only the rest is appended."""
+    fake_openai.responder = restarts_when_continued
+    settings = openai_settings(make_settings, fake_openai, "llm.max_tokens=20")
+    session = new_session(settings, "How do pumps start?", StaticRetrieval(["Pumps."]))
+    [e async for e in session.run()]
+    cut = session.answer
+    assert session.stop_reason == "length" and ANSWER.startswith(cut)
+    [e async for e in session.continue_answer()]
+    await session.aclose()
+    assert session.answer == cut.rstrip() + " " + NEW_TEXT and session.stop_reason == "stop"
+    assert "should" not in session.answer

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
 
 from ragtui.llm.citations import CitationSpan, check_citations, citation_spans, cited_numbers
-from ragtui.llm.continuation import SeamBuffer, overlap, seam
+from ragtui.llm.continuation import SeamBuffer, overlap, restart_end, seam
 from ragtui.llm.synthesize import build_messages, continue_messages, plan, serialise
 from ragtui.model.conversation import AnnotationState, SessionSource
 from tests.research_helpers import make_chunk
@@ -145,3 +146,57 @@ def test_seam_buffer_streams_the_same_text_as_seam(pieces: list[str]) -> None:
         buffer = SeamBuffer(prev)
         streamed = "".join(buffer.feed(p) for p in pieces) + buffer.finish()
         assert streamed == seam(prev, "".join(pieces))
+
+
+ANSWER = ("Centrifugal pumps must be primed before they start [1]. A primed pump starts at about 3 bar of "
+          "pressure, and the relief valve opens at 12 bar [2]. Running a pump dry wears its seals within "
+          "minutes, so the manual asks for a check of the water level before every start")
+NEW = " [3]. The level sensor sits on the suction side and trips the motor when the water drops."
+
+
+@pytest.mark.parametrize(("add", "joined"), [
+    # the whole answer again, verbatim, then the rest
+    (ANSWER + NEW, ANSWER + NEW),
+    # again, with a word or two changed, and a paragraph break before it
+    ("\n\n" + ANSWER.replace("must be primed", "need priming").replace("within minutes", "in minutes") + NEW,
+     ANSWER + NEW),
+    # a shorter restart (the first two sentences, reworded a little), then new text
+    ("Centrifugal pumps must be primed before starting [1]. A primed pump starts at roughly 3 bar of pressure, "
+     "and the relief valve opens at 12 bar [2]. The level sensor sits on the suction side.",
+     ANSWER + " The level sensor sits on the suction side."),
+    # the whole answer again and nothing more: nothing to add
+    (ANSWER, ANSWER),
+    (" " + ANSWER.replace("3 bar", "three bar"), ANSWER),
+])
+def test_a_restart_of_the_whole_answer_is_dropped_and_the_new_text_kept(add: str, joined: str) -> None:
+    assert ANSWER + seam(ANSWER, add) == joined
+    buffer = SeamBuffer(ANSWER)
+    streamed = "".join(buffer.feed(piece) for piece in re.findall(r"\S+\s*|\s+", add)) + buffer.finish()
+    assert ANSWER + streamed == joined
+
+
+@pytest.mark.parametrize("add", [
+    # a stock opening shared with the answer, then new text
+    " [3]. Centrifugal pumps must be checked every year by a technician, and the seals replaced.",
+    # the answer's words said again later in genuinely new text
+    " [3]. In short: a primed pump starts at about 3 bar, and the level sensor protects the seals.",
+    # new text throughout
+    " [3]. The level sensor sits on the suction side and trips the motor.",
+])
+def test_genuine_new_text_is_kept_whole(add: str) -> None:
+    assert seam(ANSWER, add) == add
+    buffer = SeamBuffer(ANSWER)
+    assert "".join(buffer.feed(piece) for piece in re.findall(r"\S+\s*|\s+", add)) + buffer.finish() == add
+
+
+def test_restart_detection_is_on_the_answers_opening_and_the_shared_share() -> None:
+    assert restart_end(ANSWER, ANSWER + NEW) == len(ANSWER)
+    assert restart_end(ANSWER, "Pumps lift water from wells and rivers.") == 0
+    # a new sentence that opens like the answer is no restart; ten words of it again are
+    assert restart_end(ANSWER, "Centrifugal pumps must be primed before anything else is done to them.") == 0
+    opening = "Centrifugal pumps must be primed before they start [1]. A primed"
+    assert restart_end(ANSWER, opening + " motor hums, and its seals stay cool for years.") == len(opening)
+    # the same words from the middle of the answer are not a restart of the answer
+    assert restart_end(ANSWER, "the relief valve opens at 12 bar, then the motor stops.") == 0
+    # every other word changed: not a copy
+    assert restart_end(ANSWER, "Centrifugal fans must be oiled before they run [1]. A primed fan runs at") == 0

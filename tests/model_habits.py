@@ -1,0 +1,97 @@
+"""Habits of real models that the fake servers can play back, one function per habit.
+
+Each takes a chat request's body (the same JSON shape for the fake Ollama and the fake OpenAI-compatible
+server) and returns the reply's text: `FakeOllama.responder = as_reply(habit)`, `FakeOpenAI.responder =
+habit`. They come from running ragtui against a small instruct model (SmolLM2-135M-Instruct on
+llama-cpp-python's server): what a model that does not behave actually sends.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from tests.fake_ollama import Reply, default_responder, fenced
+
+Habit = Callable[[dict[str, Any]], str]
+
+
+def as_reply(habit: Habit) -> Callable[[dict[str, Any]], Reply]:
+    """A habit as a fake Ollama responder."""
+    return lambda body: Reply.text(habit(body))
+
+
+def _prompt(body: dict[str, Any]) -> str:
+    return str((body.get("messages") or [{}])[-1].get("content", ""))
+
+
+def _extract(body: dict[str, Any]) -> str | None:
+    """The fenced extract of an annotation prompt, or None for any other prompt."""
+    prompt = _prompt(body)
+    return fenced(prompt.split("EXTRACT:", 1)[1]) if "EXTRACT:" in prompt else None
+
+
+def _default(body: dict[str, Any]) -> str:
+    return "".join(default_responder(body).pieces)
+
+
+def cites_after_full_stop(body: dict[str, Any]) -> str:
+    """Each sentence of the answer quotes the start of one source and cites it after its full stop
+    ('... "the quoted words". [3]'). Annotations quote their extract."""
+    if _extract(body) is not None:
+        return _default(body)
+    blocks = re.findall(r"(?ms)^\[(\d+)\] SOURCE: .*?\n(?:ANNOTATION: .*?\n)?(<<<\n.*?\n>>>)$", _prompt(body))
+    sentences = [f'Source {n} reads: "{" ".join(fenced(block).split()[:6])}". [{n}]' for n, block in blocks]
+    return " ".join(sentences) or "The sources do not say."
+
+
+def late_sentinel(body: dict[str, Any]) -> str:
+    """The irrelevance sentinel after a sentence of explanation, then an apology."""
+    if _extract(body) is None:
+        return _default(body)
+    return "The extract is about something else entirely.\n[IRRELEVANT!!!]\nSorry."
+
+
+def echoes_instruction(body: dict[str, Any]) -> str:
+    """The prompt's instruction line (sentinel included) repeated back, then a genuine quote."""
+    extract = _extract(body)
+    if extract is None:
+        return _default(body)
+    first = re.split(r"(?<=[.!?])\s", extract, maxsplit=1)[0][:160]
+    return f'If no quote is relevant write only [IRRELEVANT!!!] and stop.\n"{first}" This answers the question.'
+
+
+def restarts_when_continued(body: dict[str, Any]) -> str:
+    """Asked to go on, the model starts the answer again from its opening (its first 13 words, "must"
+    said as "should"), then goes on with new text. The first answer is `ANSWER`."""
+    partial = next((str(m.get("content", "")) for m in body.get("messages", []) if m.get("role") == "assistant"),
+                   None)
+    if partial is None:
+        return ANSWER
+    return " ".join(partial.split()[:13]).replace(" must ", " should ", 1) + " " + NEW_TEXT
+
+
+ANSWER = ("Centrifugal pumps must be primed before they start [1]. A primed pump starts at about 3 bar of "
+          "pressure, and the relief valve opens at 12 bar [2]. Running a pump dry wears its seals quickly.")
+NEW_TEXT = "The level sensor trips the motor [1]."
+
+
+LOOP_INTRO = "The pump starts at 3 bar [1].\n\n"
+LOOP_PARAGRAPH = ("Running a pump dry wears its seals within minutes [2]. The manual asks for a check of the water "
+                  "level before every start [2].")
+
+
+def loops(body: dict[str, Any]) -> str:
+    """The answer falls into a loop: one paragraph written ten times over (until max_tokens, in life)."""
+    if _extract(body) is not None:
+        return _default(body)
+    return LOOP_INTRO + "\n\n".join([LOOP_PARAGRAPH] * 10)
+
+
+def answers_without_quoting(body: dict[str, Any]) -> str:
+    """An annotation with no quote: code for a function the extract never names, and a paraphrase."""
+    if _extract(body) is None:
+        return _default(body)
+    return ("You can read the file with `csv.read_csv(path)`:\n```python\nrows = csv.read_csv('data.csv')\n```\n"
+            "This is relevant because it shows how to load the data.")
