@@ -299,8 +299,7 @@ def test_found_quotes_are_the_passages_in_order() -> None:
 async def test_a_quoteless_annotation_from_a_server_is_told_apart(
         make_settings: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
     """Over HTTP from the fake Ollama: the habit of answering with code instead of a quote."""
-    from ragtui.events import AnnotationFinished
-    from ragtui.llm.annotate import DEFAULT_PROMPT, annotate_sources
+    from ragtui.llm.annotate import DEFAULT_PROMPT, Answered, annotate_sources
     from ragtui.llm.providers import annotation_model
 
     settings = make_settings()
@@ -311,7 +310,7 @@ async def test_a_quoteless_annotation_from_a_server_is_told_apart(
             events = [e async for e in annotate_sources(model, [(1, CSV_DOC)], query="read csv",
                                                         template=DEFAULT_PROMPT, concurrency=1,
                                                         pattern=settings.annotation.irrelevant_pattern)]
-            (finished,) = [e for e in events if isinstance(e, AnnotationFinished)]
+            (finished,) = [e for e in events if isinstance(e, Answered)]
             assert finished.relevant and quoteless(finished.text, CSV_DOC) is expected, finished.text
     finally:
         await model.aclose()

@@ -120,8 +120,8 @@ async def test_a_continuation_that_restarts_the_answer_adds_only_its_new_text(
     session = new_session(settings, "How do pumps start?", StaticRetrieval(["Pumps."]))
     [e async for e in session.run()]
     cut = session.answer
-    assert session.stop_reason == "length" and ANSWER.startswith(cut)
+    assert session.turn.stop_reason == "length" and ANSWER.startswith(cut)
     [e async for e in session.continue_answer()]
     await session.aclose()
-    assert session.answer == cut.rstrip() + " " + NEW_TEXT and session.stop_reason == "stop"
+    assert session.answer == cut.rstrip() + " " + NEW_TEXT and session.turn.stop_reason == "stop"
     assert "should" not in session.answer
