@@ -160,6 +160,14 @@ def test_the_walker_sees_every_kind_of_import() -> None:
     assert find_cycle({"a": {"b"}, "b": set()}) == []
 
 
+def test_every_module_name_has_one_file() -> None:
+    """`ragtui/x.py` beside a `ragtui/x/` package is never imported (the package wins) and hides from this walker."""
+    files = sorted(ROOT.rglob("*.py"))
+    clashing = sorted(name for name in {module_name(p) for p in files}
+                      if sum(module_name(p) == name for p in files) > 1)
+    assert not clashing, f"a module and a package share a name: {clashing}"
+
+
 def test_no_import_cycle_among_the_imports_that_run() -> None:
     """Python cannot import a circle of module-level imports in every order; this one must hold at all times."""
     graph = {m: {i for i in module_level_imports(m) if i in MODULES and i != m} for m in MODULES}
