@@ -19,7 +19,7 @@ _SPLIT_PART = re.compile(r"-\d{5}-of-\d{5}$")        # llama.cpp's split files: 
 def short_name(model_id: str) -> str:
     """`model_id` as shown to the user (see the module's docstring); never empty for a non-empty id."""
     model = model_id.strip()
-    last = re.split(r"[/\\]", model.rstrip("/\\"))[-1]
+    last = re.split(r"[/\\]", model.rstrip("/\\"))[-1].strip()
     if not last:
         return model
     stem, dot, extension = last.rpartition(".")

@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 
 from ragtui.config import load_settings
-from ragtui.tui.engine import Engine
+from ragtui.tui.engine import AsyncWorkspace
 from ragtui.workspace import Workspace
 
 HEAVY = ("numpy", "whoosh", "chromadb", "llama_index.core", "wn")
@@ -25,7 +25,7 @@ HEAVY = ("numpy", "whoosh", "chromadb", "llama_index.core", "wn")
 def main() -> None:
     settings = load_settings(user_file=Path("/dev/null"), env={}, overrides=[f"storage.data_dir={sys.argv[1]}"])
     errors: list[str] = []
-    engine = Engine(settings)
+    engine = AsyncWorkspace(settings)
     names = engine.workspace.registry.names()
     start = threading.Barrier(3)
 
