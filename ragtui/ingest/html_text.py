@@ -1,0 +1,113 @@
+"""A web page's main text and heading paths: the HTML half of extraction, on the standard library's parser."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+
+class HtmlText(HTMLParser):
+    """Text of a page in segments, each marked as inside the main content or inside boilerplate.
+
+    Main content is `<main>`, `role="main"` or `<article>` (Sphinx marks its body
+    role=main); boilerplate is navigation, sidebars, headers and footers, by tag,
+    ARIA role or a class/id such as Sphinx's "sphinxsidebar" and "footer". Headings
+    h1-h6 are collected with their level for the heading paths.
+    """
+
+    SKIP = frozenset(("script", "style", "noscript", "template", "svg", "head"))
+    BLOCK = frozenset(("p", "div", "br", "li", "tr", "table", "section", "article", "header", "footer", "h1",
+                       "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "title", "ul", "ol", "dt", "dd", "hr",
+                       "main", "nav", "aside", "dl", "figure", "figcaption", "caption"))
+    VOID = frozenset(("br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed", "param",
+                      "source", "track", "wbr"))
+    BOILER_TAGS = frozenset(("nav", "aside", "footer", "header", "form", "button"))
+    BOILER_ROLES = frozenset(("navigation", "banner", "contentinfo", "complementary", "search"))
+    BOILER_NAME = re.compile(r"(?:^|[\s_-])(?:sphinxsidebar\w*|sidebar|related|footer|navbar|nav|navigation|"
+                             r"menu|breadcrumbs?|headerlink|skip-?link|cookie\w*|banner)(?:$|[\s_-])", re.I)
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[tuple[str, bool, bool, bool]] = []   # (tag, skip, main, boiler)
+        self.segments: list[tuple[str, bool, bool]] = []      # (text, in main, in boilerplate)
+        self.headings: list[tuple[int, str, bool, bool]] = []  # (level, title, in main, in boilerplate)
+        self.heading: list[str] | None = None
+        self.has_main = False
+
+    def _state(self) -> tuple[bool, bool, bool]:
+        skip = any(s[1] for s in self.stack)
+        return skip, any(s[2] for s in self.stack), any(s[3] for s in self.stack)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.BLOCK:
+            self.segments.append(("\n", True, False))
+        if tag in self.VOID:
+            return
+        a = {k: v or "" for k, v in attrs}
+        main = tag in ("main", "article") or a.get("role") == "main"
+        self.has_main = self.has_main or main
+        boiler = (tag in self.BOILER_TAGS or a.get("role", "") in self.BOILER_ROLES
+                  or bool(self.BOILER_NAME.search(f"{a.get('class', '')} {a.get('id', '')}")))
+        if tag == "header" and any(st[2] for st in self.stack):
+            boiler = False        # an article's own header holds its title
+        self.stack.append((tag, tag in self.SKIP, main, boiler and not main))
+        if len(tag) == 2 and tag[0] == "h" and tag[1] in "123456":
+            self.heading = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.BLOCK:
+            self.segments.append(("\n", True, False))
+        if not any(s[0] == tag for s in self.stack):
+            return
+        while self.stack:
+            top = self.stack.pop()[0]
+            if top == tag:
+                break
+        if self.heading is not None and len(tag) == 2 and tag[0] == "h" and tag[1] in "123456":
+            _, main, boiler = self._state()
+            title = " ".join("".join(self.heading).split())
+            if title:
+                self.headings.append((int(tag[1]), title, main, boiler))
+            self.heading = None
+
+    def handle_data(self, data: str) -> None:
+        skip, main, boiler = self._state()
+        if skip:
+            return
+        self.segments.append((data, main, boiler))
+        if self.heading is not None and not boiler:
+            self.heading.append(data)
+
+    def main_text(self) -> tuple[str, list[tuple[int, str]]]:
+        """The main content (or, without a main element, everything but boilerplate) and its headings
+        as (offset, heading path) into that text."""
+        keep = [t for t, main, boiler in self.segments if not boiler and (main or not self.has_main)]
+        text = tidy("".join(keep))
+        offsets: list[tuple[int, str]] = []
+        path: list[tuple[int, str]] = []
+        cursor = 0
+        for level, title, main, boiler in self.headings:
+            if boiler or (self.has_main and not main):
+                continue
+            at = line_start_find(text, title, cursor)
+            if at < 0:
+                continue
+            path = [(lv, t) for lv, t in path if lv < level] + [(level, title)]
+            offsets.append((at, " > ".join(t for _, t in path)))
+            cursor = at + len(title)
+        return text, offsets
+
+
+def line_start_find(text: str, line: str, start: int) -> int:
+    """Offset of the first line at or after `start` that begins with `line`, or -1."""
+    at = start
+    while (at := text.find(line, at)) >= 0:
+        if at == 0 or text[at - 1] == "\n":
+            return at
+        at += 1
+    return -1
+
+
+def tidy(text: str) -> str:
+    lines = (" ".join(line.split()) for line in text.splitlines())
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
