@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from ragtui.model.conversation import SessionSource
     from ragtui.model.retrieval import Mode, Retrieval
     from ragtui.research.session import ResearchSession
+    from ragtui.retrieve.why import WhyNot
 
 
 Spans = tuple[tuple[int, int], ...]
@@ -216,6 +217,16 @@ class Workspace:
         if not collections:             # every named one was left out: the notices say why, not "none selected"
             return replace(found, notices=notices)
         return replace(found, notices=[*notices, *found.notices]) if notices else found
+
+    async def why_not(self, query: str, names: Sequence[str], path: str, *, mode: Mode = "hybrid",
+                      synonyms: bool | None = None) -> list[WhyNot]:
+        """What happened to the file `path` (`PATH:PAGE` for one page) for `query` in each named collection that
+        has it (retrieve.why); a RagtuiError when none does."""
+        from ragtui.retrieve.why import why_not
+
+        collections = [self.collection(name) for name in dict.fromkeys(names)]
+        return await why_not(self.settings, query, collections, path, lexicon=self.lexicon, mode=mode,
+                             synonyms=synonyms)
 
     def new_session(self, query: str, names: Sequence[str]) -> ResearchSession:
         from ragtui.research.session import ResearchSession
