@@ -17,7 +17,7 @@ from typing import Annotated, Any, ParamSpec, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
-from mcp_types import ToolAnnotations
+from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from ragtui import __version__
