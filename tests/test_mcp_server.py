@@ -127,6 +127,15 @@ async def test_ask_returns_the_answer_its_sources_and_its_quotes_checked(home: P
     assert checks == {"spinning an impeller inside its casing": True, "pumps oil into the gutters": False}
 
 
+async def test_an_ask_that_gets_no_answer_is_one_error_line(home: Path, ollama: FakeOllama) -> None:
+    ollama.responder = lambda body: Reply(status=500, error="model crashed")
+    async with connected(home, ollama) as client:
+        failed = await refusal(client, "ask", question="How does a centrifugal pump move water?",
+                               collections=["plumbing"])
+    assert "synthesize failed: no relevant sources to answer from (1 annotation(s) failed)" in failed, failed
+    assert "is saved)" in failed
+
+
 async def test_verify_quote_in_a_chunk_and_in_a_whole_document(home: Path, ollama: FakeOllama) -> None:
     async with connected(home, ollama) as client:
         hit = (await call(client, "search", query="centrifugal pump impeller", collections=["plumbing"]))["results"][0]

@@ -113,7 +113,8 @@ class Tools:
 
     async def ask(self, question: str, collections: Sequence[str] | None = None) -> dict[str, Any]:
         """A full research session, as `ragtui ask` (saved to the history): retrieve, annotate, answer; the
-        answer with its citations, each source's annotation, and every quote the answer attributes, checked."""
+        answer with its citations, each source's annotation, and every quote the answer attributes, checked.
+        A stage that failed is listed under "failures"; when no answer came at all, the failure is the error."""
         from ragtui import events as ev
         from ragtui.llm.annotate import load_template
         from ragtui.llm.providers import model_not_set
@@ -140,6 +141,8 @@ class Tools:
         finally:
             await session.aclose()
         turn = session.turn
+        if failures and not turn.answer:
+            raise RagtuiError("; ".join(failures) + (f" (session {session.id} is saved)" if session.id else ""))
         checks = session.quote_checks(turn)
         return {
             "session": session.id, "question": clean(turn.query), "answer": clean(turn.answer),
