@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from ragtui.events import Event
     from ragtui.model.chunks import ChunkMeta
     from ragtui.model.conversation import SessionSource
+    from ragtui.model.filters import SearchFilter
     from ragtui.model.retrieval import Mode, Retrieval
     from ragtui.research.session import ResearchSession
 
@@ -200,9 +201,10 @@ class Workspace:
     # --- retrieval and research ------------------------------------------------------
 
     async def retrieve(self, query: str, names: Sequence[str], *, mode: Mode = "hybrid",
-                       synonyms: bool | None = None) -> Retrieval:
-        """Hybrid retrieval over the named collections (CollectionError for an unknown name). A damaged one,
-        or one deleted since it was named, is left out with a notice; the others are searched."""
+                       synonyms: bool | None = None, search_filter: SearchFilter | None = None) -> Retrieval:
+        """Hybrid retrieval over the named collections (CollectionError for an unknown name), within
+        `search_filter` when given. A damaged one, or one deleted since it was named, is left out with a
+        notice; the others are searched."""
         from ragtui.retrieve.pipeline import retrieve
 
         collections, notices = [], []
@@ -212,15 +214,17 @@ class Workspace:
             except (CollectionDamaged, CollectionGone) as exc:
                 notices.append(f"{exc}; it was not searched.")
         found = await retrieve(self.settings, query, collections, lexicon=self.lexicon, mode=mode,
-                               synonyms=synonyms)
+                               synonyms=synonyms, search_filter=search_filter)
         if not collections:             # every named one was left out: the notices say why, not "none selected"
             return replace(found, notices=notices)
         return replace(found, notices=[*notices, *found.notices]) if notices else found
 
-    def new_session(self, query: str, names: Sequence[str]) -> ResearchSession:
+    def new_session(self, query: str, names: Sequence[str], *,
+                    search_filter: SearchFilter | None = None) -> ResearchSession:
         from ragtui.research.session import ResearchSession
 
-        return ResearchSession(self.settings, query, names, history=self.history, retrieve=self.retrieve)
+        return ResearchSession(self.settings, query, names, history=self.history, retrieve=self.retrieve,
+                               search_filter=search_filter)
 
     def reopen(self, session_id: int) -> ResearchSession:
         """A saved session, ready for re-annotation or continuation (HistoryError when there is none)."""

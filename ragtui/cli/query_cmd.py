@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ragtui.cli.arg_types import positive
+from ragtui.cli.arg_types import add_filter_argument, positive
 from ragtui.config import Settings
 from ragtui.model.retrieval import MODES, Retrieval
 from ragtui.sanitize import clean, one_line
@@ -29,6 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("-c", "--collection", action="append", default=[], metavar="NAME",
                         help="collection to search (repeatable; default: all)")
     parser.add_argument("--mode", choices=MODES, default="hybrid", help="which legs run (default: hybrid)")
+    add_filter_argument(parser)
     parser.add_argument("--no-synonyms", action="store_true", help="no WordNet expansion for this query")
     parser.add_argument("--json", action="store_true", help="hits and retrieval_meta as JSON")
     parser.add_argument("--limit", type=positive, metavar="N", help="print at most N sources (default: all)")
@@ -37,6 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     from ragtui.errors import RagtuiError
+    from ragtui.model.filters import parse_filters
     from ragtui.workspace import Workspace
 
     if (args.text is None) == (args.queries is None):
@@ -45,6 +47,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         raise RagtuiError("query needs some text to search for", exit_code=2)
     queries = [args.text] if args.queries is None else read_queries(args.queries)
     synonyms = False if args.no_synonyms else None
+    search_filter = parse_filters(args.filter)
     with Workspace(settings) as workspace:
         names = args.collection or workspace.collection_names()
         if not names:
@@ -52,7 +55,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
         async def run_all() -> None:
             for query in queries:
-                result = await workspace.retrieve(query, names, mode=args.mode, synonyms=synonyms)
+                result = await workspace.retrieve(query, names, mode=args.mode, synonyms=synonyms,
+                                                  search_filter=search_filter)
                 if args.json:
                     indent = 2 if args.queries is None else None
                     print(json.dumps(as_json(result, args.limit), indent=indent, default=str), flush=True)
