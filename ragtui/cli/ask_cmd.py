@@ -293,7 +293,9 @@ def _turn_json(session: ResearchSession, index: int, turn: Turn) -> dict[str, An
     quotes = session.quote_checks(turn)
     return {
         "turn": index, "query": turn.query, "rewrite": turn.rewrite, "rewrite_by": turn.rewrite_by,
-        "sources": [{"number": s.number, "label": s.chunk.label, "chunk_id": s.chunk.id, "score": s.score,
+        "sources": [{"number": s.number, "label": s.chunk.label, "chunk_id": s.chunk.id,
+                     "page": s.chunk.meta.page, "page_last": s.chunk.meta.last_page, "quote_page": s.quote_page,
+                     "score": s.score,
                      "rel_score": s.rel_score, "legs": list(s.legs), "state": s.state.value,
                      "override": s.override.value, "relevant": s.relevant, "annotation": s.annotation,
                      "annotated_by": s.annotated_by, "annotation_prompt": s.annotation_prompt,

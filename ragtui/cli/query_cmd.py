@@ -87,6 +87,7 @@ def as_json(result: Retrieval, limit: int | None = None) -> dict[str, Any]:
         "notices": result.notices,
         "nodes": [{"rank": i, "id": h.chunk.id, "score": h.score, "rel_score": h.rel_score, "legs": list(h.legs),
                    "collection": h.chunk.meta.collection, "source": h.chunk.meta.source, "page": h.chunk.meta.page,
+                   "page_last": h.chunk.meta.last_page,
                    "label": h.chunk.label, "text": h.chunk.text,
                    "evidence": [{"leg": e.leg, "rank": e.rank, "score": e.score} for e in h.evidence],
                    "neighbor_of": h.neighbor_of, "distance": h.distance}
@@ -113,7 +114,7 @@ def print_table(result: Retrieval, limit: int | None = None) -> None:
     for i, h in enumerate(result.hits[:limit], 1):
         legs = "+".join(h.legs) or f"neighbour (d={h.distance})"
         rows.append((str(i), f"{h.score:.3f}", f"{h.rel_score:.2f}", h.chunk.meta.collection,
-                     one_line(h.chunk.meta.source), one_line(h.chunk.meta.page), legs, evidence_line(h.evidence),
+                     one_line(h.chunk.meta.source), one_line(h.chunk.meta.pages), legs, evidence_line(h.evidence),
                      one_line(_first_line(clean(h.chunk.text)))))
     if len(rows) > 1:
         widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]) - 1)]
