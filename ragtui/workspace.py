@@ -24,8 +24,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from ragtui.config import Settings
-from ragtui.errors import disk_full
+from ragtui.config import ConfigError, Settings
+from ragtui.errors import RagtuiError, disk_full
 from ragtui.history import HistoryStore
 from ragtui.library import (
     MANIFEST,
@@ -36,6 +36,7 @@ from ragtui.library import (
     CollectionRegistry,
 )
 from ragtui.model.library import CollectionInfo
+from ragtui.paths import user_path
 from ragtui.retrieve.wordnet import Lexicon
 
 if TYPE_CHECKING:
@@ -232,13 +233,38 @@ class Workspace:
 
         return ResearchSession.reopen(self.settings, session_id, history=self.history, retrieve=self.retrieve)
 
-    def export_session(self, session_id: int) -> Path:
-        """The session as Markdown with numbered sources, written under <data dir>/exports/."""
-        text = self.history.export_markdown(session_id)
-        path = self.settings.data_dir / "exports" / f"session-{session_id}.md"
+    def export_session(self, session_id: int, fmt: str = "markdown") -> tuple[Path, list[str]]:
+        """The session in `fmt` (`export_text`), written under <data dir>/exports/, and the notes on what could
+        not be read."""
+        from ragtui.bibliography.export import SUFFIXES
+
+        text, notes = self.export_text(session_id, fmt)
+        path = self.settings.data_dir / "exports" / f"session-{session_id}{SUFFIXES[fmt]}"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-        return path
+        return path, notes
+
+    def export_text(self, session_id: int, fmt: str = "markdown") -> tuple[str, list[str]]:
+        """The session as Markdown with numbered sources and its checked quotes, or its cited documents as
+        BibTeX or CSL-JSON (ragtui.bibliography); and the notes on .bib files that could not be read."""
+        from ragtui.bibliography.export import bibliography, quote_lines
+        from ragtui.bibliography.references import MetadataLookup
+
+        if fmt == "markdown":
+            quotes = quote_lines(self.history.load(session_id))
+            return self.history.export_markdown(session_id) + ("\n" + "\n".join(quotes) if quotes else ""), []
+        bib = self.settings.cite.bib_file
+        lookup = MetadataLookup(user_path(bib) if bib else None, self._collection_if_readable)
+        if lookup.bib_file is not None and not lookup.bib_file.is_file():
+            raise ConfigError(f"config error: cite.bib_file = {bib!r}: no such file")
+        text = bibliography(self.history.load(session_id), fmt, lookup)
+        return text, list(dict.fromkeys(lookup.notes))
+
+    def _collection_if_readable(self, name: str) -> Collection | None:
+        try:
+            return self.collection(name)
+        except RagtuiError:        # deleted or damaged since the session: the file name still names it
+            return None
 
     def wordnet_state(self) -> tuple[bool, str]:
         """Whether synonym expansion will run, and why not when it will not."""

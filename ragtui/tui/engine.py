@@ -130,9 +130,9 @@ class AsyncWorkspace:
     async def history(self) -> list[SessionSummary]:
         return await asyncio.to_thread(lambda: self.workspace.history.list_sessions())
 
-    async def export_session(self, session_id: int) -> Path:
-        """The session as Markdown with numbered sources, written under <data dir>/exports/."""
-        return await asyncio.to_thread(self.workspace.export_session, session_id)
+    async def export_session(self, session_id: int, fmt: str = "markdown") -> tuple[Path, list[str]]:
+        """The session as Markdown, BibTeX or CSL-JSON, written under <data dir>/exports/."""
+        return await asyncio.to_thread(self.workspace.export_session, session_id, fmt)
 
     async def delete_session(self, session_id: int) -> None:
         await asyncio.to_thread(lambda: self.workspace.history.delete(session_id))
