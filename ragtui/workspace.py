@@ -233,32 +233,30 @@ class Workspace:
 
         return ResearchSession.reopen(self.settings, session_id, history=self.history, retrieve=self.retrieve)
 
-    def export_session(self, session_id: int, fmt: str = "markdown") -> tuple[Path, list[str]]:
-        """The session in `fmt` (`export_text`), written under <data dir>/exports/, and the notes on what could
-        not be read."""
+    def export_session(self, session_id: int, fmt: str = "markdown") -> Path:
+        """The session in `fmt` (`export_text`), written under <data dir>/exports/."""
         from ragtui.bibliography.export import SUFFIXES
 
-        text, notes = self.export_text(session_id, fmt)
+        text = self.export_text(session_id, fmt)
         path = self.settings.data_dir / "exports" / f"session-{session_id}{SUFFIXES[fmt]}"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-        return path, notes
+        return path
 
-    def export_text(self, session_id: int, fmt: str = "markdown") -> tuple[str, list[str]]:
+    def export_text(self, session_id: int, fmt: str = "markdown") -> str:
         """The session as Markdown with numbered sources and its checked quotes, or its cited documents as
-        BibTeX or CSL-JSON (ragtui.bibliography); and the notes on .bib files that could not be read."""
+        BibTeX or CSL-JSON (ragtui.bibliography; a .bib file that could not be read is named in it)."""
         from ragtui.bibliography.export import bibliography, quote_lines
         from ragtui.bibliography.references import MetadataLookup
 
         if fmt == "markdown":
             quotes = quote_lines(self.history.load(session_id))
-            return self.history.export_markdown(session_id) + ("\n" + "\n".join(quotes) if quotes else ""), []
+            return self.history.export_markdown(session_id) + ("\n" + "\n".join(quotes) if quotes else "")
         bib = self.settings.cite.bib_file
         lookup = MetadataLookup(user_path(bib) if bib else None, self._collection_if_readable)
         if lookup.bib_file is not None and not lookup.bib_file.is_file():
             raise ConfigError(f"config error: cite.bib_file = {bib!r}: no such file")
-        text = bibliography(self.history.load(session_id), fmt, lookup)
-        return text, list(dict.fromkeys(lookup.notes))
+        return bibliography(self.history.load(session_id), fmt, lookup)
 
     def _collection_if_readable(self, name: str) -> Collection | None:
         try:

@@ -11,11 +11,13 @@ SUFFIXES = {"markdown": ".md", "bibtex": ".bib", "csl-json": ".csl.json"}
 
 
 def bibliography(conversation: Conversation, fmt: str, lookup: MetadataLookup) -> str:
-    """The session's cited documents as BibTeX or CSL-JSON (`render.bibtex`, `render.csl_json`)."""
+    """The session's cited documents as BibTeX or CSL-JSON (`render.bibtex`, `render.csl_json`), naming the .bib
+    files that could not be read."""
     refs, citations = references(conversation, lookup)
+    notes = list(dict.fromkeys(lookup.notes))
     if fmt == "bibtex":
-        return bibtex(refs, citations, title=f"session {conversation.id}: {conversation.query}")
-    return csl_json(refs, citations)
+        return bibtex(refs, citations, title=f"session {conversation.id}: {conversation.query}", notes=notes)
+    return csl_json(refs, citations, notes=notes)
 
 
 def quote_lines(conversation: Conversation) -> list[str]:

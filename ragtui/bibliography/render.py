@@ -68,9 +68,11 @@ def escape(text: str) -> str:
     return "".join(_SPECIAL.get(c, c) for c in line(text))
 
 
-def bibtex(references: Sequence[Reference], citations: Sequence[Citation], *, title: str = "") -> str:
+def bibtex(references: Sequence[Reference], citations: Sequence[Citation], *, title: str = "",
+           notes: Sequence[str] = ()) -> str:
     """The .bib text: a comment naming each [N] as a LaTeX citation, then one entry per reference."""
     lines = [f"% ragtui: {escape(title)}" if title else "% ragtui"]
+    lines += [f"% note: {escape(note)}" for note in notes]
     lines += [f"% [{c.number}] {latex_cite(c)}" + (f"  (turn {c.turn})" if c.turn > 1 else "") for c in citations]
     lines.append("")
     for ref in references:
@@ -91,13 +93,17 @@ def latex_cite(citation: Citation) -> str:
     return f"\\cite[{locator}]{{{citation.key}}}"
 
 
-def csl_json(references: Sequence[Reference], citations: Sequence[Citation]) -> str:
-    """{"items": CSL-JSON items (one per reference), "citations": one CSL citation per [N], with its locator}."""
+def csl_json(references: Sequence[Reference], citations: Sequence[Citation], *, notes: Sequence[str] = ()) -> str:
+    """{"items": CSL-JSON items (one per reference), "citations": one CSL citation per [N], with its locator, and
+    "notes" when some metadata could not be read}."""
     items = [csl_item(ref) for ref in references]
     cites = [{"number": c.number, "turn": c.turn,
               "citationItems": [{"id": c.key, **({"locator": c.pages, "label": "page"} if c.pages else {})}]}
              for c in citations]
-    return json.dumps({"items": items, "citations": cites}, indent=2, ensure_ascii=False) + "\n"
+    out: dict[str, Any] = {"items": items, "citations": cites}
+    if notes:
+        out["notes"] = [line(note) for note in notes]
+    return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
 
 
 def csl_item(ref: Reference) -> dict[str, Any]:

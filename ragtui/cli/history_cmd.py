@@ -69,9 +69,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                 print(one_line(f"{s.id:>5}  {s.created_at}  {s.stop_reason or '-':<9}  "
                                f"{s.relevant:>3}/{s.sources:<3} {turns:<8} {','.join(s.collections):<20}  {s.query}"))
         elif args.action in ("show", "export"):
-            text, notes = workspace.export_text(args.id, getattr(args, "format", "markdown"))
-            for note in notes:
-                print(f"ragtui: warning: {one_line(note)}", file=sys.stderr)
+            text = workspace.export_text(args.id, getattr(args, "format", "markdown"))
             if getattr(args, "output", None):
                 try:
                     args.output.write_text(text, encoding="utf-8")

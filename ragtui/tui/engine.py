@@ -130,7 +130,7 @@ class AsyncWorkspace:
     async def history(self) -> list[SessionSummary]:
         return await asyncio.to_thread(lambda: self.workspace.history.list_sessions())
 
-    async def export_session(self, session_id: int, fmt: str = "markdown") -> tuple[Path, list[str]]:
+    async def export_session(self, session_id: int, fmt: str = "markdown") -> Path:
         """The session as Markdown, BibTeX or CSL-JSON, written under <data dir>/exports/."""
         return await asyncio.to_thread(self.workspace.export_session, session_id, fmt)
 

@@ -63,7 +63,7 @@ class HistoryScreen(ModalScreen[int | None]):
         key = self._current()
         if key is None:
             return
-        path, _ = await self.workspace.export_session(int(key.value or 0))
+        path = await self.workspace.export_session(int(key.value or 0))
         self.query_one("#history-note", Static).update(Text(f"Exported to {one_line(str(path))}"))
 
     async def action_bibliography(self) -> None:
@@ -73,10 +73,8 @@ class HistoryScreen(ModalScreen[int | None]):
             return
         session_id = int(key.value or 0)
         written = [await self.workspace.export_session(session_id, fmt) for fmt in ("bibtex", "csl-json")]
-        notes = list(dict.fromkeys(n for _, found in written for n in found))
-        self.query_one("#history-note", Static).update(Text(one_line(
-            f"Exported to {' and '.join(str(path) for path, _ in written)}"
-            + (f" ({'; '.join(notes)})" if notes else ""))))
+        self.query_one("#history-note", Static).update(
+            Text(one_line(f"Exported to {' and '.join(str(path) for path in written)}")))
 
     async def action_delete(self) -> None:
         key = self._current()
