@@ -28,7 +28,9 @@ def keys_table(keys: KeyTable) -> Table:
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS: ClassVar = [Binding("escape,q,question_mark", "dismiss", "Close")]
+    # the help key closes it too: its binding shares the help action's id, so the [keys] table rebinds both
+    BINDINGS: ClassVar = [Binding("escape,q", "dismiss", "Close"),
+                          Binding("question_mark", "dismiss", "Close", show=False, id="help")]
 
     def __init__(self, keys: KeyTable | None = None) -> None:
         """`keys`: each action's keys as the [keys] table gives them (the defaults when not given)."""
