@@ -12,6 +12,9 @@ from functools import partial
 from typing import Protocol, runtime_checkable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.content import Content
+from textual.fuzzy import Matcher
+from textual.markup import escape
 
 from ragtui.errors import describe
 from ragtui.model.conversation import SessionSummary
@@ -68,11 +71,22 @@ class SwitchCommands(Provider):
 
     async def discover(self) -> Hits:
         for text, help_text, run in self.entries:
-            yield DiscoveryHit(text, run, help=help_text)
+            yield DiscoveryHit(Content(text), run, help=escape(help_text))
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for text, help_text, run in self.entries:
             score = matcher.match(text)
             if score > 0:
-                yield Hit(score, matcher.highlight(text), run, help=help_text)
+                yield Hit(score, highlight(matcher, text), run, help=escape(help_text))
+
+
+def highlight(matcher: Matcher, text: str) -> Content:
+    """`text` with the letters the query matched marked, as plain text: a past question such as "what is [1]?"
+    is shown as written, never read as markup (Textual's own `Matcher.highlight` reads it as markup)."""
+    content = Content(text)
+    score, offsets = matcher.fuzzy_search.match(matcher.query, text)
+    for offset in offsets if score else ():
+        if not text[offset].isspace():
+            content = content.stylize(matcher.match_style, offset, offset + 1)
+    return content
