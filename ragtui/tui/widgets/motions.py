@@ -1,9 +1,9 @@
-"""Vim motions for the lists and tables, as lazygit and k9s have them: j / k down / up, g / G first / last,
-ctrl+d / ctrl+u half a page down / up.
+"""Vim motions for the lists, the tables and the source viewer's text, as lazygit and k9s have them: j / k down /
+up, g / G first / last, ctrl+d / ctrl+u half a page down / up.
 
-They are bindings of the list widgets themselves, so they act only where a list has the focus and never
-where text is typed (the query bar, a dialog's fields). The [keys] table may not give an action one of
-these keys (keymap.TAKEN_KEYS), as the list would take it first.
+They are bindings of those widgets themselves, so they act only where one has the focus and never where
+text is typed (the query bar, a dialog's fields; the viewer's text is read-only). The [keys] table may not
+give an action one of these keys (keymap.TAKEN_KEYS), as the list would take it first.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from textual.binding import Binding
-from textual.widgets import DataTable, ListView
+from textual.widgets import DataTable, ListView, TextArea
 
 MOTIONS: list[Binding | tuple[str, str] | tuple[str, str, str]] = [
     Binding("j", "cursor_down", "Down", show=False),
@@ -65,3 +65,18 @@ class MotionList(ListView):
         if len(self):
             rows = max(1, self.scrollable_content_region.height // 2)
             self.index = max(0, min(len(self) - 1, (self.index or 0) + step * rows))
+
+
+class MotionReader(TextArea):
+    """A read-only text with the vim motions (they replace a TextArea's ctrl+d / ctrl+u, which delete)."""
+
+    BINDINGS: ClassVar = MOTIONS
+
+    def action_first(self) -> None:
+        self.move_cursor((0, 0))
+
+    def action_last(self) -> None:
+        self.move_cursor(self.document.end)
+
+    def action_half_page(self, step: int) -> None:
+        self.move_cursor_relative(rows=step * max(1, self.scrollable_content_region.height // 2))
