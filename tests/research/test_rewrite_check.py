@@ -5,6 +5,7 @@ Ollama over HTTP, whose recorded requests show what each prompt received."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,9 +17,11 @@ from ragtui.model.conversation import AnnotationState
 from ragtui.model.retrieval import Hit, Retrieval, RetrievalMeta
 from ragtui.retrieve.followup import fuse_runs
 from ragtui.workspace import Workspace
+from tests.cli_run import cli
 from tests.fake_ollama import FakeOllama, Reply
 from tests.research.test_follow_up import DOCS, QUESTIONS, REWRITES, _hit, drain
 from tests.research_helpers import make_chunk, new_session
+from tests.test_interrupting_server import write_pump_notes
 
 JUNK = {
     "refusal": ("The sources do not answer this question.", "it reads as a refusal, not a question"),
@@ -142,3 +145,17 @@ def test_the_fused_cut_keeps_the_typed_questions_best_half() -> None:
 def test_what_makes_a_rewrite_unusable(rewrite: str, why: str) -> None:
     conversation = [(QUESTIONS[0], "It starts at 3 bar once primed [1].")]
     assert unusable(rewrite, "How long do its seals last?", conversation) == why
+
+
+def test_the_cli_says_in_one_line_that_a_refusal_was_not_used_as_the_rewrite(tmp_path: Path,
+                                                                              fake_ollama: FakeOllama) -> None:
+    assert cli(tmp_path, fake_ollama.url, "ingest", str(write_pump_notes(tmp_path)), "-c", "notes").returncode == 0
+    fake_ollama.responder = responder(JUNK["refusal"][0])
+    assert cli(tmp_path, fake_ollama.url, "ask", "how do pumps start").returncode == 0
+    done = cli(tmp_path, fake_ollama.url, "ask", "--follow-up", "and how long does priming take?")
+    assert done.returncode == 0, done.stderr
+    assert [line for line in done.stderr.splitlines() if "rewrite of" in line] == [
+        "ragtui: warning: chat's rewrite of the follow-up was not used (it reads as a refusal, not a question): "
+        "'The sources do not answer this question.'; retrieving and annotating on the question as typed"]
+    assert "Follow-up rewritten" not in done.stdout and "relevant (by chat" in done.stdout
+    assert "Answered [" in done.stdout
