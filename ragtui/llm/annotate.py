@@ -149,7 +149,6 @@ class Lowered:
 
     was: int
     to: int
-    cut: int          # the calls cut so far while others were in flight
 
 
 Progress = Started | Answered | Failed | Retried | Lowered
@@ -237,7 +236,7 @@ async def annotate_sources(
             if isinstance(event, _Cut):
                 cut_crowded += event.crowded
                 if limit > 1 and cut_crowded >= CUTS_BEFORE_LOWERING:
-                    yield Lowered(limit, 1, cut_crowded)
+                    yield Lowered(limit, 1)
                     limit = 1
                 if event.attempt < backoff.attempts:
                     again.append((event.number, event.text, event.attempt + 1))
