@@ -14,6 +14,7 @@ from ragtui.config import Settings
 from ragtui.events import Notice, RewriteReady, SynthesisFinished
 from ragtui.llm.rewrite import unusable
 from ragtui.model.conversation import AnnotationState
+from ragtui.model.filters import SearchFilter
 from ragtui.model.retrieval import Hit, Retrieval, RetrievalMeta
 from ragtui.retrieve.followup import fuse_runs
 from ragtui.workspace import Workspace
@@ -100,7 +101,8 @@ class TwoRuns:
     def __init__(self, typed: str, found: Sequence[int], other: Sequence[int]) -> None:
         self.typed, self.found, self.other = typed, found, other
 
-    async def __call__(self, query: str, collections: Sequence[str]) -> Retrieval:
+    async def __call__(self, query: str, collections: Sequence[str], *,
+                       search_filter: SearchFilter | None = None) -> Retrieval:
         numbers = self.found if query == self.typed else self.other
         hits = [Hit(chunk=make_chunk(n, f"Text {n} about pump seals."), score=1 - i / 10, rel_score=1 - i / 10,
                     legs=("keyword",)) for i, n in enumerate(numbers)]
