@@ -36,6 +36,7 @@ from ragtui.timestamps import now as _now
 
 SCHEMA_VERSION = 2
 FILE_NAME = "history.sqlite3"
+RECORD_ID_MAX = 2**63 - 1     # SQLite's INTEGER is a signed 64-bit number: one more does not bind
 
 _TURN_COLUMNS = """
     query             TEXT NOT NULL,

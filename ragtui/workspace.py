@@ -40,10 +40,11 @@ from ragtui.retrieve.wordnet import Lexicon
 
 if TYPE_CHECKING:
     from ragtui.events import Event
-    from ragtui.model.chunks import ChunkMeta
+    from ragtui.model.chunks import Chunk, ChunkMeta
     from ragtui.model.conversation import SessionSource
     from ragtui.model.retrieval import Mode, Retrieval
     from ragtui.research.session import ResearchSession
+    from ragtui.retrieve.why import WhyNot
 
 
 Spans = tuple[tuple[int, int], ...]
@@ -217,6 +218,16 @@ class Workspace:
             return replace(found, notices=notices)
         return replace(found, notices=[*notices, *found.notices]) if notices else found
 
+    async def why_not(self, query: str, names: Sequence[str], path: str, *, mode: Mode = "hybrid",
+                      synonyms: bool | None = None) -> list[WhyNot]:
+        """What happened to the file `path` (`PATH:PAGE` for one page) for `query` in each named collection that
+        has it (retrieve.why); a RagtuiError when none does."""
+        from ragtui.retrieve.why import why_not
+
+        collections = [self.collection(name) for name in dict.fromkeys(names)]
+        return await why_not(self.settings, query, collections, path, lexicon=self.lexicon, mode=mode,
+                             synonyms=synonyms)
+
     def new_session(self, query: str, names: Sequence[str]) -> ResearchSession:
         from ragtui.research.session import ResearchSession
 
@@ -249,7 +260,16 @@ class Workspace:
 
     def document(self, source: SessionSource) -> DocumentView:
         """The chunk inside its document's text (kept by the ingest); the chunk alone when that is gone."""
-        chunk = source.chunk
+        return self.document_of(source.chunk)
+
+    def chunk(self, name: str, chunk_id: str) -> Chunk | None:
+        """The indexed chunk `chunk_id` of collection `name` (CollectionError for an unknown collection), None
+        when the collection holds no such chunk."""
+        found = self.collection(name).records.chunks_by_id([chunk_id])
+        return found[0] if found else None
+
+    def document_of(self, chunk: Chunk) -> DocumentView:
+        """The chunk inside its document's text, as `document` shows a session's source."""
         try:
             text, pages, spans = self._document_text(chunk.meta)
         except Exception as exc:  # a moved, changed or unreadable file still leaves the chunk to show

@@ -40,13 +40,14 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("workspace", ("ragtui.workspace",)),
     # Tools on top of the engine.
     ("tools", ("ragtui.evaluation", "ragtui.doctor")),
-    # The front ends: the TUI and `ragtui serve`'s web server, then the CLI, which may start either.
-    ("tui", ("ragtui.tui", "ragtui.serve")),
+    # The front ends: the TUI, `ragtui serve`'s web server and `ragtui mcp`'s server, then the CLI, which may start
+    # any of them.
+    ("tui", ("ragtui.tui", "ragtui.serve", "ragtui.mcp_server")),
     ("cli", ("ragtui.cli", "ragtui.__main__")),
 )
 # Packages of one layer that must not lean on each other, so each can be read and tested alone.
 APART = (("ragtui.ingest", "ragtui.retrieve", "ragtui.llm"), ("ragtui.model", "ragtui.config"),
-         ("ragtui.tui", "ragtui.serve"))
+         ("ragtui.tui", "ragtui.serve", "ragtui.mcp_server"))
 
 
 def module_name(path: Path) -> str:

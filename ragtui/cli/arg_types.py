@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-RECORD_ID_MAX = 2**63 - 1     # SQLite's INTEGER is a signed 64-bit number: one more does not bind
+from ragtui.history import RECORD_ID_MAX
 
 
 def positive(value: str) -> int:

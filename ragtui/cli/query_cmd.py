@@ -32,17 +32,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-synonyms", action="store_true", help="no WordNet expansion for this query")
     parser.add_argument("--json", action="store_true", help="hits and retrieval_meta as JSON")
     parser.add_argument("--limit", type=positive, metavar="N", help="print at most N sources (default: all)")
+    parser.add_argument("--why", metavar="PATH[:PAGE]",
+                        help="for a file you expected among the sources (its path as listed, or any path ending "
+                             "with it; :PAGE for one page): what happened to it in each leg and step")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     from ragtui.errors import RagtuiError
+    from ragtui.retrieve.explain import why_lines
     from ragtui.workspace import Workspace
 
     if (args.text is None) == (args.queries is None):
         raise RagtuiError("give a query or --queries FILE (not both)", exit_code=2)
     if args.text is not None and not args.text.strip():
         raise RagtuiError("query needs some text to search for", exit_code=2)
+    if args.why is not None and args.queries is not None:
+        raise RagtuiError("--why goes with one query, not --queries", exit_code=2)
     queries = [args.text] if args.queries is None else read_queries(args.queries)
     synonyms = False if args.no_synonyms else None
     with Workspace(settings) as workspace:
@@ -53,13 +59,22 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         async def run_all() -> None:
             for query in queries:
                 result = await workspace.retrieve(query, names, mode=args.mode, synonyms=synonyms)
+                why = [] if args.why is None else \
+                    await workspace.why_not(query, names, args.why, mode=args.mode, synonyms=synonyms)
                 if args.json:
                     indent = 2 if args.queries is None else None
-                    print(json.dumps(as_json(result, args.limit), indent=indent, default=str), flush=True)
+                    shown = as_json(result, args.limit)
+                    if args.why is not None:
+                        shown["why"] = [why_lines(w) for w in why]
+                    print(json.dumps(shown, indent=indent, default=str), flush=True)
                 else:
                     if args.queries is not None:
                         print(f"== {query}")
                     print_table(result, args.limit)
+                    for w in why:
+                        print()
+                        for line in why_lines(w):
+                            print(one_line(line))
 
         asyncio.run(run_all())
     return 0
