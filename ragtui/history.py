@@ -416,6 +416,8 @@ def _render_turn(index: int, turn: Turn, many: bool) -> list[str]:
             lines += [f"   > {line}" if line.strip() else "   >" for line in s.annotation.strip().splitlines()]
             if s.misquoted:
                 lines.append("   > (the quote above is not in this source's text: not a real quote)")
+            elif s.quote_page:
+                lines.append(f"   > (quoted from page {s.quote_page})")
         if s.error:
             lines.append(f"   > annotation error: {s.error}")
     if not turn.sources:

@@ -112,3 +112,10 @@ def test_a_file_no_collection_has_is_one_error_line(home: Path, ollama: FakeOlla
     done = cli(home, ollama.url, "query", "pump", "-c", "m", "--why", "nope.txt")
     assert done.returncode == 1 and done.stderr.count("\n") == 1
     assert "no file 'nope.txt' in m: it was never ingested there" in done.stderr
+
+
+def test_why_with_a_filter_is_a_usage_error(home: Path, ollama: FakeOllama) -> None:
+    """The replay searches without filters, so a filtered --why would explain another search than the one asked."""
+    done = cli(home, ollama.url, "query", "pump", "-c", "m", "-f", "path:*.pdf", "--why", "pump.txt")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "leave out -f/--filter" in done.stderr

@@ -53,6 +53,8 @@ def meta_lines(meta: RetrievalMeta | None, heading: str = "") -> list[str]:
     if meta is None:
         return ["(no retrieval ran)"]
     lines = [heading] if heading else []
+    if meta.filter:
+        lines.append(f"filter: {' '.join(meta.filter.chips())}")
     for name, collection in meta.collections.items():
         lines += collection_lines(name, collection)
     return lines
