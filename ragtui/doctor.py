@@ -43,11 +43,15 @@ def _llm_checks(s: Settings) -> list[Check]:
                          "not set: answers need a chat model; set [llm] model (`ollama list` shows what you have)"))
     if s.llm.provider == "openai":
         out.append(_openai_check(s))
+    if s.embed.provider == "openai":
+        out.extend(_openai_embed_check(s, model) for model in s.embed.all_models)
     return out
 
 
 def _ollama_checks(s: Settings) -> list[Check]:
     host = s.ollama.host
+    if not _ollama_models(s) and s.llm.provider == "openai":
+        return [Check("ollama", Verdict.SKIP, 'not used: llm.provider and embed.provider are "openai"')]
     try:
         status = probe(host, s.limits.max_reply_bytes)
     except OllamaUnreachable as exc:
@@ -93,7 +97,7 @@ def _embed_window_check(s: Settings, model: str) -> Check:
 
 
 def _ollama_models(s: Settings) -> list[str]:
-    models = list(s.embed.all_models)
+    models = list(s.embed.all_models) if s.embed.provider == "ollama" else []
     if s.llm.provider == "ollama":
         models += [m for m in (s.llm.model, s.llm.annotator) if m]
     return list(dict.fromkeys(models))
@@ -112,6 +116,27 @@ def _openai_check(s: Settings) -> Check:
     if s.llm.model and s.llm.model not in ids:
         return Check("llm endpoint", Verdict.FAIL, f"{s.llm.base_url} does not serve {s.llm.model!r}")
     return Check("llm endpoint", Verdict.OK, f"{s.llm.base_url} serves {len(ids)} model(s)")
+
+
+def _openai_embed_check(s: Settings, model: str) -> Check:
+    """One probe text embedded by the OpenAI-compatible embedding server, checked as every ingest batch is."""
+    from ragtui.embed_api import EmbedServerError, OpenAICompatibleEmbedding
+    from ragtui.stores.vector import BadVectors, check_vectors
+
+    url, key = s.embed_server
+    client = OpenAICompatibleEmbedding(base_url=url, api_key=key, model=model, batch_size=1,
+                                       timeout=min(s.embed.timeout, 30.0), max_bytes=s.limits.max_reply_bytes)
+    name = f"embed model {model}"
+    try:
+        vector = check_vectors(client.get_general_text_embeddings(["doctor probe"]), 1, None)[0]
+    except EmbedServerError as exc:
+        hint = "check [embed] model against the server's /v1/models" if exc.status_code == 404 else \
+            "check [embed] base_url"
+        return Check(name, Verdict.FAIL, f"{url}/embeddings answered {exc}; {hint}")
+    except (httpx.HTTPError, ReplyLimit, BadVectors, ValueError) as exc:
+        return Check(name, Verdict.FAIL, f"no usable embedding from {url}/embeddings ({exc}); check [embed] "
+                     "base_url and model")
+    return Check(name, Verdict.OK, f"{url} embeds with it ({len(vector)} dimensions)")
 
 
 def _wordnet_check(s: Settings) -> Check:

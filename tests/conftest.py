@@ -10,6 +10,23 @@ from ragtui.config import Settings, load_settings
 from tests.fake_ollama import FakeOllama
 from tests.mini_wordnet import LEXICON, write_lmf
 
+REAL_TIER = Path(__file__).parent / "real"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--real", action="store_true",
+                     help="also run the real-model tier, tests/real (`make test-real`; `make real-model` sets it up)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The real-model tier takes minutes of a real model's time: it runs only when asked for with --real."""
+    real = [item for item in items if item.path.is_relative_to(REAL_TIER)]
+    for item in real:
+        item.add_marker("real")
+    if real and not config.getoption("--real"):
+        config.hook.pytest_deselected(items=real)
+        items[:] = [item for item in items if not item.path.is_relative_to(REAL_TIER)]
+
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

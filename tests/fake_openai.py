@@ -1,5 +1,6 @@
-"""A fake OpenAI-compatible server (vLLM, llama.cpp server) on loopback: /v1/models and streamed
-/v1/chat/completions (SSE), honouring max_tokens with finish_reason "length". Records every request.
+"""A fake OpenAI-compatible server (vLLM, llama.cpp server) on loopback: /v1/models, streamed
+/v1/chat/completions (SSE), honouring max_tokens with finish_reason "length", and /v1/embeddings (hashed bags
+of words, as the fake Ollama's, per embedding model and dimension). Records every request.
 Failures on demand: an HTTP error status, an error event or a dropped connection mid-stream, a delay, an
 endless stream that ignores max_tokens (dripped, padded), and the interrupting server (`interrupting`)."""
 
@@ -14,7 +15,7 @@ from collections.abc import Callable, Iterator
 from http.server import ThreadingHTTPServer
 from typing import Any
 
-from tests.fake_ollama import JsonHandler, serve_on_loopback, stop_server
+from tests.fake_ollama import JsonHandler, hashed_embedding, serve_on_loopback, stop_server
 
 
 class FakeOpenAI:
@@ -49,6 +50,12 @@ class FakeOpenAI:
         self._outer = threading.Lock()       # held by a request waiting for the model
         self._inner = threading.Lock()       # held by the request the model is answering
         self.requests: list[dict[str, Any]] = []
+        # /v1/embeddings: the embedding models served and their dimensions; the next `embed_drops` requests are
+        # dropped without a reply; `per_token` answers each text with one vector per word, as llama-cpp-python's
+        # server does for a model it does not pool.
+        self.embed_models: dict[str, int] = {"embed-model": 48}
+        self.embed_drops = 0
+        self.per_token = False
         self._server: ThreadingHTTPServer | None = None
         self.url = ""
 
@@ -74,6 +81,8 @@ class FakeOpenAI:
             def _answer(self) -> None:
                 body = self._body()
                 fake.requests.append(body)
+                if self.path == "/v1/embeddings":
+                    return self._embeddings(body)
                 if self.path != "/v1/chat/completions":
                     return self._json({"error": {"message": "not found"}}, 404)
                 if body.get("model") not in fake.models:
@@ -136,6 +145,27 @@ class FakeOpenAI:
                 self.close_connection = True
                 fake.served += 1
                 return None
+
+            def _embeddings(self, body: dict[str, Any]) -> None:
+                dim = fake.embed_models.get(str(body.get("model")))
+                if dim is None:
+                    return self._json({"error": {"message": f"The model `{body.get('model')}` does not exist."}},
+                                      404)
+                if fake.embed_drops > 0:
+                    fake.embed_drops -= 1
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return None
+                texts = body["input"] if isinstance(body.get("input"), list) else [body.get("input")]
+
+                def vector(text: str) -> Any:
+                    if fake.per_token:
+                        return [hashed_embedding(word, dim) for word in text.split()]
+                    return hashed_embedding(text, dim)
+
+                return self._json({"object": "list", "model": body["model"],
+                                   "data": [{"object": "embedding", "index": i, "embedding": vector(t)}
+                                            for i, t in enumerate(texts)]})
 
             def _endless(self, body: dict[str, Any], pieces: list[str]) -> None:
                 pad = {"x_padding": "x" * fake.padding} if fake.padding else {}

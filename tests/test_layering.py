@@ -25,8 +25,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "ragtui.model_ids", "ragtui.text", "ragtui.quotes", "ragtui.demo")),
     # The nouns, and the settings: what every layer above talks about, depending on nothing that does work.
     ("nouns", ("ragtui.model", "ragtui.config")),
-    # What the engine reports, and the small Ollama HTTP calls (version, tags, context length).
-    ("reports", ("ragtui.events", "ragtui.ollama_api")),
+    # What the engine reports, the small Ollama HTTP calls (version, tags, context length), and the embedding
+    # client for embed.provider (Ollama's, or an OpenAI-compatible server's).
+    ("reports", ("ragtui.events", "ragtui.ollama_api", "ragtui.embed_api")),
     # Storage: a collection's three stores, and the research history.
     ("storage", ("ragtui.stores", "ragtui.history")),
     # A collection: its stores, names, locks and states.

@@ -119,7 +119,7 @@ async def embed_queries(settings: Settings, queries: Sequence[str],
     With `cache` (a JSON file, used with a kept index), vectors computed by an
     earlier run are read back and only new queries are embedded.
     """
-    from ragtui.ollama_api import ollama_embedding
+    from ragtui.embed_api import embedding_client
 
     texts = list(dict.fromkeys(q.lower() for q in queries))
     out: dict[str, dict[str, list[float]]] = {}
@@ -129,7 +129,7 @@ async def embed_queries(settings: Settings, queries: Sequence[str],
         known = out.setdefault(model, {})
         todo = [t for t in texts if t not in known]
         if todo:
-            embedder = ollama_embedding(settings, model, workers=2)
+            embedder = embedding_client(settings, model, workers=2)
             vectors = await embedder.aget_text_embedding_batch(todo)
             known.update(zip(todo, vectors, strict=True))
     if cache is not None:

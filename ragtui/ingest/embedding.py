@@ -1,4 +1,5 @@
-"""Embedding chunks through Ollama (LlamaIndex's OllamaEmbedding): batches, retries, long-chunk averaging.
+"""Embedding chunks (through Ollama, or an OpenAI-compatible server: `ragtui.embed_api`): batches, retries,
+long-chunk averaging.
 
 The text embedded may carry a contextual prefix ("path > heading\\n", after Anthropic's
 "Contextual Retrieval", 2024: a chunk embedded with where it comes from); the text
@@ -6,7 +7,8 @@ stored never does. A text longer than the model's window is embedded in
 overlapping parts whose vectors are averaged: the window is the
 model's context length from Ollama's /api/show, in characters by the project's one
 token estimate (`ragtui.tokens`), so nothing past it is silently truncated by the
-server; a fixed 30,000 chars only when the model does not say. Every
+server; a fixed 30,000 chars when the model does not say (an OpenAI-compatible
+server never does). Every
 stored vector is L2-normalised.
 """
 
@@ -28,15 +30,15 @@ DIMENSION_PROBE = "dimension probe"   # embedded once when /api/show does not gi
 
 
 class ModelMissing(RagtuiError):
-    """Ollama does not have the model; the message carries the `ollama pull` hint."""
+    """The server does not have the model; the message carries the hint (`ollama pull`, or the server's models)."""
 
 
 class EmbedUnavailable(RagtuiError):
-    """Ollama did not answer (down, timing out, failing) after every retry."""
+    """The embedding server did not answer (down, timing out, failing) after every retry."""
 
 
 class EmbedInvalid(EmbedUnavailable):
-    """Ollama answered a batch with something that is not usable vectors (malformed JSON, nulls, strings,
+    """The embedding server answered a batch with something that is not usable vectors (malformed JSON, nulls, strings,
     NaN, zeros, the wrong count or dimension). Not retried; nothing of the batch is stored, so the chunks
     stay pending and the collection resumable ("needs embeddings")."""
 
@@ -84,16 +86,19 @@ def embed_input(chunk: Chunk, contextual: bool) -> str:
 
 
 class Embedder:
-    """One Ollama embedding model with ragtui's batching, retry and averaging rules."""
+    """One embedding model (embed.provider's server) with ragtui's batching, retry and averaging rules."""
 
     def __init__(self, settings: Settings, model: str) -> None:
-        from ragtui.ollama_api import ollama_embedding
+        from ragtui.embed_api import embed_server_name, embed_url, embedding_client
 
         self.model = model
+        self.openai = settings.embed.provider == "openai"
         self.batch_size = settings.embed.batch_size
         self.backoff = settings.embed.backoff
         self.contextual = settings.embed.contextual_prefix
         self.host = settings.ollama.host
+        self.where = embed_url(settings)          # the server, for the messages
+        self.server = embed_server_name(settings)
         self.deadline_s = settings.ollama.timeout
         self.max_reply_bytes = settings.limits.max_reply_bytes
         # The dimension every vector must have (`expect`, from the model and the collection's index), else the
@@ -104,7 +109,7 @@ class Embedder:
         self.model_dimension: int | None = None  # "*.embedding_length" from /api/show
         self.part_chars: int | None = None
         self.split = 0                           # chunks embedded as several averaged parts
-        self._ollama = ollama_embedding(settings, model)
+        self._client = embedding_client(settings, model)
 
     async def window(self) -> int:
         """The part size in chars, from the model's context length (asked once; 30,000 when unknown)."""
@@ -113,9 +118,12 @@ class Embedder:
         return self.part_chars
 
     async def _show(self) -> None:
-        """The model's context length and dimension from Ollama's /api/show, asked once."""
+        """The model's context length and dimension from Ollama's /api/show, asked once (an OpenAI-compatible
+        server has no such call: both stay unknown)."""
         from ragtui.ollama_api import ashow, context_length_of, embedding_length_of
 
+        if self.part_chars is None and self.openai:
+            self.part_chars = part_chars(None)
         if self.part_chars is None:
             show = await ashow(self.host, self.model, self.max_reply_bytes, self.deadline_s)
             self.context_tokens = context_length_of(show)
@@ -132,7 +140,7 @@ class Embedder:
             model = len((await self._batch([DIMENSION_PROBE]))[0])
         if index_dimension is not None and index_dimension != model:
             raise DimensionMismatch(f"the collection's {self.model!r} index holds {index_dimension}-dimension "
-                                    f"vectors but {self.model!r} at {self.host} gives {model}; nothing was embedded")
+                                    f"vectors but {self.model!r} at {self.where} gives {model}; nothing was embedded")
         self.dimension = model
         self.dimension_from = ("the collection's index" if index_dimension is not None
                                else f"model {self.model!r}")
@@ -157,12 +165,13 @@ class Embedder:
         return [mean_normalized(g) for g in grouped]
 
     async def _batch(self, texts: list[str]) -> list[list[float]]:
-        """One /api/embed call, retried with exponential backoff; a missing model or an unusable answer is
-        not retried. The whole answer must arrive within ollama.timeout and limits.max_reply_mb (the client's
-        transport, ragtui.server_limits, holds it to both)."""
+        """One /api/embed (or /v1/embeddings) call, retried with exponential backoff; a missing model or an
+        unusable answer is not retried. The whole answer must arrive within ollama.timeout (embed.timeout) and
+        limits.max_reply_mb (the client's transport, ragtui.server_limits, holds it to both)."""
         import httpx
         from ollama import ResponseError
 
+        from ragtui.embed_api import EmbedServerError
         from ragtui.server_limits import ReplyLimit, ReplyTooSlow, too_deep
         from ragtui.stores.vector import BadVectors, check_vectors
 
@@ -171,7 +180,12 @@ class Embedder:
             if attempt:
                 await asyncio.sleep(self.backoff.pause(attempt))
             try:
-                vectors: Any = await self._ollama.aget_general_text_embeddings(texts)
+                vectors: Any = await self._client.aget_general_text_embeddings(texts)
+            except EmbedServerError as exc:
+                if exc.status_code == 404:
+                    raise ModelMissing(f"embedding model {self.model!r} is not served by {self.server} ({exc}); "
+                                       "check [embed] model against the server's /v1/models") from None
+                last = exc
             except ResponseError as exc:
                 if exc.status_code == 404 or "not found" in str(exc.error).lower():
                     raise ModelMissing(f"embedding model {self.model!r} is not available in Ollama; "
@@ -182,7 +196,7 @@ class Embedder:
             except ReplyLimit as exc:                 # too big: asking again would only fetch it again
                 raise self._invalid(str(exc)) from None
             except RecursionError:                    # the client's JSON parser on a deeply nested answer
-                raise self._invalid(str(too_deep(self.host))) from None
+                raise self._invalid(str(too_deep(self.where))) from None
             except (ValueError, TypeError, KeyError, AttributeError) as exc:   # non-JSON, truncated, wrong shape
                 raise self._invalid(f"malformed response ({type(exc).__name__}: {_first_line(str(exc))})") from None
             else:
@@ -192,11 +206,11 @@ class Embedder:
                     raise self._invalid(str(exc)) from None
                 self.dimension = self.dimension or len(checked[0])
                 return checked
-        raise EmbedUnavailable(f"embedding with {self.model!r} at {self.host} failed after {self.backoff.attempts} "
+        raise EmbedUnavailable(f"embedding with {self.model!r} at {self.where} failed after {self.backoff.attempts} "
                                f"attempts: {_first_line(describe(last)) if last else 'no answer'}")
 
     def _invalid(self, why: str) -> EmbedInvalid:
-        return EmbedInvalid(f"embedding model {self.model!r} at {self.host} returned an unusable batch: {why}; "
+        return EmbedInvalid(f"embedding model {self.model!r} at {self.where} returned an unusable batch: {why}; "
                             "nothing of it was stored")
 
 

@@ -141,7 +141,8 @@ class _IngestRun:
         self.settings = settings
         self.coll = collection
         self.records = collection.records
-        self.report = IngestTally(collection.name)
+        self.report = IngestTally(collection.name, embedder="Ollama" if settings.embed.provider == "ollama"
+                                  else "the embedding server")
         self.signature = signature(settings)
         self.models = settings.embed.all_models
         self.down: dict[str, str] = {}          # model -> why its pass stopped for this run

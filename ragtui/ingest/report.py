@@ -43,6 +43,7 @@ class IngestTally:
     mostly_filtered: list[tuple[str, int, Counter[str]]] = field(default_factory=list)
     stage_s: dict[str, float] = field(default_factory=dict)
     split: dict[str, tuple[int, int | None]] = field(default_factory=dict)
+    embedder: str = "Ollama"
 
     def add_time(self, stage: str, seconds: float) -> None:
         self.stage_s[stage] = self.stage_s.get(stage, 0.0) + seconds
@@ -56,7 +57,8 @@ class IngestTally:
             needs_embedding=self.needs_embedding, interrupted=self.interrupted, warnings=tuple(self.warnings),
             ignored=frozen_counts(self.ignored),
             mostly_filtered=tuple((s, kept, frozen_counts(dropped)) for s, kept, dropped in self.mostly_filtered),
-            stage_s=MappingProxyType(dict(self.stage_s)), split=MappingProxyType(dict(self.split)))
+            stage_s=MappingProxyType(dict(self.stage_s)), split=MappingProxyType(dict(self.split)),
+            embedder=self.embedder)
 
 
 def stage_lines(report: IngestReport) -> list[str]:
@@ -102,7 +104,7 @@ def report_lines(report: IngestReport) -> list[str]:
     out.extend(f"warning: {w}" for w in report.warnings)
     if report.needs_embedding:
         out.append("some chunks have no embeddings yet: keyword search works; run the ingest again "
-                   "when Ollama is reachable")
+                   f"when {report.embedder} is reachable")
     if report.interrupted:
         out.append("interrupted: run the same ingest again to finish")
     return out

@@ -57,6 +57,7 @@ class IngestReport:
     stage_s: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))   # seconds per stage
     # model -> (chunks longer than its window, embedded as averaged parts; its context length, None if unknown)
     split: Mapping[str, tuple[int, int | None]] = field(default_factory=lambda: MappingProxyType({}))
+    embedder: str = "Ollama"         # who embeds (embed.provider), in the words of the report
 
     @property
     def skipped_by_reason(self) -> dict[str, list[str]]:

@@ -59,33 +59,41 @@ class QueryEmbeddings:
 QueryEmbedder = Callable[[Settings, str, Sequence[str]], Awaitable[QueryEmbeddings]]
 
 
-def describe_embed_error(host: str, model: str, exc: BaseException) -> str:
-    """One plain sentence for an embedding failure, with the `ollama pull` hint when the model is missing."""
+def describe_embed_error(settings: Settings, model: str, exc: BaseException) -> str:
+    """One plain sentence for an embedding failure, with the hint when the model is missing (`ollama pull`, or
+    the OpenAI-compatible server's model list)."""
+    from ragtui.embed_api import embed_server_name
+
     status = getattr(exc, "status_code", None)
     lines = str(exc).strip().splitlines()        # a pydantic error on a malformed answer runs to many lines
     text = lines[0][:200] if lines else type(exc).__name__
-    if status == 404 or "not found" in text.lower():
-        return f"embedding model {model} is not available at {host}; run `ollama pull {model}`"
-    return f"Ollama at {host} did not embed the query with {model} ({text})"
+    openai = settings.embed.provider == "openai"
+    if status == 404 or (not openai and "not found" in text.lower()):
+        if openai:
+            return (f"embedding model {model} is not served by {embed_server_name(settings)}; check [embed] model "
+                    "against the server's /v1/models")
+        return f"embedding model {model} is not available at {settings.ollama.host}; run `ollama pull {model}`"
+    return f"{embed_server_name(settings)} did not embed the query with {model} ({text})"
 
 
 async def embed_query(settings: Settings, query: str, models: Sequence[str]) -> QueryEmbeddings:
-    """The lowercased query embedded once per model, in parallel; failures recorded, not raised."""
-    from ragtui.ollama_api import ollama_embedding
+    """The lowercased query embedded once per model, in parallel, by the server the ingest embedded with
+    (embed.provider); failures recorded, not raised."""
+    from ragtui.embed_api import embed_url, embedding_client
 
     out = QueryEmbeddings()
     text = query.lower()
 
     async def one(model: str) -> None:
         started = time.perf_counter()
-        embedder = ollama_embedding(settings, model)
-        try:     # the client's transport holds the whole answer to ollama.timeout and limits.max_reply_mb
+        embedder = embedding_client(settings, model)
+        try:     # the client's transport holds the whole answer to its timeout and limits.max_reply_mb
             vector = await embedder.aget_query_embedding(text)
             out.vectors[model] = check_vectors([vector], 1, None)[0]
         except RecursionError:    # the client's JSON parser on a deeply nested answer
-            out.errors[model] = describe_embed_error(settings.ollama.host, model, too_deep(settings.ollama.host))
+            out.errors[model] = describe_embed_error(settings, model, too_deep(embed_url(settings)))
         except Exception as exc:  # connection, HTTP, model and malformed-answer errors all mean "no vector leg"
-            out.errors[model] = describe_embed_error(settings.ollama.host, model, exc)
+            out.errors[model] = describe_embed_error(settings, model, exc)
         out.timings_ms[model] = round((time.perf_counter() - started) * 1000, 2)
 
     await asyncio.gather(*(one(m) for m in dict.fromkeys(models)))
@@ -228,9 +236,9 @@ class HybridRetriever(BaseRetriever):
 
         def embed(texts: list[str]) -> list[list[float]]:
             nonlocal embedder
-            from ragtui.ollama_api import ollama_embedding
+            from ragtui.embed_api import embedding_client
 
-            embedder = embedder or ollama_embedding(self.settings, model)
+            embedder = embedder or embedding_client(self.settings, model)
             return check_vectors(embedder.get_text_embedding_batch(texts), len(texts), len(query_vector))
 
         return QuerySynonyms(lookup, model=model, query_vector=query_vector, embed=embed,

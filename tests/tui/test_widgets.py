@@ -205,6 +205,20 @@ async def test_missing_models_are_named_with_the_pull_hint(snapshot_settings) ->
         assert "ollama pull chat" in str(app.query_one("#synthesis-banner").render())
 
 
+async def test_models_an_openai_compatible_server_serves_are_not_looked_up_in_ollama(snapshot_settings) -> None:
+    """Ollama's model list holds neither the chat model nor the embedding model served the OpenAI way: no
+    "not pulled" for them, in the banner or the status line."""
+    from ragtui.tui.messages import OllamaProbed
+
+    app = quiet_app(snapshot_settings("llm.provider=openai", "llm.base_url=http://127.0.0.1:9/v1",
+                                      "embed.provider=openai", "embed.model=embed-model"))
+    async with app.run_test(size=(120, 24)) as pilot:
+        main_screen(app).post_message(OllamaProbed(("nomic-embed-text:latest",)))
+        await pilot.pause()
+        assert app.query_one(StatusLine).missing_models == ()
+        assert "ollama pull" not in str(app.query_one("#synthesis-banner").render())
+
+
 async def test_collections_toggle_with_space(snapshot_settings) -> None:
     app = quiet_app(snapshot_settings())
     async with app.run_test(size=(120, 30)) as pilot:

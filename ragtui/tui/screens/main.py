@@ -128,7 +128,10 @@ class MainScreen(Screen[None]):
                            "error")
             return
         llm = self.settings.llm
-        wanted = [m for m in dict.fromkeys([llm.model, llm.annotator, self.settings.embed.model]) if m]
+        # only the models Ollama serves: an OpenAI-compatible server's are not in its list
+        chat = [llm.model, llm.annotator] if llm.provider == "ollama" else []
+        embed = [self.settings.embed.model] if self.settings.embed.provider == "ollama" else []
+        wanted = [m for m in dict.fromkeys([*chat, *embed]) if m]
         status.missing_models = missing = tuple(m for m in wanted if not has_model(message.models, m))
         if missing:
             synthesis.note("Not pulled on this Ollama: " + ", ".join(missing) + ". Run "
