@@ -64,7 +64,6 @@ def session(tmp_path: Path, fake_ollama: FakeOllama, capsys: pytest.CaptureFixtu
         doc.save(str(folder / "heat.pdf"))
     (folder / "blade notes.txt").write_text("Turbine blade cooling notes: the coolant film matters.", encoding="utf-8")
     (folder / "refs.bib").write_text(BIB, encoding="utf-8")
-    (folder / ".ragtuiignore").write_text("*.bib\n", encoding="utf-8")     # a bibliography, not a document
     assert main([*flags(tmp_path, fake_ollama), "ingest", str(folder), "-c", "lab"]) == 0
     capsys.readouterr()
     fake_ollama.responder = citing_everything

@@ -209,3 +209,31 @@ async def test_read_only_unless_started_with_allow_ingest(ollama: FakeOllama, tm
         assert report["report"][0].startswith("collection lamps: 6 added"), report
         found = await call(client, "search", query="oil lamp paraffin wick", collections=["lamps"])
         assert found["results"][0]["source"] == "lamp.txt"
+
+
+async def test_a_filter_narrows_search_and_ask_to_one_file_and_is_echoed(home: Path, ollama: FakeOllama) -> None:
+    async with connected(home, ollama) as client:
+        unfiltered = await call(client, "search", query="worn washer valve drip", collections=["plumbing"])
+        assert unfiltered["results"][0]["source"] == "valve.pdf" and unfiltered["filter"] == []
+        narrowed = await call(client, "search", query="worn washer valve drip", collections=["plumbing"],
+                              filter=["path:pump.txt"])
+        assert {r["source"] for r in narrowed["results"]} <= {"pump.txt"}      # the best match lies outside
+        assert narrowed["filter"] == ["path:pump.txt"]
+        within = await call(client, "search", query="worn washer valve drip", filter=["path:valve.pdf"])
+        assert within["results"] and {r["source"] for r in within["results"]} == {"valve.pdf"}
+
+        answer = await call(client, "ask", question="How does a centrifugal pump move water?",
+                            collections=["plumbing"], filter=["pump.txt"])
+        assert answer["filter"] == ["path:pump.txt"]
+        assert answer["sources"] and {s["source"] for s in answer["sources"]} == {"pump.txt"}
+
+
+async def test_a_bad_filter_is_one_error_line(home: Path, ollama: FakeOllama) -> None:
+    async with connected(home, ollama) as client:
+        assert "empty heading filter" in await refusal(client, "search", query="pump", filter=["heading:"])
+        assert "too many filters (33); at most 32" in await refusal(client, "search", query="pump",
+                                                                     filter=[f"p{i}.txt" for i in range(33)])
+        assert "longer than 512 characters" in await refusal(client, "ask", question="pump?",
+                                                             filter=["path:" + "x" * 600])
+        assert "control character" in await refusal(client, "search", query="pump", filter=["path:a\x1b[2J"])
+        assert (await call(client, "search", query="pump"))["results"]

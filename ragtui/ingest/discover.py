@@ -10,7 +10,9 @@ valid UTF-8 is reported (escaped by `one_line`) instead of failing the records,
 which store names as text. Hidden entries and
 paths matched by the ignore rules (`ingest.ignore` plus the folder's own
 `.ragtuiignore`, both in gitignore syntax via pathspec) are only counted: a build
-tree has thousands of them, and a list would bury the skips that matter.
+tree has thousands of them, and a list would bury the skips that matter. BibTeX
+files in a folder are counted too: they are the bibliography export's source of
+citation keys, not documents (one named on the command line is ingested as asked).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from ragtui.sanitize import one_line
 IGNORE_FILE = ".ragtuiignore"
 HIDDEN = "hidden"
 IGNORED = "ignore rules"
+BIBLIOGRAPHY = "*.bib (BibTeX, read by the bibliography export)"
 NOT_UTF8 = "file name is not valid UTF-8: rename it to ingest it"
 LEAVES_ROOT = "link leaves the ingested folder (not followed unless ingest.follow_links_outside = true)"
 NOT_REGULAR = "not a regular file (socket, FIFO or device)"
@@ -163,10 +166,17 @@ def _walk(root: Path, skips: list[Skip], ignored: Counter[str], spec: Any, follo
                 else:
                     visited.add(identity)
                     subdirs.append(path)
+            elif is_bibliography(name):
+                ignored[BIBLIOGRAPHY] += 1
             else:
                 out.append(Entry(rel, str(root), path))
         stack.extend(reversed(subdirs))
     return sorted(out, key=lambda e: e.source)
+
+
+def is_bibliography(name: str) -> bool:
+    """A BibTeX file by its name (any case: Windows exports write "Library.BIB")."""
+    return name.casefold().endswith(".bib")
 
 
 def _identity(path: Path) -> tuple[int, int]:

@@ -10,6 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from ragtui.ingest.discover import BIBLIOGRAPHY
 from ragtui.ingest.embedding import part_chars
 from ragtui.model.library import IngestReport, frozen_counts
 
@@ -80,8 +81,9 @@ def report_lines(report: IngestReport) -> list[str]:
            f"{len(report.skipped)} skipped ({report.elapsed_s:.1f} s)",
            f"chunks: {report.chunks_indexed} indexed, {report.chunks_embedded} embedded"]
     if report.ignored:
+        rules = set(report.ignored) - {BIBLIOGRAPHY}          # the bibliography kind names itself
         out.append("not ingested: " + ", ".join(f"{n} {why}" for why, n in sorted(report.ignored.items()))
-                   + " (hidden paths and ingest.ignore/.ragtuiignore matches)")
+                   + (" (hidden paths and ingest.ignore/.ragtuiignore matches)" if rules else ""))
     if stages := stage_lines(report):
         out.append("stages: " + "; ".join(stages))
     for model, (n, tokens) in sorted(report.split.items()):

@@ -23,6 +23,7 @@ from pydantic import Field
 from ragtui import __version__
 from ragtui.errors import RagtuiError, describe
 from ragtui.mcp_server.tools import MAX_CONTEXT_CHARS, MAX_QUERY_CHARS, MAX_QUOTE_CHARS, MAX_RESULTS, Tools
+from ragtui.model.filters import MAX_VALUES as MAX_FILTERS
 from ragtui.sanitize import one_line
 
 P = ParamSpec("P")
@@ -37,6 +38,10 @@ INSTRUCTIONS = (
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 Collections = Annotated[list[str] | None, Field(description="collection names to search (default: all)")]
+Filter = Annotated[list[str] | None, Field(description=f"search only within these (at most {MAX_FILTERS}, as "
+                                                     "ragtui's -f): path:GLOB on the file path (path:docs/*.pdf, "
+                                                     "path:report.pdf, path:docs/), heading:WORDS in the section "
+                                                     "heading; values of one kind widen, different kinds narrow")]
 ChunkId = Annotated[str, Field(description="a chunk id from search or ask results")]
 
 
@@ -71,21 +76,21 @@ def build(tools: Tools) -> MCPServer:
                                                             f"{MAX_QUERY_CHARS} characters)")],
                      collections: Collections = None,
                      limit: Annotated[int, Field(description=f"sources to return, 1 to {MAX_RESULTS}")] = 10,
-                     ) -> dict[str, Any]:
+                     filter: Filter = None) -> dict[str, Any]:
         """Hybrid retrieval (keywords with synonyms + embeddings) over the user's collections: the best
         chunks, each with its collection, source file, page, heading, text, score and the legs that found it."""
-        return await tools.search(query, collections, limit)
+        return await tools.search(query, collections, limit, filter)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False))
     @one_error_line
     async def ask(question: Annotated[str, Field(description=f"the question (at most {MAX_QUERY_CHARS} "
                                                              "characters)")],
-                  collections: Collections = None) -> dict[str, Any]:
+                  collections: Collections = None, filter: Filter = None) -> dict[str, Any]:
         """A full research session (saved to the user's ragtui history): retrieve sources, have the LLM
         annotate each, then answer with [N] citations. Returns the answer, each numbered source with its
         annotation and relevance, and every quotation the answer attributes to a source, checked against that
         source's text (verified true or false). Slow: minutes on a local model."""
-        return await tools.ask(question, collections)
+        return await tools.ask(question, collections, filter)
 
     @server.tool(annotations=READ_ONLY)
     @one_error_line

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragtui.config import Settings
 from ragtui.errors import RagtuiError
+from ragtui.model.filters import parse_filters
 from ragtui.quotes import occurs
 from ragtui.sanitize import clean, one_line
 
@@ -94,14 +95,18 @@ class Tools:
 
     # --- search ------------------------------------------------------------------------------
 
-    async def search(self, query: str, collections: Sequence[str] | None = None, limit: int = 10) -> dict[str, Any]:
-        """Hybrid retrieval, as `ragtui query`: ranked chunks with their pages, scores and legs."""
+    async def search(self, query: str, collections: Sequence[str] | None = None, limit: int = 10,
+                     filters: Sequence[str] | None = None) -> dict[str, Any]:
+        """Hybrid retrieval, as `ragtui query`: ranked chunks with their pages, scores and legs, within the
+        filter (`path:GLOB`, `heading:WORDS`, as `-f`) when one is given."""
         bounded("query", query, MAX_QUERY_CHARS)
         in_range("limit", limit, 1, MAX_RESULTS)
+        search_filter = parse_filters(filters or ())
         names = self._collections(collections)
-        result = await self.workspace.retrieve(query.strip(), names)
+        result = await self.workspace.retrieve(query.strip(), names, search_filter=search_filter)
         return {
-            "query": clean(result.query), "keyword_only": result.keyword_only,
+            "query": clean(result.query), "filter": [one_line(c) for c in search_filter.chips()],
+            "keyword_only": result.keyword_only,
             "notices": [one_line(n) for n in result.notices], "total": len(result.hits),
             "results": [{"rank": i, **_chunk_json(h.chunk), "score": round(h.score, 6),
                          "rel_score": round(h.rel_score, 4), "legs": list(h.legs),
@@ -111,7 +116,8 @@ class Tools:
 
     # --- ask --------------------------------------------------------------------------------
 
-    async def ask(self, question: str, collections: Sequence[str] | None = None) -> dict[str, Any]:
+    async def ask(self, question: str, collections: Sequence[str] | None = None,
+                  filters: Sequence[str] | None = None) -> dict[str, Any]:
         """A full research session, as `ragtui ask` (saved to the history): retrieve, annotate, answer; the
         answer with its citations, each source's annotation, and every quote the answer attributes, checked.
         A stage that failed is listed under "failures"; when no answer came at all, the failure is the error."""
@@ -120,13 +126,14 @@ class Tools:
         from ragtui.llm.providers import model_not_set
 
         bounded("question", question, MAX_QUERY_CHARS)
+        search_filter = parse_filters(filters or ())
         if not self.settings.llm.model:
             raise model_not_set("set [llm] model in the config `ragtui mcp` reads, or start it with "
                                 "--set llm.model=NAME")
         if self.settings.annotation.enabled:
             load_template(self.settings.annotation.prompt_file)
         names = self._collections(collections)
-        session = self.workspace.new_session(question.strip(), names)
+        session = self.workspace.new_session(question.strip(), names, search_filter=search_filter)
         notices: list[str] = []
         failures: list[str] = []
         try:
@@ -145,7 +152,8 @@ class Tools:
             raise RagtuiError("; ".join(failures) + (f" (session {session.id} is saved)" if session.id else ""))
         checks = session.quote_checks(turn)
         return {
-            "session": session.id, "question": clean(turn.query), "answer": clean(turn.answer),
+            "session": session.id, "question": clean(turn.query),
+            "filter": [one_line(c) for c in search_filter.chips()], "answer": clean(turn.answer),
             "stop_reason": turn.stop_reason.value, "citations": list(turn.citations),
             "unknown_citations": list(turn.unknown_citations),
             "quotes": [{**check.to_json(), "quote": clean(check.quote)} for check in checks],

@@ -63,3 +63,25 @@ def test_bad_collection_name_is_one_clear_error(tmp_path: Path, capsys: pytest.C
     assert main([*flags(tmp_path, "http://127.0.0.1:9"), "ingest", str(tmp_path), "-c", "../x"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "invalid collection name" in err
+
+
+def test_a_bib_beside_the_documents_is_counted_not_ingested(fake_ollama: FakeOllama, tmp_path: Path) -> None:
+    """A BibTeX file kept for the bibliography export is no document: the walk counts it and leaves it out;
+    named on the command line, it is ingested as asked."""
+    from tests.cli_run import cli
+
+    folder = tmp_path / "library"
+    (folder / "refs").mkdir(parents=True)
+    (folder / "pump.txt").write_text("A centrifugal pump moves water with an impeller.", encoding="utf-8")
+    (folder / "refs.bib").write_text("@article{smith2019, title = {Pumps}}\n", encoding="utf-8")
+    (folder / "refs" / "Zotero.BIB").write_text("@book{doe2020, title = {Valves}}\n", encoding="utf-8")
+    done = cli(tmp_path, fake_ollama.url, "ingest", str(folder), "-c", "lab")
+    assert done.returncode == 0, done.stderr
+    assert "collection lab: 1 added" in done.stdout and "0 skipped" in done.stdout
+    assert "not ingested: 2 *.bib (BibTeX, read by the bibliography export)" in done.stdout
+    assert "hidden paths" not in done.stdout          # nothing hidden or matched by ignore rules here
+    listed = cli(tmp_path, fake_ollama.url, "collections", "info", "lab")
+    assert "files 1, chunks 1" in listed.stdout and "bib" not in listed.stdout.lower()
+
+    named = cli(tmp_path, fake_ollama.url, "ingest", str(folder / "refs.bib"), "-c", "lab")
+    assert named.returncode == 0 and "1 added" in named.stdout, named.stdout + named.stderr
