@@ -234,6 +234,9 @@ class LimitsSettings:
 class ChromaSettings:
     host: str = _rule()
     port: int = _rule(1, 65_535)
+    timeout: float = _rule(0.1, 3_600)
+    hnsw_ef: int = _rule(1, 4_096)
+    hnsw_m: int = _rule(2, 512)
 
 
 @dataclass(frozen=True)

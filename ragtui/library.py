@@ -56,11 +56,14 @@ from ragtui.stores.keyword import KeywordIndex
 from ragtui.stores.records import RECORDS_FILE, IngestRecords
 from ragtui.stores.vector import (
     VectorIndex,
+    VectorServerDown,
     chroma_client,
     chroma_name,
     embedded_epoch,
     note_written,
     release_embedded,
+    server_address,
+    server_down,
 )
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,62}")
@@ -158,10 +161,7 @@ class Collection:
     def update_manifest(self, **fields: Any) -> dict[str, Any]:
         """Merge fields into the manifest; written atomically so a kill never leaves half a file."""
         data = {**self.manifest, **fields}
-        fd, tmp = tempfile.mkstemp(dir=self.path, prefix=".manifest-")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=2)
-        os.replace(tmp, self.path / MANIFEST)
+        _replace_file(self.path / MANIFEST, json.dumps(data, indent=2))
         return data
 
     @property
@@ -194,7 +194,9 @@ class Collection:
                     self._still_here()
                     self._client = chroma_client(self.settings.chroma, self.path / "chroma")
                     self._client_epoch = self._epoch(self.generation())
-                self._vectors[model] = VectorIndex(self._client, self.chroma_name(model), model)
+                chroma = self.settings.chroma
+                self._vectors[model] = VectorIndex(self._client, self.chroma_name(model), model,
+                                                   hnsw_ef=chroma.hnsw_ef, hnsw_m=chroma.hnsw_m)
             return self._vectors[model]
 
     def drop_vectors(self, model: str) -> None:
@@ -246,13 +248,20 @@ class Collection:
         A reader first makes sure its process's Chroma system holds the latest committed
         generation (reloading it when another process wrote since); a writer bumps the
         generation when its block ends. Never nested: flock locks of two descriptors
-        conflict even inside one process.
+        conflict even inside one process. On a Chroma server that does not answer, the
+        block ends with VectorServerDown (nothing written, the generation unchanged).
         """
         with open(self.path / VECTOR_LOCK, "a+") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX if write else fcntl.LOCK_SH)
             try:
                 self._follow(self.generation())
-                yield
+                try:
+                    yield
+                except Exception as exc:
+                    if (self.settings.chroma.host and not isinstance(exc, VectorServerDown)
+                            and (reason := server_down(exc)) is not None):
+                        raise VectorServerDown(self.settings.chroma, reason) from exc
+                    raise
                 if write:
                     self._bump()
             finally:
@@ -277,10 +286,7 @@ class Collection:
 
     def _bump(self) -> None:
         generation = self.generation() + 1
-        fd, tmp = tempfile.mkstemp(dir=self.path, prefix=".generation-")
-        with os.fdopen(fd, "w", encoding="ascii") as f:
-            f.write(str(generation))
-        os.replace(tmp, self.path / GENERATION)
+        _replace_file(self.path / GENERATION, str(generation))
         if not self.settings.chroma.host:
             note_written(self.path / "chroma", generation)
 
@@ -425,6 +431,17 @@ class Collection:
                 self._vectors.clear()
 
 
+def _replace_file(path: Path, text: str) -> None:
+    """Write `path` atomically (a kill never leaves half a file), readable and writable by whoever may read and
+    write its folder: a temporary file is private (mode 0600), and a team's shared data dir needs the group's
+    bits, which the folder has from the umask and the set-up (README: a team's vectors on a Chroma server)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        os.fchmod(f.fileno(), path.parent.stat().st_mode & 0o666)
+        f.write(text)
+    os.replace(tmp, path)
+
+
 def _damage_or_gone(error: CollectionDamaged | CollectionGone) -> Damage:
     if isinstance(error, CollectionGone):
         raise error
@@ -523,12 +540,23 @@ class CollectionRegistry:
             self._remove(collection, models)
 
     def _remove(self, collection: Collection, models: list[str]) -> None:
+        """Its vectors first: on a Chroma server that does not answer, nothing is removed (the folder kept
+        without them would make a new collection of the same name find the old vectors)."""
         if self.settings.chroma.host:
-            client = chroma_client(self.settings.chroma, collection.path / "chroma")
-            existing = {c.name for c in client.list_collections()}
-            for model in models:
-                if (in_chroma := collection.chroma_name(model)) in existing:
-                    client.delete_collection(in_chroma)
+            try:
+                client = chroma_client(self.settings.chroma, collection.path / "chroma")
+                existing = {c.name for c in client.list_collections()}
+                for model in models:
+                    if (in_chroma := collection.chroma_name(model)) in existing:
+                        client.delete_collection(in_chroma)
+            except Exception as exc:
+                reason = exc.reason if isinstance(exc, VectorServerDown) else server_down(exc)
+                if reason is None:
+                    raise
+                raise CollectionError(f"collection {collection.name!r} was not deleted: its vectors are on "
+                                      f"the Chroma server at {server_address(self.settings.chroma)}, which is "
+                                      f"not reachable ({reason}); delete it again once the server answers"
+                                      ) from exc
         else:
             release_embedded(collection.path / "chroma")
         shutil.rmtree(collection.path)

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from ragtui.config import Settings, load_settings
+from tests.chroma_server import ChromaServer, chroma_executable
 from tests.fake_ollama import FakeOllama
 from tests.mini_wordnet import LEXICON, write_lmf
 
@@ -80,3 +81,22 @@ def wordnet_settings(make_settings: Callable[..., Settings], mini_wordnet_file: 
     settings = make_settings("synonyms.enabled=true", f"synonyms.lexicon={LEXICON}")
     install(LEXICON, settings.data_dir, mini_wordnet_file)
     return settings
+
+
+@pytest.fixture(scope="session")
+def chroma_server_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChromaServer]:
+    """One real `chroma run` on loopback for the whole session (see tests/chroma_server.py)."""
+    exe = chroma_executable()
+    if exe is None:
+        pytest.skip("the chroma CLI (shipped with the chromadb package) is not installed")
+    server = ChromaServer(exe, tmp_path_factory.mktemp("chroma-server"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def chroma_server(chroma_server_process: ChromaServer) -> ChromaServer:
+    """The session's Chroma server, running (started again if an earlier test stopped it)."""
+    chroma_server_process.start()
+    return chroma_server_process

@@ -167,7 +167,7 @@ class TextPrinter:
             turn = f" (turn {event.turn})" if event.turn > 1 else ""
             self._line(one_line(f"{len(event.sources)} source(s) for {session.turn.query!r}{turn} in "
                                 f"{', '.join(session.conversation.collections)}")
-                       + (" (keyword leg only: the embedder was unreachable)" if event.keyword_only else "") + ":")
+                       + (" (keyword leg only: no vector search was possible)" if event.keyword_only else "") + ":")
             self.printed = {s.number for s in event.sources[:self.limit]}
             for s in event.sources[:self.limit]:
                 near = f"  neighbour of [{s.neighbor_of}]" if s.neighbor_of else ""

@@ -101,6 +101,7 @@ def as_json(result: Retrieval, limit: int | None = None) -> dict[str, Any]:
     return {
         "query": result.query,
         "keyword_only": result.keyword_only,
+        "vectors_unreachable": result.vectors_unreachable or None,
         "notices": result.notices,
         "nodes": [{"rank": i, "id": h.chunk.id, "score": h.score, "rel_score": h.rel_score, "legs": list(h.legs),
                    "collection": h.chunk.meta.collection, "source": h.chunk.meta.source, "page": h.chunk.meta.page,

@@ -524,6 +524,7 @@ class _IngestRun:
         """Embed every chunk still without a vector, model by model (embed.extra_models: one more index per model)."""
         from ragtui.ingest.embedding import DimensionMismatch, Embedder, EmbedUnavailable, ModelMissing
         from ragtui.library import reembed_command
+        from ragtui.stores.vector import VectorServerDown
 
         for model in self.models:
             if model in self.down:
@@ -543,30 +544,43 @@ class _IngestRun:
                             embedder = Embedder(self.settings, model)
                             await embedder.expect(await _in_thread(self._dimension, model))
                         vectors = await embedder.embed_chunks(chunks)
-                    except (ModelMissing, EmbedUnavailable) as exc:
+                        spent = time.monotonic() - began
+                        if writing is not None:
+                            await writing
+                    except (ModelMissing, EmbedUnavailable, VectorServerDown) as exc:
+                        if writing is not None and writing.done() and writing.exception() is exc:
+                            writing = None      # the previous page's write met the server down: said below
                         why = str(exc)
                         if isinstance(exc, DimensionMismatch):
                             why += f"; replace them with {reembed_command(self.coll.name, model)}"
-                        self.down[model] = why
-                        self.embed_left[model] = 0
-                        self.report.warnings.append(f"{why}; the {model} pass is skipped, ingest continues")
-                        yield Notice("warning", f"{why}; the {model} pass is skipped, ingest continues")
+                        if isinstance(exc, VectorServerDown):
+                            self.report.vectors_unreachable = exc.address
+                        yield self._skip_model(model, why)
                         break
-                    spent = time.monotonic() - began
                     self.embed_time += spent
                     self.report.add_time("embed", spent)
-                    if writing is not None:
-                        await writing
                     in_flight = {c.id for c in chunks}
                     writing = asyncio.ensure_future(_in_thread(self._store_vectors, model, chunks, vectors))
                     if (progress := self._progress()) is not None:
                         yield progress
             finally:
                 if writing is not None:
-                    await writing
+                    try:
+                        await writing
+                    except VectorServerDown as exc:     # the last page: its chunks stay pending
+                        self.report.vectors_unreachable = exc.address
+                        self._skip_model(model, str(exc))
                 if embedder is not None and embedder.split:
                     done, _ = self.report.split.get(model, (0, None))
                     self.report.split[model] = (done + embedder.split, embedder.context_tokens)
+
+    def _skip_model(self, model: str, why: str) -> Notice:
+        """No more `model` vectors this run (embedder or vector store unusable): its chunks stay pending for the
+        next ingest; the warning goes into the report, and the returned notice to the front end."""
+        self.down[model] = why
+        self.embed_left[model] = 0
+        self.report.warnings.append(f"{why}; the {model} pass is skipped, ingest continues")
+        return Notice("warning", f"{why}; the {model} pass is skipped, ingest continues")
 
     def _dimension(self, model: str) -> int | None:
         with self.coll.vector_access():

@@ -38,6 +38,7 @@ class IngestTally:
     reconciled: int = 0
     elapsed_s: float = 0.0
     needs_embedding: bool = False
+    vectors_unreachable: str = ""
     interrupted: bool = False
     warnings: list[str] = field(default_factory=list)
     ignored: Counter[str] = field(default_factory=Counter)
@@ -55,7 +56,8 @@ class IngestTally:
             unchanged=self.unchanged, removed=tuple(self.removed), duplicates=tuple(self.duplicates),
             skipped=tuple(self.skipped), filtered=frozen_counts(self.filtered), chunks_indexed=self.chunks_indexed,
             chunks_embedded=self.chunks_embedded, reconciled=self.reconciled, elapsed_s=self.elapsed_s,
-            needs_embedding=self.needs_embedding, interrupted=self.interrupted, warnings=tuple(self.warnings),
+            needs_embedding=self.needs_embedding, vectors_unreachable=self.vectors_unreachable,
+            interrupted=self.interrupted, warnings=tuple(self.warnings),
             ignored=frozen_counts(self.ignored),
             mostly_filtered=tuple((s, kept, frozen_counts(dropped)) for s, kept, dropped in self.mostly_filtered),
             stage_s=MappingProxyType(dict(self.stage_s)), split=MappingProxyType(dict(self.split)),
@@ -105,8 +107,9 @@ def report_lines(report: IngestReport) -> list[str]:
         out.append(f"repaired {report.reconciled} store entries left by an interrupted ingest")
     out.extend(f"warning: {w}" for w in report.warnings)
     if report.needs_embedding:
-        out.append("some chunks have no embeddings yet: keyword search works; run the ingest again "
-                   f"when {report.embedder} is reachable")
+        out.append("some chunks have no embeddings yet: keyword search works; run the ingest again when "
+                   + (f"the Chroma server at {report.vectors_unreachable} answers" if report.vectors_unreachable
+                      else f"{report.embedder} is reachable"))
     if report.interrupted:
         out.append("interrupted: run the same ingest again to finish")
     return out

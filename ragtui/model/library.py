@@ -50,6 +50,7 @@ class IngestReport:
     reconciled: int = 0              # store entries repaired after an interrupted run
     elapsed_s: float = 0.0
     needs_embedding: bool = False    # some chunks still have no vector (Ollama down, model missing)
+    vectors_unreachable: str = ""    # the Chroma server (host:port) that did not answer, so they could not be stored
     interrupted: bool = False
     warnings: tuple[str, ...] = ()
     ignored: Mapping[str, int] = field(default_factory=_empty)    # paths left out uncounted-by-name, per why

@@ -237,5 +237,6 @@ class Retrieval:
     hits: list[Hit]              # best first, after min_similarity, cap, dedupe, min_score, pre_annotate_keep
                                  # and annotate_max
     meta: RetrievalMeta
-    keyword_only: bool = False   # the embedder was unreachable: only the keyword leg answered
+    keyword_only: bool = False   # no vector search was possible (embedder or Chroma server down, no vectors)
     notices: list[str] = field(default_factory=list)  # degraded modes to show the user, in plain words
+    vectors_unreachable: str = ""  # the Chroma server (host:port) that did not answer; empty if none failed

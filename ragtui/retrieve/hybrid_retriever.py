@@ -131,7 +131,8 @@ class HybridRetriever(BaseRetriever):
     query embedding (evaluation and benchmarks pass precomputed vectors). `search_filter`
     keeps both legs to part of each collection (retrieve/filtering.py). After a
     call, `meta` holds its RetrievalMeta, `notices` the degraded modes in plain words, `keyword_only`
-    whether no vector leg ran anywhere, and `evidence` the per-leg scores of
+    whether no vector leg ran anywhere, `vectors_unreachable` the address of the Chroma server that
+    did not answer (empty when it did, or none is used), and `evidence` the per-leg scores of
     every returned node id.
     """
 
@@ -151,6 +152,7 @@ class HybridRetriever(BaseRetriever):
         self.meta = RetrievalMeta(mode=mode, filter=self.search_filter)
         self.notices: list[str] = []
         self.keyword_only = False
+        self.vectors_unreachable = ""
         self.evidence: dict[str, Scored] = {}
         super().__init__()
 
@@ -159,7 +161,7 @@ class HybridRetriever(BaseRetriever):
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         query = query_bundle.query_str
-        self.notices, self.evidence = [], {}
+        self.notices, self.evidence, self.vectors_unreachable = [], {}, ""
         started = time.perf_counter()
         lookup = self._synonym_lookup()
 
@@ -197,6 +199,7 @@ class HybridRetriever(BaseRetriever):
             collections[collection.name] = replace(meta, merge_ms=round((time.perf_counter() - t) * 1000, 2),
                                                    hits=replace(meta.hits, merged=len(fused)))
             pooled.extend(fused)
+        self.notices = list(dict.fromkeys(self.notices))     # a server that is down is said once, not per collection
         if self.keyword_only and self.mode == "vector":
             self.notices.append("No vector index answered, and vector mode runs no keyword leg: no results.")
         pooled.sort(key=lambda item: -item[1])
@@ -301,9 +304,17 @@ class HybridRetriever(BaseRetriever):
         """`_vector_leg`, except that a vector store that cannot be read leaves the collection keyword-only,
         with a notice naming it (a deleted collection is left out altogether: CollectionGone goes on up)."""
         from ragtui.library import CollectionGone
+        from ragtui.stores.vector import VectorServerDown
 
         try:
             return self._vector_leg(collection, embeddings, scored, timings_ms, scope)
+        except VectorServerDown as down:
+            scored.clear()
+            timings_ms.clear()
+            self.vectors_unreachable = down.address
+            self.notices.append(f"The Chroma server at {down.address} is not reachable ({down.reason}): "
+                                "keyword matches only, until it answers again (no restart needed).")
+            return False, None
         except Exception as exc:  # a damaged Chroma store can make chromadb raise anything
             error = collection.unreadable(exc, store="chroma", vectors=True)
             if isinstance(error, CollectionGone) or not error.damage.vectors_only:
@@ -346,15 +357,35 @@ class HybridRetriever(BaseRetriever):
         meta = VectorMeta(models=tuple(models), vectors=vectors, chunks=chunks)
         if models and not vectors:
             return False, meta   # no query vector for any of its models: the embedding failure was already said
+        lost = self._vectors_lost(collection, {m: n for m, n in vectors.items() if n < chunks})
         if not models or (chunks and not any(vectors.values())):
-            self.notices.append(f"Collection {collection.name} has no embeddings yet (its ingest could not "
-                                "reach the embedder); it answered with keyword matches only. Re-run the "
-                                "ingest to embed it.")
+            if not lost:
+                self.notices.append(f"Collection {collection.name} has no embeddings yet (its ingest could not "
+                                    "reach the embedder); it answered with keyword matches only. Re-run the "
+                                    "ingest to embed it.")
             return False, meta
         for model, count in vectors.items():
-            if count < chunks:
+            if count < chunks and model not in lost:
                 self.notices.append(f"Collection {collection.name}: {chunks - count} of {chunks} chunks have no "
                                     f"{model} vectors yet; only the keyword leg can find those.")
         for cid, score in best_per_chunk(*answered).items():
             scored[cid].vector = score
         return bool(answered), meta
+
+    def _vectors_lost(self, collection: Collection, short: dict[str, int]) -> set[str]:
+        """The models (of those holding fewer vectors than the collection has chunks) whose store holds fewer
+        vectors than the collection's records say were stored in it, each said in a notice: the store lost
+        them (a Chroma server's data replaced or its collection deleted), and re-embedding puts them back."""
+        from ragtui.library import reembed_command
+
+        where = (f"the Chroma server at {self.settings.chroma.host}:{self.settings.chroma.port}"
+                 if self.settings.chroma.host else "its Chroma store")
+        lost = set()
+        for model, count in short.items():
+            stored = collection.records.embedded_count(model)
+            if count < stored:
+                lost.add(model)
+                self.notices.append(f"Collection {collection.name}: its records say {stored} chunks have {model} "
+                                    f"vectors, but {where} holds {count}; the others are found by keyword only. "
+                                    f"Put them back with {reembed_command(collection.name, model)}.")
+        return lost

@@ -90,7 +90,8 @@ async def retrieve(settings: Settings, query: str, collections: Sequence[Collect
         notices.append(_nothing_found(retriever, [c.name for c in collections]))
     meta = replace(retriever.meta, postprocess_ms=postprocess_ms, returned=len(hits), rerank=rerank,
                    below_min_similarity=len(weak))
-    return Retrieval(query=query, hits=hits, meta=meta, keyword_only=retriever.keyword_only, notices=notices)
+    return Retrieval(query=query, hits=hits, meta=meta, keyword_only=retriever.keyword_only, notices=notices,
+                     vectors_unreachable=retriever.vectors_unreachable)
 
 
 def file_chunks(collections: Sequence[Collection], nodes: Sequence[NodeWithScore],

@@ -268,6 +268,10 @@ class IngestRecords:
     def embedded_ids(self, model: str) -> set[str]:
         return {r[0] for r in self._rows("SELECT chunk_id FROM embeds WHERE model = ?", (model,))}
 
+    def embedded_count(self, model: str) -> int:
+        """How many chunks the records say `model`'s vector store holds."""
+        return int(self._rows("SELECT count(*) FROM embeds WHERE model = ?", (model,))[0][0])
+
     def pending(self, model: str, limit: int) -> list[Chunk]:
         """Chunks of indexed files still without a vector from `model` (embedding resumes where it stopped)."""
         rows = self._rows("SELECT c.id, c.text, c.meta FROM chunks c JOIN files f ON f.source = c.source "

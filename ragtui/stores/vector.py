@@ -1,8 +1,9 @@
 """Vectors of one embedding model for one collection, in Chroma through LlamaIndex's ChromaVectorStore.
 
 Chroma runs embedded (a PersistentClient in the collection's folder) or as a server
-(`[chroma] host/port`); nothing else changes. Scores come back as cosine similarity,
-not ChromaVectorStore's exp(-distance) (`ChromaVectorStore.query` in
+(`[chroma] host/port`); nothing else changes, except that a server can stop answering:
+`server_down` tells that apart from a damaged store, and `VectorServerDown` says so.
+Scores come back as cosine similarity, not ChromaVectorStore's exp(-distance) (`ChromaVectorStore.query` in
 llama-index-vector-stores-chroma turns Chroma's distance d into exp(-d)).
 """
 
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragtui import heavy
+from ragtui.errors import RagtuiError
 from ragtui.model.chunks import Chunk
 from ragtui.stores.nodes import chunk_to_node, node_to_chunk
 
@@ -33,8 +35,45 @@ _LOADED: dict[str, int] = {}
 _EPOCH: dict[str, int] = {}
 
 
+# What chromadb's HttpClient raises when its first request (the tenant check) meets no server.
+_NO_SERVER = "Could not connect to a Chroma server"
+
+
+class VectorServerDown(RagtuiError):
+    """The Chroma server did not answer: vectors can be neither read nor written until it does."""
+
+    def __init__(self, settings: ChromaSettings, reason: str) -> None:
+        super().__init__(f"the Chroma server at {server_address(settings)} is not reachable ({reason})")
+        self.address = server_address(settings)
+        self.reason = reason
+
+
+def server_address(settings: ChromaSettings) -> str:
+    return f"{settings.host}:{settings.port}"
+
+
+def server_down(exc: BaseException) -> str | None:
+    """Why the Chroma server did not answer, when that is what `exc` (or an error it came from) says: a
+    connection refused, reset or timed out; None for any other error (a damaged store, a refused request)."""
+    import httpx
+
+    seen: set[int] = set()
+    found = None
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, httpx.TransportError):
+            text = " ".join(str(current).split())[:200]
+            return f"{type(current).__name__}: {text}" if text else type(current).__name__
+        if isinstance(current, ValueError) and str(current).startswith(_NO_SERVER):
+            found = "no answer to its first request"
+        current = current.__cause__ or current.__context__
+    return found
+
+
 def chroma_client(settings: ChromaSettings, path: Path) -> Any:
-    """An embedded client for `path`, or an HTTP client for the configured server; telemetry off."""
+    """An embedded client for `path`, or an HTTP client for the configured server (each request bounded by
+    `chroma.timeout`; VectorServerDown when it does not answer); telemetry off."""
     heavy.load("chromadb")
     import chromadb
     from chromadb.config import Settings as ChromaConfig
@@ -42,9 +81,24 @@ def chroma_client(settings: ChromaSettings, path: Path) -> Any:
     config = ChromaConfig(anonymized_telemetry=False, allow_reset=False)
     with _CLIENT_LOCK:
         if settings.host:
-            return chromadb.HttpClient(host=settings.host, port=settings.port, settings=config)
+            try:
+                client = chromadb.HttpClient(host=settings.host, port=settings.port, settings=config)
+            except Exception as exc:
+                if (reason := server_down(exc)) is not None:
+                    raise VectorServerDown(settings, reason) from exc
+                raise
+            _bound_requests(client, settings.timeout)
+            return client
         path.mkdir(parents=True, exist_ok=True)
         return chromadb.PersistentClient(path=str(path), settings=config)
+
+
+def _bound_requests(client: Any, seconds: float) -> None:
+    """Give the HTTP client's requests a deadline: chromadb's own session waits for ever (`timeout=None` in
+    chromadb.api.fastapi.FastAPI; private API, as chromadb offers no setting for it)."""
+    import httpx
+
+    client._server._session.timeout = httpx.Timeout(seconds)
 
 
 def release_embedded(path: Path) -> None:
@@ -155,17 +209,24 @@ def check_vectors(vectors: Any, count: int, dim: int | None,
 
 
 class VectorIndex:
-    """One Chroma collection (cosine space) holding one model's vectors for a ragtui collection."""
+    """One Chroma collection (cosine space) holding one model's vectors for a ragtui collection.
 
-    def __init__(self, client: Any, name: str, model: str) -> None:
+    Its HNSW graph is built with `hnsw_m` links per node (Chroma's max_neighbors, fixed when the
+    collection is created) and searched with breadth `hnsw_ef` (ef_search, which a write brings
+    up to date on a collection created with another).
+    """
+
+    def __init__(self, client: Any, name: str, model: str, *, hnsw_ef: int, hnsw_m: int) -> None:
         from llama_index.vector_stores.chroma import ChromaVectorStore
 
         self.model = model
         self.client = client
+        self.hnsw_ef = hnsw_ef
         # No embedding function: vectors always come from Ollama, and Chroma's default one would
         # fetch an ONNX model from the internet the first time it was asked to embed.
-        self.collection = client.get_or_create_collection(name, metadata={"hnsw:space": "cosine"},
-                                                          embedding_function=None)
+        self.collection = client.get_or_create_collection(
+            name, configuration={"hnsw": {"space": "cosine", "ef_search": hnsw_ef, "max_neighbors": hnsw_m}},
+            embedding_function=None)
         self.store = ChromaVectorStore(chroma_collection=self.collection)
         # count() and dimension() as last read: each is a round trip through Chroma (~7-9 ms at 110k
         # vectors) that every query asked for; our own writes and `forget()` drop them.
@@ -178,10 +239,18 @@ class VectorIndex:
         self._count = None
         self._dimension = None
 
+    def hnsw(self) -> dict[str, Any]:
+        """The collection's HNSW configuration as Chroma holds it (space, ef_search, max_neighbors, ...)."""
+        return dict((self.collection.configuration_json or {}).get("hnsw") or {})
+
     def add(self, chunks: Sequence[Chunk], embeddings: Sequence[Sequence[float]]) -> None:
-        """Upsert: an id already present is replaced, never duplicated (Chroma's add would ignore it)."""
+        """Upsert: an id already present is replaced, never duplicated (Chroma's add would ignore it); the
+        search breadth is set to `hnsw_ef` first when the collection holds another (a write: under the
+        exclusive lock, so no reader of an embedded store sees it half done)."""
         if not chunks:
             return
+        if self.hnsw().get("ef_search") != self.hnsw_ef:
+            self.collection.modify(configuration={"hnsw": {"ef_search": self.hnsw_ef}})
         self.delete_ids([c.id for c in chunks])
         self.forget()
         nodes: list[BaseNode] = [chunk_to_node(c, e) for c, e in zip(chunks, embeddings, strict=True)]
