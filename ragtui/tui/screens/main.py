@@ -27,6 +27,7 @@ from textual.widgets import Footer
 
 from ragtui.config import Settings
 from ragtui.errors import RagtuiError, describe
+from ragtui.model.conversation import StopReason
 from ragtui.model.library import CollectionInfo
 from ragtui.tui import keymap
 from ragtui.tui.engine import AsyncWorkspace, HistoryDamaged, has_model
@@ -124,7 +125,8 @@ class MainScreen(Screen[None]):
                            "error")
             return
         llm = self.settings.llm
-        wanted = [m for m in dict.fromkeys([llm.model, llm.annotator, self.settings.embed.model]) if m]
+        chat = [llm.model, llm.annotator] if llm.provider == "ollama" else []   # else another server serves them
+        wanted = [m for m in dict.fromkeys([*chat, self.settings.embed.model]) if m]
         status.missing_models = missing = tuple(m for m in wanted if not has_model(message.models, m))
         if missing:
             synthesis.note("Not pulled on this Ollama: " + ", ".join(missing) + ". Run "
@@ -218,6 +220,10 @@ class MainScreen(Screen[None]):
     def action_continue_answer(self) -> None:
         session = self.research.session_or_say()
         if session is None:
+            return
+        if session.turn.stop_reason is StopReason.REPETITION:
+            self.notify("The answer was stopped because it repeated itself: continuing it would loop again. "
+                        "Press s to synthesize again.")
             return
         if not session.turn.truncated:
             self.notify("The answer is complete: nothing to continue.")

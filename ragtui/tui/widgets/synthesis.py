@@ -29,7 +29,10 @@ STOP_NOTES = {
     "length": ("warning", "The answer was cut off at llm.max_tokens. Press c to continue it."),
     "cancelled": ("warning", "Cancelled. Press s to synthesize again."),
     "error": ("error", "Synthesis failed."),
+    "repetition": ("warning", "Stopped: the answer began repeating itself; the repeats were dropped. Not offered "
+                              "for continue (it would loop again): press s to synthesize again."),
 }
+UNCITED_NOTE = "The answer cites no source [N]: nothing in it is tied to a source; check it against the sources."
 
 
 def linkify_citations(text: str, known: Collection[int], unverified: Collection[int] = ()) -> str:
@@ -111,7 +114,7 @@ class SynthesisView(VerticalScroll):
             await stream.stop()
 
     async def finish(self, text: str, stop_reason: str, known: set[int], unknown: tuple[int, ...] = (),
-                     quotes: tuple[QuoteCheck, ...] = ()) -> None:
+                     quotes: tuple[QuoteCheck, ...] = (), *, uncited: bool = False) -> None:
         """The complete answer: re-render with citation links and say how it stopped and what it misquotes."""
         await self.stop_stream()
         self.text = text
@@ -119,6 +122,9 @@ class SynthesisView(VerticalScroll):
         await self.markdown.update(clean(linkify_citations(text, known, {q.cite_at for q in unverified})))
         self.anchor(False)
         level, message = STOP_NOTES.get(stop_reason, ("info", ""))
+        if uncited:
+            message = f"{message} {UNCITED_NOTE}".strip()
+            level = "warning" if level == "info" else level
         if unknown:
             cited = ", ".join(f"[{n}]" for n in unknown)
             message = f"{message} The answer cites {cited}, which is not among the sources.".strip()
