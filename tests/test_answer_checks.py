@@ -85,17 +85,16 @@ def test_a_continuation_that_loops_is_stopped_and_the_part_before_kept(ingested:
             return Reply.text("\n\n".join([LOOP_PARAGRAPH] * 10))
         return Reply.text(LOOP_INTRO + "The seals need care.")
     fake_ollama.responder = respond
-    first = cli(ingested, fake_ollama.url, "--set", "llm.max_tokens=9", "ask", "how do pumps start")
+    first = cli(ingested, fake_ollama.url, "--set", "llm.max_tokens=7", "ask", "how do pumps start")
     assert first.returncode == 0 and "cut at llm.max_tokens" in first.stderr, first.stderr
     partial = HistoryStore(ingested / "data").load(1).turn.answer
-    assert partial == LOOP_INTRO + "The seals "
+    assert partial == LOOP_INTRO
 
     done = cli(ingested, fake_ollama.url, "ask", "--continue", "--json")
     assert done.returncode == 0, done.stderr
     turn = json.loads(done.stdout)
     assert turn["stop_reason"] == "repetition" and turn["continuations"] == 1
-    assert turn["answer"].startswith(partial) and turn["answer"].endswith(LOOP_PARAGRAPH)
-    assert turn["answer"].count(LOOP_PARAGRAPH) == 1
+    assert turn["answer"] == LOOP_INTRO + LOOP_PARAGRAPH                  # the part before, and one copy
 
 
 # --- an answer that cites nothing -------------------------------------------------------------------------
