@@ -233,6 +233,11 @@ class ServeSettings:
     max_sessions: int = _rule(1, 1_000)
 
 
+@dataclass(frozen=True)
+class CiteSettings:
+    bib_file: str = _rule()
+
+
 _REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL}
 
 SECTIONS: dict[str, type] = {
@@ -251,6 +256,7 @@ SECTIONS: dict[str, type] = {
     "storage": StorageSettings,
     "ui": UiSettings,
     "serve": ServeSettings,
+    "cite": CiteSettings,
 }
 
 # Keys that moved, old "section.key" -> new: still read from files, RAGTUI_* variables and --set, with one
@@ -283,6 +289,7 @@ class Settings:
     storage: StorageSettings
     ui: UiSettings
     serve: ServeSettings
+    cite: CiteSettings
     origins: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
     # lines for the user about the configuration itself (deprecated names read), printed once by the CLI
     notices: tuple[str, ...] = field(default=(), compare=False, repr=False)

@@ -21,7 +21,7 @@ from typing import Any
 
 from ragtui.model.chunks import Chunk, LegRank, leg_score
 from ragtui.model.retrieval import RetrievalMeta
-from ragtui.quotes import misquotes, quoteless
+from ragtui.quotes import found_quotes, misquotes, occurs, quoteless
 
 
 class AnnotationState(StrEnum):
@@ -114,6 +114,15 @@ class SessionSource:
     def unquoted(self) -> bool:
         """Judged relevant (now) by an annotation that quotes nothing of it: a verdict without evidence."""
         return self.quoteless and self.state is AnnotationState.RELEVANT
+
+    @property
+    def quote_page(self) -> str:
+        """The page the annotation's first quote of this chunk lies on, when the chunk runs over a page break
+        and the quote does not (`quotes.found_quotes`); "" otherwise."""
+        if not self.annotation or not self.chunk.meta.breaks():
+            return ""
+        quoted = found_quotes(self.annotation, self.chunk.text)
+        return self.chunk.meta.page_of(self.chunk.text, lambda part: occurs(quoted[0], part)) if quoted else ""
 
     @property
     def verdict_relevant(self) -> bool:

@@ -77,6 +77,7 @@ WIDGET_KEYS: tuple[tuple[str, str], ...] = (
     ("tab / shift+tab", "Next / previous pane: collections, query, sources, answer. The one-letter keys act "
                         "on the panes, so they work there; in the query bar every key types"),
     ("e / d", "In the history screen: export the session as Markdown / delete it"),
+    ("b", "In the history screen: export the cited documents as BibTeX and CSL-JSON"),
     ("ctrl+p", "Command palette: every action above by name"),
 )
 

@@ -22,6 +22,7 @@ class HistoryScreen(ModalScreen[int | None]):
     BINDINGS: ClassVar = [
         Binding("escape,q", "dismiss(None)", "Close"),
         Binding("e", "export", "Export Markdown"),
+        Binding("b", "bibliography", "Export BibTeX and CSL-JSON"),
         Binding("d", "delete", "Delete"),
     ]
 
@@ -63,7 +64,17 @@ class HistoryScreen(ModalScreen[int | None]):
         if key is None:
             return
         path = await self.workspace.export_session(int(key.value or 0))
-        self.query_one("#history-note", Static).update(f"Exported to {path}")
+        self.query_one("#history-note", Static).update(Text(f"Exported to {one_line(str(path))}"))
+
+    async def action_bibliography(self) -> None:
+        """The session's cited documents as BibTeX and as CSL-JSON, beside the Markdown exports."""
+        key = self._current()
+        if key is None:
+            return
+        session_id = int(key.value or 0)
+        written = [await self.workspace.export_session(session_id, fmt) for fmt in ("bibtex", "csl-json")]
+        self.query_one("#history-note", Static).update(
+            Text(one_line(f"Exported to {' and '.join(str(path) for path in written)}")))
 
     async def action_delete(self) -> None:
         key = self._current()

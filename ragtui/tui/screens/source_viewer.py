@@ -53,7 +53,10 @@ def describe(source: SessionSource, window: tuple[int, int] | None = None) -> Te
     text = Text()
     text.append(f"[{source.number}] {one_line(meta.collection)}/{one_line(meta.source)}", style="bold")
     if meta.page:
-        text.append(f"  page {one_line(meta.page)}", style="bold cyan")
+        pages = one_line(meta.pages)
+        text.append(f"  pages {pages}" if pages != one_line(meta.page) else f"  page {pages}", style="bold cyan")
+        if source.quote_page:
+            text.append(f" (the quote: page {one_line(source.quote_page)})", style="cyan")
     if meta.heading:
         text.append(f"  {one_line(meta.heading)}", style="italic")
     text.append(f"\nrel {source.rel_score:.2f} · score {source.score:.3f} · found by {'+'.join(source.legs) or '-'}"

@@ -5,7 +5,10 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from textual.binding import Binding
+from textual.content import Content
 from textual.widgets import Input
+
+from ragtui.sanitize import one_line
 
 
 class QueryInput(Input):
@@ -18,6 +21,11 @@ class QueryInput(Input):
         super().__init__(placeholder="Ask a question and press enter  ( / to come back here )", **kwargs)
         self.past: list[str] = []
         self._recall_at = 0
+
+    def show_chips(self, chips: list[str]) -> None:
+        """The active search filter, one chip per value, in the bar's bottom border ("" hides them)."""
+        self.border_subtitle = Content.assemble(*(piece for chip in chips
+                                                  for piece in ((f" {one_line(chip)} ", "reverse"), " ")))
 
     def remember(self, query: str) -> None:
         """Add a submitted query to the recall list (no immediate repeats) and reset the recall position."""

@@ -212,18 +212,19 @@ class SourcesPanel(Vertical):
         note = s.error or self.annotation_text(s)
         note_cell = Text(clip_line(note, self.row_lines * (self.note_width - 1) - 1),
                          style="red" if s.error else ("dim" if s.filtered else ""))
-        room = (WIDE_COLUMNS if self.wide else NARROW_COLUMNS)["file"]
+        columns = WIDE_COLUMNS if self.wide else NARROW_COLUMNS
+        room = columns["file"]
         cells: dict[str, Text | str] = {
             "#": Text(str(s.number), style=USE_STYLES.get(self.use.get(s.number, ""), "bold")),
             "rel": f"{s.rel_score:.2f}",
             "collection": Text(one_line(meta.collection)),       # Text: a name is never read as markup
             "file": Text(shorten_middle(one_line(meta.source), room)),
-            "page": Text(one_line(meta.page)),
+            "page": Text(_page_cell(one_line(meta.pages), one_line(meta.page), columns["page"])),
             "legs": legs,
             "state": state_text(s, self.frame, running),
             "annotation": note_cell,
         }
-        return [cells[name] for name in (WIDE_COLUMNS if self.wide else NARROW_COLUMNS)]
+        return [cells[name] for name in columns]
 
     def annotation_text(self, source: SessionSource) -> str:
         """The annotation as a reader wants it: the irrelevance marker is the state word, not text; a quote the
@@ -318,3 +319,9 @@ class SourcesPanel(Vertical):
         source = self.sources.get(int(event.row_key.value or 0))
         if source is not None:
             self.post_message(self.SourceChosen(source))
+
+
+def _page_cell(pages: str, first: str, width: int) -> str:
+    """A chunk's pages in the page column: `3-4`, or its first page and "+" when the range is wider than the
+    column (`12+`; the detail line names the whole range)."""
+    return pages if len(pages) <= width else f"{first}+"
