@@ -30,6 +30,7 @@ from ragtui.sanitize import clean, one_line, same_length
 from ragtui.textfit import reflow
 from ragtui.tui.engine import WINDOW_CHARS, DocumentView, best_window
 from ragtui.tui.messages import CopyRequested
+from ragtui.tui.widgets.motions import MotionReader
 from ragtui.tui.widgets.sources import MISQUOTE_NOTE
 
 
@@ -112,7 +113,7 @@ class SourceViewer(ModalScreen[None]):
             if self.document.note:
                 yield Static(Text(clean(self.document.note), style="yellow"), id="viewer-note")
             yield Static("", id="viewer-where")
-            yield TextArea(self.text, read_only=True, soft_wrap=True, show_line_numbers=False, id="viewer-text")
+            yield MotionReader(self.text, read_only=True, soft_wrap=True, show_line_numbers=False, id="viewer-text")
             yield Input(placeholder="search this document: enter finds the next match, esc goes back",
                         id="viewer-search")
         yield Footer()

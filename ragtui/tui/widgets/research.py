@@ -380,7 +380,8 @@ class ResearchView(Vertical):
         synthesis = self.query_one(SynthesisView)
         await synthesis.reset()
         await synthesis.finish(turn.answer, turn.stop_reason, {s.number for s in turn.sources},
-                               turn.unknown_citations, self.session.quote_checks(turn), uncited=turn.uncited)
+                               turn.unknown_citations, self.session.quote_checks(turn), turn.error,
+                               uncited=turn.uncited)
 
     def viewed(self, session: ResearchSession) -> Turn:
         """The turn the panes show (the latest when none was chosen)."""
