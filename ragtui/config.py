@@ -22,6 +22,7 @@ from typing import Any
 
 from ragtui.errors import RagtuiError
 from ragtui.paths import user_path
+from ragtui.retry import Backoff
 
 ENV_PREFIX = "RAGTUI_"
 
@@ -114,6 +115,11 @@ class EmbedSettings:
     backoff_s: float = _rule(0, 600)
 
     @property
+    def backoff(self) -> Backoff:
+        """The tries of one embedding batch (retries is the number of attempts, the first included)."""
+        return Backoff(self.retries, self.backoff_s)
+
+    @property
     def all_models(self) -> list[str]:
         """Primary model first, then the extra ones, without repeats."""
         return list(dict.fromkeys([self.model, *self.extra_models]))
@@ -173,6 +179,14 @@ class LlmSettings:
     temperature: float = _rule(0, 2)
     request_timeout: float = _rule(1, 86_400)
     reply_deadline_s: float = _rule(1, 86_400)
+    retries: int = _rule(1, 20)
+    backoff_s: float = _rule(0, 600)
+
+    @property
+    def backoff(self) -> Backoff:
+        """The tries of one LLM call whose server could not be reached or cut its stream (attempts, the first
+        included)."""
+        return Backoff(self.retries, self.backoff_s)
 
     @property
     def annotator(self) -> str:

@@ -1,7 +1,7 @@
 """A fake OpenAI-compatible server (vLLM, llama.cpp server) on loopback: /v1/models and streamed
 /v1/chat/completions (SSE), honouring max_tokens with finish_reason "length". Records every request.
-Failures on demand: an HTTP error status, an error event or a dropped connection mid-stream, a delay, and an
-endless stream that ignores max_tokens (dripped, padded)."""
+Failures on demand: an HTTP error status, an error event or a dropped connection mid-stream, a delay, an
+endless stream that ignores max_tokens (dripped, padded), and the interrupting server (`interrupting`)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ class FakeOpenAI:
         self.error = "GPU fell over"
         self.error_after: int | None = None  # send an error event after this many pieces and stop
         self.drop_after: int | None = None   # close the connection after this many pieces
+        self.cut_next: list[int] = []        # cut the next requests' streams after this many pieces, one each
         self.delay = 0.0                     # seconds before the answer starts
         # Hostile on demand: ignore max_tokens and repeat the answer's words forever, a piece every drip_s
         # seconds, each chunk padded with this many bytes; `sent` counts the bytes that went out.
@@ -34,6 +35,19 @@ class FakeOpenAI:
         self.padding = 0
         self.sent = 0
         self.hung_up = threading.Event()     # set when the client closed an endless stream
+        # llama-cpp-python's server with interrupt_requests (its default): one request is answered at a time;
+        # after each piece it sends, a stream that sees another request waiting sends "data: [DONE]" with no
+        # final frame (no finish_reason) and ends (llama_cpp/server/app.py, get_event_publisher and its two
+        # locks). `piece_s` is the time a piece takes to generate; `interrupted` counts the streams cut.
+        self.interrupting = False
+        self.piece_s = 0.0
+        self.interrupted = 0
+        self.served = 0                      # streams that ended with their final frame
+        self.open_at_arrival: list[int] = []  # per chat request: how many others were open when it arrived
+        self._open = 0
+        self._count = threading.Lock()
+        self._outer = threading.Lock()       # held by a request waiting for the model
+        self._inner = threading.Lock()       # held by the request the model is answering
         self.requests: list[dict[str, Any]] = []
         self._server: ThreadingHTTPServer | None = None
         self.url = ""
@@ -48,6 +62,16 @@ class FakeOpenAI:
                 return self._json({"error": {"message": "not found"}}, 404)
 
             def do_POST(self) -> None:
+                with fake._count:
+                    fake.open_at_arrival.append(fake._open)
+                    fake._open += 1
+                try:
+                    return self._answer()
+                finally:
+                    with fake._count:
+                        fake._open -= 1
+
+            def _answer(self) -> None:
                 body = self._body()
                 fake.requests.append(body)
                 if self.path != "/v1/chat/completions":
@@ -62,6 +86,18 @@ class FakeOpenAI:
                 pieces = re.findall(r"\S+\s*", answer)
                 if fake.endless:
                     return self._endless(body, pieces)
+                if fake.interrupting:
+                    with fake._outer:            # wait for the model; others waiting behind us see the lock held
+                        fake._inner.acquire()
+                    try:
+                        return self._stream(body, pieces)
+                    finally:
+                        fake._inner.release()
+                return self._stream(body, pieces)
+
+            def _stream(self, body: dict[str, Any], pieces: list[str]) -> None:
+                with fake._count:
+                    cut = fake.cut_next.pop(0) if fake.cut_next else fake.drop_after
                 reason = "stop"
                 limit = body.get("max_tokens") or 0
                 if 0 < limit < len(pieces):
@@ -78,7 +114,14 @@ class FakeOpenAI:
 
                 event({"role": "assistant", "content": ""}, None)
                 for i, piece in enumerate(pieces):
-                    if i == fake.drop_after:
+                    if fake.interrupting and fake._outer.locked():
+                        self.wfile.write(b"data: [DONE]\n\n")
+                        self.wfile.flush()
+                        self.close_connection = True
+                        fake.interrupted += 1
+                        return None
+                    time.sleep(fake.piece_s)
+                    if i == cut:
                         self.close_connection = True
                         self.connection.shutdown(2)
                         return None
@@ -91,6 +134,7 @@ class FakeOpenAI:
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
                 self.close_connection = True
+                fake.served += 1
                 return None
 
             def _endless(self, body: dict[str, Any], pieces: list[str]) -> None:

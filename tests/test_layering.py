@@ -18,11 +18,11 @@ UI_PACKAGES = ("ragtui.tui", "textual")
 # The layers, lowest first. A module may import its own layer and the layers below it, never one above.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # Pure leaves, shared by everything: the error root, the terminal filter, the words every reader ignores,
-    # the token estimate, the time stamp, the user-path rule, the limits on server replies, the one way heavy
-    # libraries are first imported, the display name of a model id, text folding, the quote matcher.
+    # the token estimate, the time stamp, the user-path rule, the limits on server replies, the retry rule, the
+    # one way heavy libraries are first imported, the display name of a model id, text folding, the quote matcher.
     ("leaves", ("ragtui", "ragtui.errors", "ragtui.sanitize", "ragtui.textfit", "ragtui.words", "ragtui.tokens",
-                "ragtui.timestamps", "ragtui.paths", "ragtui.server_limits", "ragtui.heavy", "ragtui.model_ids",
-                "ragtui.text", "ragtui.quotes", "ragtui.demo")),
+                "ragtui.timestamps", "ragtui.paths", "ragtui.server_limits", "ragtui.retry", "ragtui.heavy",
+                "ragtui.model_ids", "ragtui.text", "ragtui.quotes", "ragtui.demo")),
     # The nouns, and the settings: what every layer above talks about, depending on nothing that does work.
     ("nouns", ("ragtui.model", "ragtui.config")),
     # What the engine reports, and the small Ollama HTTP calls (version, tags, context length).

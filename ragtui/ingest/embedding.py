@@ -91,8 +91,7 @@ class Embedder:
 
         self.model = model
         self.batch_size = settings.embed.batch_size
-        self.retries = settings.embed.retries
-        self.backoff_s = settings.embed.backoff_s
+        self.backoff = settings.embed.backoff
         self.contextual = settings.embed.contextual_prefix
         self.host = settings.ollama.host
         self.deadline_s = settings.ollama.timeout
@@ -168,9 +167,9 @@ class Embedder:
         from ragtui.stores.vector import BadVectors, check_vectors
 
         last: Exception | None = None
-        for attempt in range(self.retries):
+        for attempt in range(self.backoff.attempts):
             if attempt:
-                await asyncio.sleep(self.backoff_s * 2 ** (attempt - 1))
+                await asyncio.sleep(self.backoff.pause(attempt))
             try:
                 vectors: Any = await self._ollama.aget_general_text_embeddings(texts)
             except ResponseError as exc:
@@ -193,7 +192,7 @@ class Embedder:
                     raise self._invalid(str(exc)) from None
                 self.dimension = self.dimension or len(checked[0])
                 return checked
-        raise EmbedUnavailable(f"embedding with {self.model!r} at {self.host} failed after {self.retries} "
+        raise EmbedUnavailable(f"embedding with {self.model!r} at {self.host} failed after {self.backoff.attempts} "
                                f"attempts: {_first_line(describe(last)) if last else 'no answer'}")
 
     def _invalid(self, why: str) -> EmbedInvalid:

@@ -5,26 +5,30 @@ CONTENT is the chunk's most relevant 1,200 characters for the query, fenced like
 document text in a prompt (`fencing.fence`, explained in a system message), so an extract
 cannot pose as instructions or as another source
 (`window.best_window`, the part packing sends when the whole does not fit and
-the source viewer highlights, rather than the first 1,200) and QUERY the raw query. Calls
-run at most `annotation.concurrency` at a time and report in completion order; one
-failed call marks only its own source failed.
+the source viewer highlights, rather than the first 1,200) and QUERY what the user asked
+(`Conversation.annotation_query`). Calls run at most `annotation.concurrency` at a time and
+report in completion order; one failed call marks only its own source failed, and a call the
+server cut is asked again (`annotate_sources`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
+from collections import deque
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ragtui.config import ConfigError
 from ragtui.errors import describe
-from ragtui.llm.chat import ChatModel, LLMError
+from ragtui.llm.chat import CallDropped, ChatModel, LLMError, Unreachable
 from ragtui.llm.fencing import FENCE_RULE, fence, unfence
+from ragtui.llm.retries import Retrying, gave_up
 from ragtui.llm.window import WINDOW_CHARS, best_window
 from ragtui.paths import UnreadableFile, read_small_text, user_path
 from ragtui.quotes import occurs
+from ragtui.retry import Backoff
 
 DEFAULT_PROMPT = (
     "Write at least one quote from the EXTRACT following this sentence,\n"
@@ -131,7 +135,24 @@ class Failed:
     error: str
 
 
-Progress = Started | Answered | Failed
+@dataclass(frozen=True)
+class Retried:
+    """The call for source [number] was cut and goes again, alone (`retry` says when and why)."""
+
+    number: int
+    retry: Retrying
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """Calls were cut while others were in flight, more than once: from now on `to` (was `was`) at a time."""
+
+    was: int
+    to: int
+
+
+Progress = Started | Answered | Failed | Retried | Lowered
+CUTS_BEFORE_LOWERING = 2    # cuts while others were in flight that make the calls go one at a time
 
 
 async def annotate_one(model: ChatModel, prompt: str) -> str:
@@ -142,6 +163,18 @@ async def annotate_one(model: ChatModel, prompt: str) -> str:
     return text.strip()
 
 
+@dataclass(frozen=True)
+class _Cut:
+    """The call for source [number] was cut (CallDropped) at its `attempt`-th try; `crowded`: its stream was cut
+    while others were in flight (a refused connection is not a cut)."""
+
+    number: int
+    text: str
+    attempt: int
+    error: CallDropped
+    crowded: bool
+
+
 async def annotate_sources(
     model: ChatModel,
     items: Sequence[tuple[int, str]],
@@ -150,34 +183,71 @@ async def annotate_sources(
     template: str,
     pattern: re.Pattern[str],
     concurrency: int,
+    backoff: Backoff,
 ) -> AsyncGenerator[Progress, None]:
     """Annotate (number, text) items, yielding each call's start and its outcome as it completes.
 
-    A semaphore keeps at most `concurrency` calls in flight. Results
-    arrive in completion order. Any failure of one call becomes `Failed` for
-    that number only. Closing the iterator cancels the calls still running.
+    At most `concurrency` calls are in flight; results arrive in completion order, and any failure of one
+    call becomes `Failed` for that number only. A call the server cut (`CallDropped`: a server that answers
+    one request at a time may cut the running stream when the next arrives, as llama-cpp-python's does) is
+    asked again from scratch, at most `backoff.attempts` tries in all: first alone, once no other call is in
+    flight and before any new one starts, then alone after backoff.pause(1), pause(2)... Each retry is
+    `Retried`. After CUTS_BEFORE_LOWERING cuts while others were in flight the calls go one at a time
+    (`Lowered`, once). Closing the iterator cancels the calls still running.
     """
-    queue: asyncio.Queue[Progress] = asyncio.Queue()
-    gate = asyncio.Semaphore(concurrency)
+    queue: asyncio.Queue[Started | Answered | Failed | _Cut] = asyncio.Queue()
+    waiting = deque(items)
+    again: deque[tuple[int, str, int]] = deque()       # (number, text, attempt) to retry alone
+    running: dict[int, asyncio.Task[None]] = {}
+    limit, cut_crowded = concurrency, 0
 
-    async def one(number: int, text: str) -> None:
-        async with gate:
+    async def one(number: int, text: str, attempt: int, pause: float) -> None:
+        await asyncio.sleep(pause)
+        if attempt == 1:
             queue.put_nowait(Started(number))
-            try:
-                answer = await annotate_one(model, build_prompt(template, text, query))
-            except Exception as exc:   # an LLMError, or a bug that must not leave the queue waiting
-                queue.put_nowait(Failed(number, describe(exc)))
-            else:
-                queue.put_nowait(Answered(number, unfence(answer), not is_irrelevant(answer, pattern, template)))
+        try:
+            answer = await annotate_one(model, build_prompt(template, text, query))
+        except CallDropped as exc:
+            queue.put_nowait(_Cut(number, text, attempt, exc,
+                                  crowded=len(running) > 1 and not isinstance(exc, Unreachable)))
+        except Exception as exc:   # an LLMError, or a bug that must not leave the queue waiting
+            queue.put_nowait(Failed(number, describe(exc)))
+        else:
+            queue.put_nowait(Answered(number, unfence(answer), not is_irrelevant(answer, pattern, template)))
 
-    tasks = [asyncio.create_task(one(number, text)) for number, text in items]
+    def launch() -> None:
+        if again:
+            if not running:     # a retry goes alone
+                number, text, attempt = again.popleft()
+                running[number] = asyncio.create_task(one(number, text, attempt, backoff.pause(attempt - 2)))
+            return
+        while waiting and len(running) < limit:
+            number, text = waiting.popleft()
+            running[number] = asyncio.create_task(one(number, text, 1, 0.0))
+
     try:
-        remaining = len(tasks)
-        while remaining:
+        launch()
+        while running:
             event = await queue.get()
-            remaining -= not isinstance(event, Started)
-            yield event
+            if isinstance(event, Started):
+                yield event
+                continue
+            running.pop(event.number)
+            if isinstance(event, _Cut):
+                cut_crowded += event.crowded
+                if limit > 1 and cut_crowded >= CUTS_BEFORE_LOWERING:
+                    yield Lowered(limit, 1)
+                    limit = 1
+                if event.attempt < backoff.attempts:
+                    again.append((event.number, event.text, event.attempt + 1))
+                    yield Retried(event.number, Retrying(str(event.error), event.attempt + 1, backoff.attempts,
+                                                         backoff.pause(event.attempt - 1), alone=True))
+                else:
+                    yield Failed(event.number, str(gave_up(event.error, event.attempt)))
+            else:
+                yield event
+            launch()
     finally:
-        for task in tasks:
+        for task in running.values():
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*running.values(), return_exceptions=True)

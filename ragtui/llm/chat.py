@@ -32,6 +32,16 @@ class LLMError(RagtuiError):
     """An LLM call that failed; the message names where, why, and the fix."""
 
 
+class CallDropped(LLMError):
+    """The server could not be reached, or ended the stream without its final frame: the same call may work
+    when asked again (`ragtui.llm.retries`). Nothing else is retried: a timeout, an HTTP error, an answer
+    over a limit."""
+
+
+class Unreachable(CallDropped):
+    """The server refused or never answered the connection: nothing was cut, it may be starting up."""
+
+
 @dataclass(frozen=True)
 class Delta:
     """A piece of streamed text; the last one carries why the model stopped."""
@@ -117,8 +127,8 @@ class LlamaIndexChat(ABC):
             limit = reply_limit(exc)
             raise (LLMError(f"the answer from {self.model}: {limit}") if limit else self.explain(exc)) from exc
         if not finished:
-            raise LLMError(f"the answer from {self.model} at {self.where} ended without its final frame "
-                           "(connection dropped?)")
+            raise CallDropped(f"the answer from {self.model} at {self.where} ended without its final frame "
+                              "(connection dropped?)")
 
     async def complete(self, messages: Messages) -> tuple[str, StopReason]:
         parts: list[str] = []
@@ -170,7 +180,7 @@ def stream_failure(exc: Exception, *, model: str, where: str) -> LLMError:
     if isinstance(exc, json.JSONDecodeError):
         return LLMError(f"malformed response stream from {where} ({exc.msg})")
     if isinstance(exc, httpx.TransportError):
-        return LLMError(f"connection to {where} dropped during the answer ({name})")
+        return CallDropped(f"connection to {where} dropped during the answer ({name})")
     return LLMError(f"{model} at {where} failed: {name}: {_one_line(str(exc))}")
 
 

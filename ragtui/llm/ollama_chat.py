@@ -19,6 +19,7 @@ from ragtui.llm.chat import (
     LLMError,
     Messages,
     ReplyLimits,
+    Unreachable,
     status_failure,
     stream_failure,
     timed_out,
@@ -91,7 +92,7 @@ def explain(exc: Exception, *, model: str, host: str, timeout: float) -> LLMErro
     if isinstance(exc, httpx.TimeoutException | TimeoutError):
         return timed_out(model, host, timeout)
     if isinstance(exc, httpx.ConnectError | ConnectionError):
-        return LLMError(f"Ollama is not reachable at {host}; start it, or point [ollama] host at it")
+        return Unreachable(f"Ollama is not reachable at {host}; start it, or point [ollama] host at it")
     if isinstance(exc, ResponseError):
         if exc.status_code == 404:
             return _not_pulled(model, host)

@@ -17,6 +17,7 @@ from ragtui.llm.chat import (
     LLMError,
     Messages,
     ReplyLimits,
+    Unreachable,
     status_failure,
     stream_failure,
     timed_out,
@@ -66,8 +67,8 @@ class OpenAICompatibleChat(LlamaIndexChat):
         if isinstance(exc, openai.APITimeoutError | httpx.TimeoutException | TimeoutError):
             return timed_out(self.model, self.where, self.timeout)
         if isinstance(exc, openai.APIConnectionError | httpx.ConnectError | ConnectionError):
-            return LLMError(f"the LLM server is not reachable at {self.where}; start it, or point [llm] base_url "
-                            "at it")
+            return Unreachable(f"the LLM server is not reachable at {self.where}; start it, or point [llm] "
+                               "base_url at it")
         if isinstance(exc, openai.APIStatusError | openai.APIResponseValidationError):
             if exc.status_code == 404:
                 return LLMError(f"model {self.model!r} is not available at {self.where}: check [llm] model "

@@ -3,14 +3,18 @@
 "And how long does that take?" retrieves nothing useful on its own; the LLM
 rewrites it from the conversation into a question that names what "that" is. The
 reply is untrusted text: only its first line is kept, without quotes, labels or
-control characters, at most MAX_CHARS long; an empty result means "no rewrite".
+control characters, at most MAX_CHARS long; an empty result means "no rewrite". A small model
+may answer, refuse or wander instead of rewriting, so `unusable` says why a rewrite must not be used.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+
+from ragtui.text import search_words
+from ragtui.words import FUNCTION_WORDS
 
 REWRITE_PROMPT = (
     "Rewrite the user's last question as one standalone question that can be understood without the "
@@ -38,3 +42,43 @@ def clean_rewrite(reply: str) -> str:
     line = "".join(ch for ch in line if unicodedata.category(ch)[0] != "C")
     line = _LABEL.sub("", line.strip(_QUOTES)).strip(_QUOTES)
     return " ".join(line.split())[:MAX_CHARS]
+
+
+# A reply that declines instead of rewriting: "The sources do not answer this question.", "I'm sorry, ..."
+_REFUSAL = re.compile(
+    r"\b(?:can ?not|can't|unable to|do(?:es)? not|don't|doesn't|no)\s+(?:answer|know|provide|say|mention|"
+    r"contain|information|sources?|context)\b|\bI(?:'m| am) (?:sorry|afraid)\b|\bas an AI\b|"
+    r"\bnot (?:enough|sufficient) (?:information|context)\b", re.IGNORECASE)
+# Words a question or a request starts with, beside the question words ("how", "what", "is", "can", ...).
+_REQUESTS = frozenset({"explain", "describe", "list", "compare", "show", "tell", "give", "find", "summarize",
+                       "summarise", "define", "name", "outline", "please"})
+_QUESTION_STARTS = frozenset({"how", "what", "when", "where", "which", "who", "whom", "whose", "why", "do", "does",
+                              "did", "can", "could", "should", "would", "will", "shall", "may", "might", "must",
+                              "is", "are", "was", "were", "has", "have", "had", "am"}) | _REQUESTS
+
+
+def content_words(texts: Iterable[str]) -> set[str]:
+    """The words of `texts` that say what they are about: folded, without function words, plural "s" dropped."""
+    words = set()
+    for text in texts:
+        for word in search_words(text.lower()):
+            if word in FUNCTION_WORDS or len(word) < 2:
+                continue
+            words.add(word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word)
+    return words
+
+
+def unusable(rewrite: str, question: str, conversation: Sequence[tuple[str, str]]) -> str:
+    """Why `rewrite` must not stand for `question` ("" when it may): a refusal, a statement rather than a
+    question or a query, or no content word shared with the question and the earlier turns (their questions
+    and answers)."""
+    text = rewrite.strip()
+    if _REFUSAL.search(text) and not text.endswith("?"):
+        return "it reads as a refusal, not a question"
+    words = search_words(text.lower())
+    if text.endswith((".", "!")) and (not words or words[0] not in _QUESTION_STARTS):
+        return "it is a statement, not a question"
+    earlier = content_words([question, *(part for turn in conversation for part in turn)])
+    if not content_words([text]) & earlier:
+        return "it shares no word with the conversation"
+    return ""

@@ -166,6 +166,14 @@ _STANDING = {AnnotationState.PENDING: Standing.NOT_ANNOTATED, AnnotationState.RU
              AnnotationState.FAILED: Standing.FAILED, AnnotationState.OFF: Standing.OFF}
 
 
+ANNOTATION_CONTEXT_TURNS = 2       # earlier questions an annotation of a follow-up's sources is told
+ANNOTATION_CONTEXT_CHARS = 300
+
+
+def _clipped(question: str) -> str:
+    return question if len(question) <= ANNOTATION_CONTEXT_CHARS else question[:ANNOTATION_CONTEXT_CHARS - 1] + "…"
+
+
 # --- transitions: the one place a source's annotation state and override change ----------------------------
 
 def queued(source: SessionSource) -> SessionSource:
@@ -264,11 +272,6 @@ class Turn:
         object.__setattr__(self, "timings", _frozen_map(self.timings))
 
     @property
-    def asked(self) -> str:
-        """The question its sources were retrieved and annotated for: the standalone rewrite, when it has one."""
-        return self.rewrite or self.query
-
-    @property
     def relevant(self) -> tuple[SessionSource, ...]:
         return tuple(s for s in self.sources if s.relevant)
 
@@ -329,6 +332,19 @@ class Conversation:
 
     def next_number(self) -> int:
         return max((s.number for s in self.sources), default=0) + 1
+
+    def annotation_query(self, number: int) -> str:
+        """What the sources of turn `number` (1-based) are judged against: the question as typed, and for a
+        follow-up the questions before it (at most ANNOTATION_CONTEXT_TURNS, each at most
+        ANNOTATION_CONTEXT_CHARS) and its standalone rewrite; never the rewrite alone, which may have gone
+        wrong where the typed words have not."""
+        turn = self.turns[number - 1]
+        earlier = [_clipped(t.query) for t in self.turns[max(0, number - 1 - ANNOTATION_CONTEXT_TURNS):number - 1]]
+        if not earlier:
+            return turn.query
+        context = "; ".join(f'"{q}"' for q in earlier)
+        read_as = f'; read as: "{_clipped(turn.rewrite)}"' if turn.rewrite and turn.rewrite != turn.query else ""
+        return f"{turn.query} (a follow-up to {context}{read_as})"
 
     def source(self, number: int) -> SessionSource:
         """Source [number] of any turn; KeyError naming the numbers there are."""

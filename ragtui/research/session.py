@@ -238,7 +238,8 @@ class ResearchSession:
         hits, notices = list(typed.hits), list(typed.notices)
         if len(runs) > 1:
             self._ledger.change_turn(rewrite_meta=runs[1].meta)
-            hits = fuse_runs(typed.hits, runs[1].hits, self.settings.retrieve.rrf_k)
+            hits = fuse_runs(typed.hits, runs[1].hits, self.settings.retrieve.rrf_k,
+                             self.settings.retrieve.annotate_max)
             notices += [n for n in runs[1].notices if n not in notices]
         async with aclosing(self._stages.answer(hits, notices, llm_problem, llm_stage)) as events:
             async for event in events:
@@ -256,9 +257,10 @@ class ResearchSession:
 
     async def _rewrite(self) -> AsyncGenerator[Event, None]:
         """Ask the synthesis model for the latest question as a standalone one; a failure only says so."""
+        from ragtui.llm import retries
         from ragtui.llm.chat import LLMError
         from ragtui.llm.packing import context_budget, fit_conversation
-        from ragtui.llm.rewrite import clean_rewrite, rewrite_messages
+        from ragtui.llm.rewrite import clean_rewrite, rewrite_messages, unusable
 
         model = await self._models.synthesis_model()
         conversation = [pair for _, pair in self._stages.earlier_answers()]
@@ -266,8 +268,13 @@ class ResearchSession:
         messages = rewrite_messages([conversation[i] for i in kept], self.turn.query)
         model = await self._models.fitted(model, messages)
         started = time.perf_counter()
+        reply = ""
         try:
-            reply, _ = await model.complete(messages)
+            async for step in retries.complete(model, messages, self.settings.llm.backoff):
+                if isinstance(step, retries.Retrying):
+                    yield Notice("warning", step.line(f"the rewrite of the follow-up by {model.model}"))
+                else:
+                    reply = step.text
         except LLMError as exc:
             yield Notice("warning", f"the follow-up was not rewritten ({exc}); retrieving on the question as "
                                     "typed only")
@@ -278,6 +285,11 @@ class ResearchSession:
         if not text:
             yield Notice("warning", f"{model.model} gave no usable rewrite of the follow-up; retrieving on the "
                                     "question as typed only")
+            return
+        why = unusable(text, self.turn.query, [pair for _, pair in self._stages.earlier_answers()])
+        if why:
+            yield Notice("warning", f"{model.model}'s rewrite of the follow-up was not used ({why}): {text!r}; "
+                                    "retrieving and annotating on the question as typed")
             return
         self._ledger.change_turn(rewrite=text, rewrite_by=model.model)
         yield RewriteReady(self.turn.query, text, model.model)

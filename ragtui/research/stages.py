@@ -15,6 +15,7 @@ from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from pathlib import Path
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from ragtui.config import ConfigError, Settings
 from ragtui.events import (
@@ -31,7 +32,7 @@ from ragtui.events import (
     SynthesisStarted,
     SynthesisToken,
 )
-from ragtui.llm.chat import ChatModel, LLMError
+from ragtui.llm.chat import CallDropped, ChatModel, LLMError
 from ragtui.llm.repetition import Repetition, RepetitionWatch
 from ragtui.llm.synthesize import Plan
 from ragtui.model import conversation as transitions
@@ -40,6 +41,9 @@ from ragtui.model.retrieval import Hit, RetrievalMeta
 from ragtui.quotes import QuoteCheck
 from ragtui.research.ledger import Ledger
 from ragtui.research.models import ChatModels
+
+if TYPE_CHECKING:
+    from ragtui.llm.annotate import Lowered
 
 
 class TurnStages:
@@ -50,6 +54,9 @@ class TurnStages:
         self.ledger = ledger
         self.models = models
         self.packing: Plan | None = None      # the last synthesis prompt's packing (not kept in the history)
+        # annotation calls in flight at once: annotation.concurrency, lowered for the rest of the session when
+        # the server keeps cutting streams while several are in flight
+        self.concurrency = settings.annotation.concurrency
 
     # --- the whole turn -----------------------------------------------------------------
 
@@ -107,10 +114,10 @@ class TurnStages:
         before = {n: conversation.source(n) for n in targets}   # what a cancel puts back
         started = time.perf_counter()
         try:
-            for turn in conversation.turns:     # each turn's sources are judged against that turn's question
+            for number, turn in enumerate(conversation.turns, start=1):   # each against its own turn's question
                 mine = [n for n in targets if any(s.number == n for s in turn.sources)]
                 if mine:
-                    async with aclosing(self._annotate_turn(turn, mine, llm, template,
+                    async with aclosing(self._annotate_turn(number, mine, llm, template,
                                                             str(prompt_path or ""))) as events:
                         async for event in events:
                             yield event
@@ -124,18 +131,26 @@ class TurnStages:
                 await llm.aclose()
             self.ledger.save()
 
-    async def _annotate_turn(self, turn: Turn, targets: Sequence[int], llm: ChatModel, template: str,
+    async def _annotate_turn(self, turn: int, targets: Sequence[int], llm: ChatModel, template: str,
                              prompt: str) -> AsyncGenerator[Event, None]:
-        """Annotate these sources of one turn against its question (its standalone rewrite, when it has one)."""
-        from ragtui.llm.annotate import Answered, Started, annotate_sources
+        """Annotate these sources of turn `turn` (1-based) against what the user asked
+        (`Conversation.annotation_query`)."""
+        from ragtui.llm.annotate import Answered, Lowered, Retried, Started, annotate_sources
 
         ledger = self.ledger
         texts = [(n, ledger.put(transitions.queued(ledger.conversation.source(n))).chunk.text) for n in targets]
-        calls = annotate_sources(llm, texts, query=turn.asked, template=template,
+        calls = annotate_sources(llm, texts, query=ledger.conversation.annotation_query(turn), template=template,
                                  pattern=self.settings.annotation.irrelevant_pattern,
-                                 concurrency=self.settings.annotation.concurrency)
+                                 concurrency=self.concurrency, backoff=self.settings.llm.backoff)
         try:
             async for outcome in calls:
+                if isinstance(outcome, Lowered):
+                    self.concurrency = outcome.to
+                    yield Notice("warning", lowered_line(llm.model, outcome))
+                    continue
+                if isinstance(outcome, Retried):
+                    yield Notice("info", outcome.retry.line(f"the annotation of [{outcome.number}]"))
+                    continue
                 source = ledger.conversation.source(outcome.number)
                 if isinstance(outcome, Started):
                     yield AnnotationStarted(ledger.put(transitions.annotating(source)))
@@ -225,6 +240,7 @@ class TurnStages:
 
     async def _stream(self, model: ChatModel, messages: list[tuple[str, str]], *,
                       continuation: bool) -> AsyncGenerator[Event, None]:
+        from ragtui.llm import retries
         from ragtui.llm.continuation import SeamBuffer
 
         ledger, packing = self.ledger, self.packing
@@ -239,10 +255,13 @@ class TurnStages:
         watch = _LoopWatch(ledger.turn.answer)
         loop: Repetition | None = None
         model = await self.models.fitted(model, messages)
-        deltas = model.stream(messages)
+        deltas = retries.stream(model, messages, self.settings.llm.backoff)
         try:
             try:
                 async for delta in deltas:
+                    if isinstance(delta, retries.Retrying):
+                        yield Notice("warning", delta.line(f"the answer from {model.model}"))
+                        continue
                     text = seam.feed(delta.text) if seam else delta.text
                     if delta.stop_reason is not None and seam:
                         text += seam.finish()
@@ -259,8 +278,12 @@ class TurnStages:
                         reason = delta.stop_reason
             except LLMError as exc:
                 reason = StopReason.ERROR
-                ledger.change_turn(error=str(exc))
-                yield StageFailed("synthesize", str(exc))
+                error = str(exc)
+                if isinstance(exc, CallDropped) and len(ledger.turn.answer) > before:
+                    error += ("; the text so far is kept, not asked for again (it would be written twice): "
+                              "synthesize again for a whole answer")
+                ledger.change_turn(error=error)
+                yield StageFailed("synthesize", error)
             if not continuation and not ledger.turn.answer.strip() and reason not in (StopReason.CANCELLED,
                                                                                       StopReason.ERROR):
                 turn = ledger.change_turn(error=empty_answer_message(model.model, reason))
@@ -346,6 +369,16 @@ def repetition_message(model: str, loop: Repetition) -> str:
     return (f"{model} began repeating itself ({loop.copies} copies of {block!r}): the answer was stopped there and "
             "the repeats dropped. It is not offered for continue, which would loop again; synthesize again or "
             "try another model (llm.model)")
+
+
+def lowered_line(model: str, lowered: Lowered) -> str:
+    """The one notice that annotation calls now go fewer at a time, naming the setting to change."""
+    from ragtui.model_ids import short_name
+
+    return (f"annotation streams from {short_name(model)} were cut while others were in flight; annotating "
+            f"{'one source' if lowered.to == 1 else f'{lowered.to} sources'} at a time for the rest of this session "
+            f"(annotation.concurrency {lowered.was} -> {lowered.to}; set it to 1 for a server that answers one "
+            "request at a time)")
 
 
 def empty_answer_message(model: str, reason: StopReason) -> str:

@@ -1,11 +1,12 @@
 """A follow-up turn's two retrievals (the question as typed, and its standalone rewrite) fused into one list.
 
 Reciprocal rank fusion over the two rankings (Cormack et al., SIGIR 2009), keyed by (collection, chunk
-id): a chunk only the typed words found still ranks as it did there, so a poor
-rewrite can add sources but never push out what the typed question finds. The
-union is kept whole (no cut), relative scores are recomputed over the fused
-scores, and each hit's evidence keeps both runs: "query"/"rewrite" (its rank in
-each run), the typed run's legs as they were and the rewrite's prefixed "rewrite:".
+id): a chunk only the typed words found still ranks as it did there. The fused list is cut at `most`
+(retrieve.annotate_max, which each run already kept to), of which chunks only the rewrite found take at
+most half while the typed question's hits can fill the rest, so a poor rewrite can add sources but never
+push out the typed question's best half. Relative scores are recomputed over the fused scores, and each
+hit's evidence keeps both runs: "query"/"rewrite" (its rank in each run), the typed run's legs as they were
+and the rewrite's prefixed "rewrite:".
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from ragtui.retrieve.fusion import ranked, rrf_merge
 Key = tuple[str, str]
 
 
-def fuse_runs(typed: Sequence[Hit], rewrite: Sequence[Hit], k: int) -> list[Hit]:
-    """RRF of the typed and rewritten questions' hits, best first (see the module docstring)."""
+def fuse_runs(typed: Sequence[Hit], rewrite: Sequence[Hit], k: int, most: int) -> list[Hit]:
+    """RRF of the typed and rewritten questions' hits, best first, at most `most` (see the module docstring)."""
     runs = (("query", typed), ("rewrite", rewrite))
     found: dict[Key, list[tuple[str, int, Hit]]] = {}
     rankings: list[list[Key]] = []
@@ -35,8 +36,8 @@ def fuse_runs(typed: Sequence[Hit], rewrite: Sequence[Hit], k: int) -> list[Hit]
             ranking.append(key)
         rankings.append(ranking)
     scores = rrf_merge([r for r in rankings if r], k)
-    order = ranked(scores)
-    lo, hi = (min(scores.values()), max(scores.values())) if scores else (0.0, 0.0)
+    order = _cut(ranked(scores), set(rankings[0]), most)
+    lo, hi = (min(scores[key] for key in order), max(scores[key] for key in order)) if order else (0.0, 0.0)
     out = []
     for key in order:
         entries = found[key]
@@ -49,3 +50,18 @@ def fuse_runs(typed: Sequence[Hit], rewrite: Sequence[Hit], k: int) -> list[Hit]
         rel = 1.0 if hi == lo else (scores[key] - lo) / (hi - lo)
         out.append(replace(first, score=scores[key], rel_score=rel, legs=legs, evidence=tuple(evidence)))
     return out
+
+
+def _cut(order: list[Key], typed: set[Key], most: int) -> list[Key]:
+    """The first `most` of `order`, with keys not in `typed` taking at most half of them unless the typed
+    ones run out; fused order kept."""
+    kept: set[Key] = set()
+    added = 0
+    for key in order:
+        if len(kept) < most and (key in typed or added < most // 2):
+            kept.add(key)
+            added += key not in typed
+    for key in order:                      # the typed question found fewer than its share: the rewrite fills in
+        if len(kept) < most:
+            kept.add(key)
+    return [key for key in order if key in kept]

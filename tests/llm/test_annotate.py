@@ -157,7 +157,8 @@ async def _collect(settings: Settings, items: list[tuple[int, str]], query: str 
     try:
         return [e async for e in annotate_sources(
             model, items, query=query, template=load_template(settings.annotation.prompt_file),
-            pattern=settings.annotation.irrelevant_pattern, concurrency=settings.annotation.concurrency)]
+            pattern=settings.annotation.irrelevant_pattern, concurrency=settings.annotation.concurrency,
+            backoff=settings.llm.backoff)]
     finally:
         await model.aclose()
 

@@ -86,7 +86,9 @@ def test_the_conversation_is_frozen_and_its_queries_reach_every_turn() -> None:
     assert convo.next_number() == 4 and convo.turn_of(2) == 1 and convo.turn_of(3) == 2
     assert convo.source(2).state is AnnotationState.IRRELEVANT
     assert [s.number for s in convo.turns[0].relevant] == [1]
-    assert convo.turn.truncated and convo.turn.can_continue and convo.turn.asked == "q2 standalone"
+    assert convo.turn.truncated and convo.turn.can_continue
+    assert convo.annotation_query(2) == 'q2 (a follow-up to "q1"; read as: "q2 standalone")'
+    assert convo.annotation_query(1) == "q1"
     with pytest.raises(KeyError, match=r"no source \[9\].*\[1\]-\[3\]"):
         convo.source(9)
     with pytest.raises(FrozenInstanceError):

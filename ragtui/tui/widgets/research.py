@@ -495,11 +495,14 @@ class ResearchView(Vertical):
             return None
 
     def _asked(self, source: SessionSource) -> str:
-        """The question `source` was annotated against: its turn's rewrite, or the question as typed."""
-        turn = self._turn_of(source)
-        if turn is not None:
-            return turn.asked
-        return self.session.turn.query if self.session is not None else ""
+        """What `source` was annotated against (its turn's question in the conversation)."""
+        session = self.session
+        if session is None:
+            return ""
+        try:
+            return session.conversation.annotation_query(session.conversation.turn_of(source.number))
+        except KeyError:
+            return session.turn.query
 
     def details(self, source: SessionSource) -> list[str]:
         """The engine's explanation of how `source` was found, for its turn."""
