@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -11,6 +12,7 @@ import httpx
 
 from ragtui.config import Settings
 from ragtui.ollama_api import OllamaUnreachable, has_model, probe, show_context_length
+from ragtui.sanitize import one_line
 from ragtui.server_limits import ReplyLimit, loads, sync_client
 
 
@@ -64,7 +66,8 @@ def _ollama_checks(s: Settings) -> list[Check]:
             if model in s.embed.all_models:
                 out.append(_embed_window_check(s, model))
         else:
-            out.append(Check(f"model {model}", Verdict.FAIL, f"not pulled at {host}: run `ollama pull {model}`"))
+            out.append(Check(f"model {model}", Verdict.FAIL, f"not pulled at {host}: run `ollama pull {model}` "
+                                                             f"(pulled there: {served_list(status.models)})"))
     return out
 
 
@@ -110,11 +113,13 @@ def _openai_check(s: Settings) -> Check:
         with sync_client(timeout=3.0, max_bytes=s.limits.max_reply_bytes, deadline_key="doctor's 3 s") as client:
             r = client.get(url, headers=headers)
         r.raise_for_status()
-        ids = {m.get("id") for m in loads(r.content, url).get("data", [])}
+        ids = [m.get("id") for m in loads(r.content, url).get("data", [])]
     except (httpx.HTTPError, ValueError, AttributeError, TypeError, ReplyLimit) as exc:
         return Check("llm endpoint", Verdict.FAIL, f"no answer from {url} ({exc}); check [llm] base_url")
+    ids = [i for i in ids if isinstance(i, str)]
     if s.llm.model and s.llm.model not in ids:
-        return Check("llm endpoint", Verdict.FAIL, f"{s.llm.base_url} does not serve {s.llm.model!r}")
+        return Check("llm endpoint", Verdict.FAIL, f"{s.llm.base_url} does not serve {s.llm.model!r}; it serves: "
+                                                   f"{served_list(ids)} (set [llm] model to one of these)")
     return Check("llm endpoint", Verdict.OK, f"{s.llm.base_url} serves {len(ids)} model(s)")
 
 
@@ -137,6 +142,24 @@ def _openai_embed_check(s: Settings, model: str) -> Check:
         return Check(name, Verdict.FAIL, f"no usable embedding from {url}/embeddings ({exc}); check [embed] "
                      "base_url and model")
     return Check(name, Verdict.OK, f"{url} embeds with it ({len(vector)} dimensions)")
+
+
+SERVED_SHOWN = 10      # model ids a failed check lists; the rest are counted
+SERVED_ID_CHARS = 80   # each listed id clipped to this many characters
+
+
+def served_list(ids: Sequence[str]) -> str:
+    """The model ids a server says it serves, for one line: a server's words, so each is made inert (controls
+    shown as escapes) and clipped, duplicates once, at most SERVED_SHOWN of them and a count of the rest."""
+    names = list(dict.fromkeys(_clipped(one_line(i.strip()), SERVED_ID_CHARS) for i in ids if i.strip()))
+    if not names:
+        return "none"
+    more = len(names) - SERVED_SHOWN
+    return ", ".join(names[:SERVED_SHOWN]) + (f" and {more} more" if more > 0 else "")
+
+
+def _clipped(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 def _wordnet_check(s: Settings) -> Check:

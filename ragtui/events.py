@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
-from ragtui.model.conversation import AnnotationState, SessionSource, StopReason
+from ragtui.model.conversation import AnnotationState, SessionSource, StopReason, answer_uncited
 from ragtui.model.library import IngestReport
 from ragtui.model.retrieval import RetrievalMeta
 from ragtui.quotes import QuoteCheck
@@ -149,6 +149,11 @@ class SynthesisFinished(Event):
     @property
     def unverified(self) -> tuple[QuoteCheck, ...]:
         return tuple(q for q in self.quotes if not q.verified)
+
+    @property
+    def uncited(self) -> bool:
+        """The answer cites no source [N] at all (`ragtui.model.conversation.answer_uncited`)."""
+        return answer_uncited(self.text, self.stop_reason, self.citations)
 
 
 @dataclass(frozen=True)

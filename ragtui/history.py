@@ -32,9 +32,11 @@ from ragtui.model.conversation import (
     Turn,
 )
 from ragtui.model.retrieval import RetrievalMeta
+from ragtui.model_ids import short_name
+from ragtui.quotes import quoteless
 from ragtui.timestamps import now as _now
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 FILE_NAME = "history.sqlite3"
 RECORD_ID_MAX = 2**63 - 1     # SQLite's INTEGER is a signed 64-bit number: one more does not bind
 
@@ -86,6 +88,10 @@ _V2_SOURCE_COLUMNS = (
     ("distance", "INTEGER NOT NULL DEFAULT 0"),
 )
 
+# Version 3 adds `quoteless` (1: judged relevant with no quote its chunk holds); NULL in rows written before,
+# which are judged again on load from their stored annotation and chunk text.
+_V3_SOURCE_COLUMNS = (("quoteless", "INTEGER"),)
+
 _SOURCES = """
 CREATE TABLE IF NOT EXISTS sources (
     session_id   INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
@@ -101,7 +107,8 @@ CREATE TABLE IF NOT EXISTS sources (
     error        TEXT NOT NULL,
     override     TEXT NOT NULL,
     annotated_by TEXT NOT NULL,
-""" + "".join(f"    {name} {kind},\n" for name, kind in _V2_SOURCE_COLUMNS) + """    PRIMARY KEY (session_id, number)
+""" + "".join(f"    {name} {kind},\n"
+            for name, kind in _V2_SOURCE_COLUMNS + _V3_SOURCE_COLUMNS) + """    PRIMARY KEY (session_id, number)
 );
 """
 
@@ -109,6 +116,14 @@ _TURN_FIELDS = ("query", "retrieval_meta", "keyword_only", "answer", "stop_reaso
                 "prompt_numbers", "citations", "unknown_citations", "timings", "error")
 _SESSION_FIELDS = ("id", "created_at", "updated_at", "collections", "config", "synthesis_model",
                    "annotation_model", "annotation_on")
+
+
+def _migrate_v2(conn: sqlite3.Connection) -> None:
+    """Schema 2 -> 3: `sources` gains its v3 columns, NULL in the rows already there (one transaction)."""
+    with conn:
+        for name, kind in _V3_SOURCE_COLUMNS:
+            conn.execute(f"ALTER TABLE sources ADD COLUMN {name} {kind}")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
 def _migrate_v1(conn: sqlite3.Connection) -> None:
@@ -132,9 +147,9 @@ def _migrate_v1(conn: sqlite3.Connection) -> None:
         conn.execute(f"INSERT INTO sessions_v2 ({session_cols}) SELECT {session_cols} FROM sessions")
         conn.execute("DROP TABLE sessions")
         conn.execute("ALTER TABLE sessions_v2 RENAME TO sessions")
-        for name, kind in _V2_SOURCE_COLUMNS:
+        for name, kind in _V2_SOURCE_COLUMNS + _V3_SOURCE_COLUMNS:
             conn.execute(f"ALTER TABLE sources ADD COLUMN {name} {kind}")
-        conn.execute("PRAGMA user_version = 2")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
@@ -195,6 +210,14 @@ def _damage(path: Path) -> str | None:
     return None
 
 
+def _quoteless(row: sqlite3.Row) -> bool:
+    """The stored mark; for a row written before schema 3, the same judgement made now from what it stored."""
+    if row["quoteless"] is not None:
+        return bool(row["quoteless"])
+    return row["state"] == AnnotationState.RELEVANT and bool(row["annotation"]) and \
+        quoteless(row["annotation"], row["chunk_text"])
+
+
 def _meta_json(meta: RetrievalMeta | None) -> str:
     return json.dumps(meta.to_json() if meta else {}, default=str)
 
@@ -227,6 +250,8 @@ class HistoryStore:
             conn.execute("PRAGMA journal_mode=WAL")
             if version == 1:
                 _migrate_v1(conn)
+            elif version == 2:
+                _migrate_v2(conn)
             else:
                 conn.executescript(_SESSIONS.format(name="sessions") + _TURNS + _SOURCES)
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -293,11 +318,11 @@ class HistoryStore:
         conn.executemany(
             "INSERT INTO sources (session_id, number, turn, chunk_id, chunk_text, chunk_meta, score, rel_score, "
             "legs, state, annotation, error, override, annotated_by, annotation_prompt, evidence, neighbor_of, "
-            "distance) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "distance, quoteless) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(session_id, s.number, index, s.chunk.id, s.chunk.text, json.dumps(s.chunk.meta.to_dict()), s.score,
               s.rel_score, json.dumps(list(s.legs)), s.state.value, s.annotation, s.error, s.override.value,
               s.annotated_by, s.annotation_prompt, json.dumps([[e.leg, e.rank, e.score] for e in s.evidence]),
-              s.neighbor_of, s.distance) for s in turn.sources])
+              s.neighbor_of, s.distance, int(s.quoteless)) for s in turn.sources])
 
     def load(self, session_id: int) -> Conversation:
         with self._connect() as conn:
@@ -321,7 +346,7 @@ class HistoryStore:
                 annotation_prompt=r["annotation_prompt"],
                 evidence=tuple(LegRank(str(leg), int(rank), float(score))
                                for leg, rank, score in json.loads(r["evidence"])),
-                neighbor_of=r["neighbor_of"], distance=r["distance"]))
+                neighbor_of=r["neighbor_of"], distance=r["distance"], quoteless=_quoteless(r)))
         turns = [Turn(
             query=t["query"], rewrite=t["rewrite"], rewrite_by=t["rewrite_by"],
             retrieval_meta=_meta(t["retrieval_meta"]), rewrite_meta=_meta(t["rewrite_meta"]),
@@ -363,16 +388,19 @@ class HistoryStore:
 
 # How the export words a source's standing.
 _STANDING_WORDS = {Standing.RESCUED: "rescued by hand", Standing.DROPPED: "dropped by hand",
-                   Standing.RELEVANT: "relevant", Standing.IRRELEVANT: "filtered as irrelevant",
+                   Standing.RELEVANT: "relevant", Standing.NO_QUOTE: "relevant, with no quote from it",
+                   Standing.IRRELEVANT: "filtered as irrelevant",
                    Standing.FAILED: "annotation failed", Standing.OFF: "not annotated",
                    Standing.NOT_ANNOTATED: "not annotated", Standing.RUNNING: "not annotated"}
 
 
-def annotation_origin(source: SessionSource) -> str:
-    """`by MODEL with PROMPT` for an annotated source ("" when nobody annotated it)."""
+def annotation_origin(source: SessionSource, *, short: bool = False) -> str:
+    """`by MODEL with PROMPT` for an annotated source ("" when nobody annotated it); `short`: the model's display
+    name (`model_ids.short_name`), for a line that lists many sources."""
     if not source.annotated_by:
         return ""
-    return f"by {source.annotated_by} with {source.annotation_prompt or 'the default prompt'}"
+    model = short_name(source.annotated_by) if short else source.annotated_by
+    return f"by {model} with {source.annotation_prompt or 'the default prompt'}"
 
 
 def render_markdown(record: Conversation) -> str:

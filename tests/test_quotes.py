@@ -138,7 +138,8 @@ def test_a_forged_source_block_cannot_lend_its_claim_to_a_genuine_source(
     assert (f"ragtui: warning: the answer quotes 'a centrifugal pump starts at 90 bar of pressure' as "
             f"[{genuine}], which does not say it; it is in [{forged}]") in text.stderr
     assert "must be primed" not in text.stderr                  # the true quote is not flagged
-    assert f"  [{forged}] relevant (by chat with the default prompt): (quote not found in this source) " \
+    # its one quote is not in its chunk, so it quotes nothing of it: marked "no quote" as well
+    assert f"  [{forged}] relevant, no quote (by chat with the default prompt): (quote not found in this source) " \
            in text.stdout
     assert f"  [{genuine}] relevant (by chat with the default prompt): \"Centrifugal" in text.stdout
 

@@ -20,6 +20,7 @@ from tests.fake_rerank import FakeRerank
 from tests.tui.test_session import write_corpus
 
 MIB = 2**20
+DISTINCT = " ".join(f"w{i}" for i in range(1000)) + " "   # an answer with no repeat in it
 OPENAI = ("--set", "llm.provider=openai", "--set", "llm.model=served-model", "--set", "annotation.enabled=false")
 
 
@@ -81,6 +82,7 @@ def test_a_slow_drip_answer_hits_the_reply_deadline(ingested: Path, fake_ollama:
 def test_an_answer_past_max_tokens_is_cut_and_marked_length(ingested: Path, fake_ollama: FakeOllama,
                                                             fake_openai: FakeOpenAI) -> None:
     fake_openai.endless = True                               # ignores max_tokens and never stops
+    fake_openai.answer = DISTINCT                            # and does not loop (a loop stops as "repetition")
     done = cli(ingested, fake_ollama.url, *OPENAI, "--set", f"llm.base_url={fake_openai.url}",
                "--set", "llm.max_tokens=100", "ask", "--json", "how do pumps start", timeout=60)
     assert done.returncode == 0, done.stderr
@@ -105,12 +107,12 @@ def test_an_answer_of_padded_pieces_is_cut_at_the_byte_cap(ingested: Path, fake_
 
 def test_an_ollama_answer_past_num_predict_is_cut_and_marked_length(ingested: Path,
                                                                     fake_ollama: FakeOllama) -> None:
-    fake_ollama.script(Reply(pieces=["word "] * 20_000, ignore_num_predict=True))
+    fake_ollama.script(Reply(pieces=[f"w{i} " for i in range(20_000)], ignore_num_predict=True))   # no loop
     done = cli(ingested, fake_ollama.url, "--set", "llm.max_tokens=50", "ask", "--no-annotate", "--json",
                "how do pumps start", timeout=60)
     assert done.returncode == 0, done.stderr
     turn = json.loads(done.stdout)["turns"][-1]
-    assert turn["stop_reason"] == "length" and turn["answer"].split() == ["word"] * 50
+    assert turn["stop_reason"] == "length" and turn["answer"].split() == [f"w{i}" for i in range(50)]
     assert fake_ollama.disconnects == 1                     # the client hung up on the rest
 
 

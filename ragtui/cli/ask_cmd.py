@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ragtui.cli.arg_types import add_filter_argument, positive, record_id
 from ragtui.config import Settings
 from ragtui.errors import RagtuiError
-from ragtui.model.conversation import SessionSource, StopReason
+from ragtui.model.conversation import SessionSource, Standing, StopReason
 from ragtui.model.filters import SearchFilter, parse_filters
+from ragtui.model_ids import short_name
 from ragtui.quotes import QuoteCheck
 from ragtui.sanitize import clean, one_line
 
@@ -94,6 +95,9 @@ def _ask(args: argparse.Namespace, workspace: Workspace, search_filter: SearchFi
         if session_id is None:
             raise RagtuiError("no answer to continue: no session in the history stopped for length")
         session = workspace.reopen(session_id)
+        if session.turn.stop_reason is StopReason.REPETITION:
+            raise RagtuiError(f"session {session_id} was stopped because its answer repeated itself; continuing it "
+                              "would loop again (`ragtui ask --resynthesize` answers afresh)")
         if not session.turn.can_continue:
             raise RagtuiError(f"session {session_id} was not cut for length (stop reason: "
                               f"{session.turn.stop_reason or 'none'}); nothing to continue")
@@ -156,11 +160,16 @@ class TextPrinter:
         self.limit = limit          # sources printed (their annotations too); None: all
         self.printed: set[int] = set()
         self.not_saved = NotSavedWarning()
+        self.no_quote: list[str] = []   # lines of relevant sources with no quote: printed after the others
 
     def show(self, event: Event, session: ResearchSession) -> bool:
         from ragtui import events as ev
         from ragtui.history import annotation_origin
 
+        if not isinstance(event, ev.SourceChanged) and self.no_quote:
+            for line in self.no_quote:
+                self._line(line)
+            self.no_quote = []
         if isinstance(event, ev.RewriteReady):
             self._line(one_line(f"Follow-up rewritten by {event.by}: {event.rewrite}"))
         elif isinstance(event, ev.SourcesReady):
@@ -178,10 +187,15 @@ class TextPrinter:
         elif isinstance(event, ev.AnnotationFinished | ev.AnnotationFailed) and not self._shown(event.number):
             pass
         elif isinstance(event, ev.AnnotationFinished):
-            mark = "relevant" if event.relevant else "filtered"
             source = event.source
-            self._line(f"  [{event.number}] {mark} ({one_line(annotation_origin(source))}): "
-                       f"{_misquote_note(source)}{_clip(clean(event.text))}")
+            no_quote = source.standing is Standing.NO_QUOTE
+            mark = "relevant, no quote" if no_quote else "relevant" if event.relevant else "filtered"
+            line = (f"  [{event.number}] {mark} ({one_line(annotation_origin(source, short=True))}): "
+                    f"{_misquote_note(source)}{_clip(clean(event.text))}")
+            if no_quote:
+                self.no_quote.append(line)
+            else:
+                self._line(line)
         elif isinstance(event, ev.AnnotationFailed):
             self._line(f"  [{event.number}] annotation failed: {one_line(event.error)}")
         elif isinstance(event, ev.Notice):
@@ -190,7 +204,7 @@ class TextPrinter:
             if event.continuation:
                 self.out.write(clean(session.answer))
             else:
-                self._line(f"\nAnswer ({one_line(event.model)}, "
+                self._line(f"\nAnswer ({one_line(short_name(event.model))}, "
                            f"from {len(event.numbers)} source(s): {_refs(event.numbers)}"
                            + (f"; the most relevant part of {_refs(event.windowed)}" if event.windowed else "")
                            + (f"; did not fit: {_refs(event.left_out)}" if event.left_out else "") + "):\n")
@@ -223,6 +237,8 @@ class TextPrinter:
                   + " ".join(f"[{n}]" for n in event.unknown_citations), file=self.err, flush=True)
         for check in event.unverified:
             print(f"ragtui: warning: {unverified_line(check)}", file=self.err, flush=True)
+        if event.uncited:
+            print(f"ragtui: warning: {UNCITED_LINE}", file=self.err, flush=True)
         if event.stop_reason is StopReason.LENGTH:
             print("ragtui: the answer was cut at llm.max_tokens; `ragtui ask --continue` goes on",
                   file=self.err, flush=True)
@@ -247,6 +263,11 @@ class JsonPrinter:
         if isinstance(event, ev.SessionSaved) and event.not_saved:
             self.not_saved(event.not_saved, sys.stderr)
         return True
+
+
+UNCITED_LINE = "the answer cites no source [N]: nothing in it is tied to a source; check it against the sources"
+# The codes of a turn's "warnings" in `--json`, each a check the answer failed.
+NO_CITATIONS = "no_citations"
 
 
 def unverified_line(check: QuoteCheck) -> str:
@@ -301,13 +322,14 @@ def _turn_json(session: ResearchSession, index: int, turn: Turn) -> dict[str, An
                      "annotated_by": s.annotated_by, "annotation_prompt": s.annotation_prompt,
                      "neighbor_of": s.neighbor_of, "distance": s.distance,
                      "evidence": [{"leg": e.leg, "rank": e.rank, "score": e.score} for e in s.evidence],
-                     "misquoted": list(s.misquoted),
+                     "misquoted": list(s.misquoted), "quoteless": s.quoteless,
                      "error": s.error, "in_answer": session.use_in_answer(s.number)} for s in turn.sources],
         "used": [n for n in turn.prompt_numbers if session.use_in_answer(n) == "whole"],
         "used_window": [n for n in turn.prompt_numbers if session.use_in_answer(n) == "window"],
         "did_not_fit": [s.number for s in turn.sources if session.use_in_answer(s.number) == "did not fit"],
         "answer": turn.answer, "stop_reason": turn.stop_reason.value, "continuations": turn.continuations,
         "citations": turn.citations, "unknown_citations": turn.unknown_citations,
+        "warnings": [NO_CITATIONS] if turn.uncited else [],
         "quotes": [check.to_json() for check in quotes],
         "unverified_citations": sorted({n for check in quotes if not check.verified for n in check.cited}),
         "context_turns": turn.context_turns,

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from ragtui.llm.fencing import FENCE_RULE, fence, fold_line
-from ragtui.model.conversation import AnnotationState, SessionSource
+from ragtui.model.conversation import AnnotationState, SessionSource, by_evidence
 
 SYSTEM_PROMPT = (
     "You are a careful research assistant. Answer the user's question using only the numbered sources "
@@ -80,16 +80,20 @@ def plan(sources: Sequence[SessionSource], *, query: str, context_window: int, m
 
     A source that does not fit whole is sent as its most relevant window (around
     the sentences that share the most words with the query) instead of being
-    dropped; the window's span is kept so the caller can say so and show it.
+    dropped; the window's span is kept so the caller can say so and show it. A
+    source judged relevant by an annotation that quotes nothing of it
+    (`SessionSource.unquoted`) is packed after the quoted ones, so it is the first
+    left out when room is short, and placed in the middle, where models look least.
     """
     from ragtui.llm.packing import lost_in_the_middle, pack
 
-    ranked = sorted(sources, key=lambda s: s.number)
+    ranked = by_evidence(sources)    # a source judged relevant with no quote from it is packed last
     packed = pack(ranked, query=query, context_window=context_window, max_tokens=max_tokens,
                   context_chunks=context_chunks)
     kept = [s if span is None else replace(s, chunk=replace(s.chunk, text=s.chunk.text[span[0]:span[1]]))
             for s, span in packed]
     windows = {s.number: span for s, span in packed if span is not None}
     kept_numbers = {s.number for s in kept}
-    return Plan(ordered=lost_in_the_middle(kept), left_out=[s for s in ranked if s.number not in kept_numbers],
-                windows=windows)
+    # lost-in-the-middle orders by relative score (in [0, 1]); one with no quote ranks below every quoted one
+    return Plan(ordered=lost_in_the_middle(kept, lambda s: s.rel_score - 2.0 * s.unquoted),
+                left_out=[s for s in ranked if s.number not in kept_numbers], windows=windows)

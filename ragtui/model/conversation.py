@@ -13,7 +13,7 @@ Source numbers continue across the turns of a conversation ([1]-[8] in turn 1,
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
@@ -21,7 +21,7 @@ from typing import Any
 
 from ragtui.model.chunks import Chunk, LegRank, leg_score
 from ragtui.model.retrieval import RetrievalMeta
-from ragtui.quotes import found_quotes, misquotes, occurs
+from ragtui.quotes import found_quotes, misquotes, occurs, quoteless
 
 
 class AnnotationState(StrEnum):
@@ -54,6 +54,7 @@ class StopReason(StrEnum):
     CANCELLED = "cancelled"           # the user (or a closed stream) cut it; the partial text stays
     ERROR = "error"
     CONTENT_FILTER = "content_filter"  # an OpenAI-compatible server withheld the rest
+    REPETITION = "repetition"         # stopped when the answer began looping; not continued (it would loop again)
 
     @classmethod
     def parse(cls, value: str) -> StopReason:
@@ -71,6 +72,7 @@ class Standing(StrEnum):
     RESCUED = "rescued"
     DROPPED = "dropped"
     RELEVANT = "relevant"
+    NO_QUOTE = "no quote"             # judged relevant, but its annotation quotes nothing this source says
     IRRELEVANT = "irrelevant"
     FAILED = "failed"
     RUNNING = "running"
@@ -96,6 +98,7 @@ class SessionSource:
     evidence: tuple[LegRank, ...] = ()   # its rank and score in each leg (the "why this source" view)
     neighbor_of: int = 0             # a neighbour chunk added for context: the [N] of the hit it neighbours
     distance: int = 0                # how many chunks away from that hit
+    quoteless: bool = False          # judged relevant with no quote its chunk holds (`quotes.quoteless`)
 
     @property
     def rerank_score(self) -> float | None:
@@ -106,6 +109,11 @@ class SessionSource:
     def misquoted(self) -> tuple[str, ...]:
         """What the annotation quotes that this chunk does not say (`quotes.misquotes`): not a real quote."""
         return misquotes(self.annotation, self.chunk.text) if self.annotation else ()
+
+    @property
+    def unquoted(self) -> bool:
+        """Judged relevant (now) by an annotation that quotes nothing of it: a verdict without evidence."""
+        return self.quoteless and self.state is AnnotationState.RELEVANT
 
     @property
     def quote_page(self) -> str:
@@ -141,7 +149,16 @@ class SessionSource:
             return Standing.RESCUED
         if self.override is Override.DROPPED:
             return Standing.DROPPED
+        if self.unquoted:
+            return Standing.NO_QUOTE
         return _STANDING[self.state]
+
+
+def by_evidence(sources: Iterable[SessionSource]) -> list[SessionSource]:
+    """Sources in the order a reader and the answer's packing take them: by number, except that a relevant
+    source whose annotation quotes nothing of it (`SessionSource.quoteless`: a verdict without evidence) comes
+    after the others."""
+    return sorted(sources, key=lambda s: (s.unquoted, s.number))
 
 
 _STANDING = {AnnotationState.PENDING: Standing.NOT_ANNOTATED, AnnotationState.RUNNING: Standing.RUNNING,
@@ -169,10 +186,12 @@ def annotating(source: SessionSource) -> SessionSource:
 
 
 def annotated(source: SessionSource, text: str, *, relevant: bool, by: str, prompt: str) -> SessionSource:
-    """The model's verdict and its text, recorded with the model and prompt file that wrote them. An override
-    the new verdict agrees with is no longer one (a rescued source now judged relevant is simply relevant)."""
+    """The model's verdict and its text, recorded with the model and prompt file that wrote them; a relevant
+    verdict that quotes nothing of the source is marked `quoteless`. An override the new verdict agrees with is
+    no longer one (a rescued source now judged relevant is simply relevant)."""
     judged = dataclasses.replace(source, state=AnnotationState.RELEVANT if relevant else AnnotationState.IRRELEVANT,
-                                 annotation=text, error="", annotated_by=by, annotation_prompt=prompt)
+                                 annotation=text, error="", annotated_by=by, annotation_prompt=prompt,
+                                 quoteless=relevant and quoteless(text, source.chunk.text))
     return dataclasses.replace(judged, override=_settled(judged))
 
 
@@ -206,6 +225,16 @@ def _settled(source: SessionSource) -> Override:
 
 def _frozen_map(value: Mapping[str, Any]) -> Mapping[str, Any]:
     return value if isinstance(value, MappingProxyType) else MappingProxyType(dict(value))
+
+
+# How an answer ended when it is done and worth checking: not cancelled by the user, not failed, not running.
+FINISHED_REASONS = (StopReason.STOP, StopReason.LENGTH, StopReason.REPETITION, StopReason.CONTENT_FILTER)
+
+
+def answer_uncited(answer: str, stop_reason: StopReason, citations: tuple[int, ...]) -> bool:
+    """Whether a finished answer cites nothing: no [N] at all, so no sentence of it can be checked against a
+    source. A cancelled or failed answer is not judged (it may have stopped before its first citation)."""
+    return bool(answer.strip()) and not citations and stop_reason in FINISHED_REASONS
 
 
 @dataclass(frozen=True)
@@ -250,6 +279,11 @@ class Turn:
     def truncated(self) -> bool:
         """The answer stopped for length: Continue is on offer."""
         return self.stop_reason is StopReason.LENGTH
+
+    @property
+    def uncited(self) -> bool:
+        """A finished answer that cites no source [N] at all (`answer_uncited`)."""
+        return answer_uncited(self.answer, self.stop_reason, self.citations)
 
     @property
     def can_continue(self) -> bool:

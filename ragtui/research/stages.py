@@ -33,6 +33,7 @@ from ragtui.events import (
     SynthesisToken,
 )
 from ragtui.llm.chat import CallDropped, ChatModel, LLMError
+from ragtui.llm.repetition import Repetition, RepetitionWatch
 from ragtui.llm.synthesize import Plan
 from ragtui.model import conversation as transitions
 from ragtui.model.conversation import AnnotationState, SessionSource, StopReason, Turn
@@ -251,6 +252,8 @@ class TurnStages:
         ledger.change_turn(stop_reason=StopReason.NONE)
         started = time.perf_counter()
         reason = StopReason.CANCELLED
+        watch = _LoopWatch(ledger.turn.answer)
+        loop: Repetition | None = None
         model = await self.models.fitted(model, messages)
         deltas = retries.stream(model, messages, self.settings.llm.backoff)
         try:
@@ -262,9 +265,15 @@ class TurnStages:
                     text = seam.feed(delta.text) if seam else delta.text
                     if delta.stop_reason is not None and seam:
                         text += seam.finish()
+                    if text and (loop := watch.feed(text)):
+                        text = text[:max(watch.keep(loop) - len(ledger.turn.answer), 0)]
                     if text:
                         ledger.change_turn(answer=ledger.turn.answer + text)
                         yield SynthesisToken(text)
+                    if loop:
+                        ledger.change_turn(answer=ledger.turn.answer[:max(watch.keep(loop), before)])
+                        reason = StopReason.REPETITION
+                        break                   # closing the stream (finally) stops the model writing
                     if delta.stop_reason is not None:
                         reason = delta.stop_reason
             except LLMError as exc:
@@ -286,7 +295,10 @@ class TurnStages:
             self._finish_answer(reason)
             ledger.save()
         turn = ledger.turn
-        if continuation and len(turn.answer) == before and reason is not StopReason.CANCELLED:
+        if loop:
+            yield Notice("warning", repetition_message(model.model, loop))
+        if continuation and len(turn.answer) == before and reason not in (StopReason.CANCELLED,
+                                                                          StopReason.REPETITION):
             yield Notice("warning", f"{model.model} repeated its answer instead of continuing it; nothing new "
                                     "was added (re-synthesize, or raise llm.max_tokens)")
         yield SynthesisFinished(turn.answer, reason, turn.citations, turn.unknown_citations, self.quote_checks())
@@ -331,6 +343,32 @@ class TurnStages:
 
 def _numbers(numbers: Sequence[int]) -> str:
     return " ".join(f"[{n}]" for n in numbers)
+
+
+class _LoopWatch:
+    """A `RepetitionWatch` over the whole answer, the part a continuation extends included (a loop may span the
+    seam); an answer that already loops before this stream (stored by an older ragtui) is not watched again."""
+
+    def __init__(self, answer: str) -> None:
+        self.watch = RepetitionWatch()
+        self.base = 0                     # where the watched text starts in the answer
+        if answer and self.watch.feed(answer):
+            self.watch, self.base = RepetitionWatch(), len(answer)
+
+    def feed(self, text: str) -> Repetition | None:
+        return self.watch.feed(text)
+
+    def keep(self, loop: Repetition) -> int:
+        """How much of the answer to keep: up to the end of the loop's first copy."""
+        return self.base + loop.keep
+
+
+def repetition_message(model: str, loop: Repetition) -> str:
+    """What the user is told when a looping answer is stopped."""
+    block = loop.block if len(loop.block) <= 80 else loop.block[:79] + "…"
+    return (f"{model} began repeating itself ({loop.copies} copies of {block!r}): the answer was stopped there and "
+            "the repeats dropped. It is not offered for continue, which would loop again; synthesize again or "
+            "try another model (llm.model)")
 
 
 def lowered_line(model: str, lowered: Lowered) -> str:

@@ -27,7 +27,7 @@ from textual.widgets import Footer, Input
 
 from ragtui.config import Settings
 from ragtui.errors import RagtuiError, describe
-from ragtui.model.conversation import SessionSummary
+from ragtui.model.conversation import SessionSummary, StopReason
 from ragtui.model.library import CollectionInfo
 from ragtui.tui import keymap
 from ragtui.tui.engine import AsyncWorkspace, HistoryDamaged, has_model
@@ -229,6 +229,10 @@ class MainScreen(Screen[None]):
     def action_continue_answer(self) -> None:
         session = self.research.session_or_say()
         if session is None:
+            return
+        if session.turn.stop_reason is StopReason.REPETITION:
+            self.notify("The answer was stopped because it repeated itself: continuing it would loop again. "
+                        "Press s to synthesize again.")
             return
         if not session.turn.truncated:
             self.notify("The answer is complete: nothing to continue.")

@@ -68,7 +68,7 @@ def describe(source: SessionSource, window: tuple[int, int] | None = None) -> Te
     if source.error:
         text.append(f"\nannotation failed: {clean(source.error)}", style="red")
     elif source.annotation:
-        note = MISQUOTE_NOTE if source.misquoted else ""
+        note = MISQUOTE_NOTE if source.misquoted else "(no quote from this source) " if source.quoteless else ""
         text.append("\n" + note + " ".join(clean(source.annotation).split()), style="italic")
     if window is not None:
         text.append(f"\nselected: the part the annotator read, chars {window[0]:,}-{window[1]:,} of "

@@ -36,6 +36,7 @@ from ragtui.events import Event, NoticeLevel
 from ragtui.model.conversation import AnnotationState, SessionSource, StopReason, Turn
 from ragtui.model.filters import FilterError, SearchFilter, split_query
 from ragtui.model.retrieval import RetrievalMeta
+from ragtui.model_ids import short_name
 from ragtui.tui.messages import CopyRequested, Research, research_message
 from ragtui.tui.widgets.query import QueryInput
 from ragtui.tui.widgets.sources import SourcesPanel
@@ -312,8 +313,8 @@ class ResearchView(Vertical):
     async def _writing(self, message: Research.SynthesisStarted) -> None:
         event = message.event
         self.query_one(SourcesPanel).set_use(event.numbers, event.windowed, event.left_out)
-        await self.query_one(SynthesisView).begin(event.model, event.continuation)
-        self._status(Activity.WRITING, f"with {event.model}")
+        await self.query_one(SynthesisView).begin(short_name(event.model), event.continuation)
+        self._status(Activity.WRITING, f"with {short_name(event.model)}")
         if not _within(self.app.focused or self, SourcesPanel):
             self.expanded = "answer"   # the answer takes the room while it streams, unless the sources are in use
 
@@ -326,7 +327,7 @@ class ResearchView(Vertical):
         event = message.event
         known = set(self.query_one(SourcesPanel).sources)
         await self.query_one(SynthesisView).finish(event.text, event.stop_reason, known, event.unknown_citations,
-                                                   event.quotes)
+                                                   event.quotes, uncited=event.uncited)
         self._status(ENDED.get(event.stop_reason, Activity.DONE),
                      "" if event.stop_reason is StopReason.STOP else f"(answer: {event.stop_reason})")
         self._sync_conversation()
@@ -379,7 +380,8 @@ class ResearchView(Vertical):
         synthesis = self.query_one(SynthesisView)
         await synthesis.reset()
         await synthesis.finish(turn.answer, turn.stop_reason, {s.number for s in turn.sources},
-                               turn.unknown_citations, self.session.quote_checks(turn), turn.error)
+                               turn.unknown_citations, self.session.quote_checks(turn), turn.error,
+                               uncited=turn.uncited)
 
     def viewed(self, session: ResearchSession) -> Turn:
         """The turn the panes show (the latest when none was chosen)."""
@@ -507,9 +509,20 @@ class ResearchView(Vertical):
         from ragtui.tui.engine import details
 
         turn = self._turn_of(source)
-        if turn is None:
-            return details(self.last_meta, [source])
-        return details(turn.retrieval_meta, [source], rewrite=turn.rewrite, rewrite_meta=turn.rewrite_meta)
+        lines = details(self.last_meta, [source]) if turn is None else \
+            details(turn.retrieval_meta, [source], rewrite=turn.rewrite, rewrite_meta=turn.rewrite_meta)
+        return [*lines, *reply_lines(source)]
+
+
+def reply_lines(source: SessionSource) -> list[str]:
+    """The annotation as the model wrote it, line breaks, code and all, under a heading that says whether it
+    quotes the source: what to read when the sources pane says "no quote"."""
+    if not source.annotation:
+        return []
+    said = (" (it gives no quote that this source holds)" if source.quoteless
+            else " (it quotes words this source does not hold)" if source.misquoted else "")
+    return ["", f"Annotation by {source.annotated_by or 'the model'}, as written{said}:",
+            *source.annotation.strip().splitlines()]
 
 
 def _within(widget: Widget, kind: type[Widget]) -> bool:

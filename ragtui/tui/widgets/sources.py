@@ -24,7 +24,7 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, Static, TabbedContent, TabPane, Tabs
 
-from ragtui.model.conversation import AnnotationState, SessionSource, Standing
+from ragtui.model.conversation import AnnotationState, SessionSource, Standing, by_evidence
 from ragtui.sanitize import clean, one_line, same_length
 from ragtui.textfit import clip_line, shorten_middle, without_sentinel
 from ragtui.tui.widgets.filter_bar import FilterBar, matches
@@ -48,11 +48,13 @@ USE_WORDS = {"whole": "in the answer", "window": "in the answer: its most releva
 
 
 MISQUOTE_NOTE = "(quote not in this source) "
+NO_QUOTE_NOTE = "no quote from this source (w shows the reply as written): "
 
 
 # How the sources pane words a source's standing, and in which colour.
 STANDING_WORDS = {Standing.RESCUED: ("rescued", "bold green"), Standing.DROPPED: ("dropped", "bold yellow"),
-                  Standing.RELEVANT: ("relevant", "green"), Standing.IRRELEVANT: ("irrelevant", "yellow"),
+                  Standing.RELEVANT: ("relevant", "green"), Standing.NO_QUOTE: ("no quote", "yellow"),
+                  Standing.IRRELEVANT: ("irrelevant", "yellow"),
                   Standing.FAILED: ("failed", "bold red"), Standing.OFF: ("-", "dim")}
 
 
@@ -256,7 +258,7 @@ class SourcesPanel(Vertical):
 
     def _render_all(self) -> None:
         self._spin_while_running()
-        ordered = sorted(self.sources.values(), key=lambda s: s.number)
+        ordered = by_evidence(self.sources.values())      # a relevant source with no quote after the quoted ones
         running = self.running
         for table in self.query(SourceTable):
             keep = None
@@ -299,6 +301,9 @@ class SourcesPanel(Vertical):
             text.append(f"\nannotation failed: {clean(source.error)}", style="red")
         elif source.state is AnnotationState.IRRELEVANT:
             text.append("\nirrelevant: ", style="yellow")
+            text.append(" ".join(clean(self.annotation_text(source)).split()))
+        elif source.standing is Standing.NO_QUOTE:
+            text.append(f"\n{NO_QUOTE_NOTE}", style="yellow")
             text.append(" ".join(clean(self.annotation_text(source)).split()))
         elif source.annotation:
             text.append("\n" + " ".join(clean(self.annotation_text(source)).split()))

@@ -15,6 +15,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from ragtui.model.retrieval import RetrievalMeta
+from ragtui.model_ids import short_name
 from ragtui.sanitize import one_line
 
 
@@ -51,8 +52,8 @@ class StatusLine(Widget):
     def __init__(self, host: str, chat_model: str, annotation_model: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.host = one_line(host.removeprefix("http://").removeprefix("https://"))
-        self.chat_model = one_line(chat_model)
-        self.annotation_model = one_line(annotation_model)
+        self.chat_model = one_line(short_name(chat_model))         # the display names; details show the full id
+        self.annotation_model = one_line(short_name(annotation_model))
 
     def render(self) -> Text:
         line = Text(no_wrap=True, overflow="ellipsis")

@@ -29,7 +29,10 @@ STOP_NOTES = {
     "length": ("warning", "The answer was cut off at llm.max_tokens. Press c to continue it."),
     "cancelled": ("warning", "Cancelled. Press s to synthesize again."),
     "error": ("error", "Synthesis failed."),
+    "repetition": ("warning", "Stopped: the answer began repeating itself; the repeats were dropped. Not offered "
+                              "for continue (it would loop again): press s to synthesize again."),
 }
+UNCITED_NOTE = "The answer cites no source [N]: nothing in it is tied to a source; check it against the sources."
 
 
 def linkify_citations(text: str, known: Collection[int], unverified: Collection[int] = ()) -> str:
@@ -111,9 +114,9 @@ class SynthesisView(VerticalScroll):
             await stream.stop()
 
     async def finish(self, text: str, stop_reason: str, known: set[int], unknown: tuple[int, ...] = (),
-                     quotes: tuple[QuoteCheck, ...] = (), error: str = "") -> None:
-        """The complete answer: re-render with citation links and say how it stopped (`error`: why it failed)
-        and what it misquotes."""
+                     quotes: tuple[QuoteCheck, ...] = (), error: str = "", *, uncited: bool = False) -> None:
+        """The complete answer: re-render with citation links and say how it stopped (`error`: why it failed),
+        whether it cites nothing (`uncited`) and what it misquotes."""
         await self.stop_stream()
         self.text = text
         unverified = [q for q in quotes if not q.verified]
@@ -122,6 +125,9 @@ class SynthesisView(VerticalScroll):
         level, message = STOP_NOTES.get(stop_reason, ("info", ""))
         if stop_reason == "error" and error:
             message = f"{message.removesuffix('.')}: {one_line(error)}"
+        if uncited:
+            message = f"{message} {UNCITED_NOTE}".strip()
+            level = "warning" if level == "info" else level
         if unknown:
             cited = ", ".join(f"[{n}]" for n in unknown)
             message = f"{message} The answer cites {cited}, which is not among the sources.".strip()
