@@ -63,3 +63,9 @@ def wordnet_settings(make_settings: Callable[..., Settings], mini_wordnet_file: 
     settings = make_settings("synonyms.enabled=true", f"synonyms.lexicon={LEXICON}")
     install(LEXICON, settings.data_dir, mini_wordnet_file)
     return settings
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--stress", type=int, default=0, metavar="N",
+                     help="stress mode: run the first-run demo test N times, each under a CPU burner (one busy "
+                          "process per core)")

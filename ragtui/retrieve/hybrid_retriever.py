@@ -16,18 +16,21 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from llama_index.core.base.base_retriever import BaseRetriever
-from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+from ragtui import heavy
 
-from ragtui.config import Settings
-from ragtui.model.chunks import Chunk
-from ragtui.model.retrieval import MODES, CollectionMeta, KeywordMeta, LegHits, Mode, RetrievalMeta, VectorMeta, node_id
-from ragtui.retrieve.fusion import best_per_chunk, boost_merge, ranked, rrf_merge
-from ragtui.retrieve.keyword_leg import KeywordResult, keyword_search
-from ragtui.retrieve.senses import QuerySynonyms, Synonyms
-from ragtui.retrieve.wordnet import Lexicon, SynonymLookup, missing_lexicon_notice
-from ragtui.server_limits import too_deep
-from ragtui.stores.vector import check_vectors
+heavy.load("llama_index")  # first, so that this module's imports of it are lookups (ragtui/heavy.py)
+from llama_index.core.base.base_retriever import BaseRetriever  # noqa: E402
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode  # noqa: E402
+
+from ragtui.config import Settings  # noqa: E402
+from ragtui.model.chunks import Chunk  # noqa: E402
+from ragtui.model.retrieval import MODES, CollectionMeta, KeywordMeta, LegHits, Mode, RetrievalMeta, VectorMeta, node_id  # noqa: E402
+from ragtui.retrieve.fusion import best_per_chunk, boost_merge, ranked, rrf_merge  # noqa: E402
+from ragtui.retrieve.keyword_leg import KeywordResult, keyword_search  # noqa: E402
+from ragtui.retrieve.senses import QuerySynonyms, Synonyms  # noqa: E402
+from ragtui.retrieve.wordnet import Lexicon, SynonymLookup, missing_lexicon_notice  # noqa: E402
+from ragtui.server_limits import too_deep  # noqa: E402
+from ragtui.stores.vector import check_vectors  # noqa: E402
 
 if TYPE_CHECKING:
     from ragtui.library import Collection

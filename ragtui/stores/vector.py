@@ -158,6 +158,7 @@ class VectorIndex:
     """One Chroma collection (cosine space) holding one model's vectors for a ragtui collection."""
 
     def __init__(self, client: Any, name: str, model: str) -> None:
+        heavy.load("llama_index")   # its Chroma store and query types, one thread at a time
         from llama_index.vector_stores.chroma import ChromaVectorStore
 
         self.model = model
