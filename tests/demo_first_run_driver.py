@@ -42,6 +42,8 @@ async def drive(pilot: Pilot) -> None:
 
     app = pilot.app
     try:
+        if next(s for s in app.screen_stack if isinstance(s, MainScreen)).ingest_on_start is None:
+            raise RuntimeError("the demo did not ingest on start")
         await until(lambda: isinstance(app.screen, IngestScreen), pilot)
         screen = app.screen
         assert isinstance(screen, IngestScreen)
