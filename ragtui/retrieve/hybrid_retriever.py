@@ -291,6 +291,30 @@ class HybridRetriever(BaseRetriever):
             self.notices.append(f"{error}; it answered with keyword matches only.")
             return False, None
 
+    def _say_missing_vectors(self, collection: Collection, chunks: int, vectors: dict[str, int]) -> None:
+        """The one rule for what a query says about a collection's chunks without vectors, by why they have
+        none: an ingest still embedding them, an ingest cut before its end, or vectors its ingest could not
+        make (the embedder was unreachable)."""
+        name = collection.name
+        state = collection.state
+        if state in ("ingesting", "interrupted"):
+            model = next(iter(vectors), collection.settings.embed.model)
+            embedded = vectors[model] if model in vectors else len(collection.records.embedded_ids(model))
+            if state == "ingesting":
+                self.notices.append(f"Collection {name}: embedding in progress: {embedded:,} of {chunks:,}; the "
+                                    "chunks not embedded yet are found by keyword matches only.")
+            else:
+                self.notices.append(f"Collection {name}: ingest cancelled: run it again to finish ({embedded:,} of "
+                                    f"{chunks:,} chunks embedded; the others are found by keyword matches only).")
+        elif not any(vectors.values()):
+            self.notices.append(f"Collection {name} has no embeddings yet (its ingest could not reach the "
+                                "embedder); it answered with keyword matches only. Re-run the ingest to embed it.")
+        else:
+            for model, count in vectors.items():
+                if count < chunks:
+                    self.notices.append(f"Collection {name}: {chunks - count} of {chunks} chunks have no {model} "
+                                        "vectors yet; only the keyword leg can find those.")
+
     def _vector_leg(self, collection: Collection, embeddings: QueryEmbeddings, scored: dict[str, Scored],
                     timings_ms: dict[str, float]) -> tuple[bool, VectorMeta]:
         """Search every model index the collection has; False when none could answer (keyword-only)."""
@@ -324,14 +348,10 @@ class HybridRetriever(BaseRetriever):
         if models and not vectors:
             return False, meta   # no query vector for any of its models: the embedding failure was already said
         if not models or (chunks and not any(vectors.values())):
-            self.notices.append(f"Collection {collection.name} has no embeddings yet (its ingest could not "
-                                "reach the embedder); it answered with keyword matches only. Re-run the "
-                                "ingest to embed it.")
+            self._say_missing_vectors(collection, chunks, vectors)
             return False, meta
-        for model, count in vectors.items():
-            if count < chunks:
-                self.notices.append(f"Collection {collection.name}: {chunks - count} of {chunks} chunks have no "
-                                    f"{model} vectors yet; only the keyword leg can find those.")
+        if any(count < chunks for count in vectors.values()):
+            self._say_missing_vectors(collection, chunks, vectors)
         for cid, score in best_per_chunk(*answered).items():
             scored[cid].vector = score
         return bool(answered), meta
