@@ -233,6 +233,48 @@ class ServeSettings:
     max_sessions: int = _rule(1, 1_000)
 
 
+@dataclass(frozen=True)
+class CiteSettings:
+    bib_file: str = _rule()
+
+
+@dataclass(frozen=True)
+class KeysSettings:
+    """The TUI's keys, one entry per action (tui/keymap.py names them and checks the values)."""
+
+    focus_query: str = _rule()
+    synthesize: str = _rule()
+    reannotate_selected: str = _rule()
+    reannotate_all: str = _rule()
+    toggle_source: str = _rule()
+    continue_answer: str = _rule()
+    new_session: str = _rule()
+    edit_rewrite: str = _rule()
+    earlier_turn: str = _rule()
+    later_turn: str = _rule()
+    details: str = _rule()
+    reannotate_with: str = _rule()
+    tab_relevant: str = _rule()
+    tab_filtered: str = _rule()
+    tab_all: str = _rule()
+    filter_sources: str = _rule()
+    cancel: str = _rule()
+    edit_question: str = _rule()
+    open_answer: str = _rule()
+    copy_answer: str = _rule()
+    copy_source: str = _rule()
+    history: str = _rule()
+    switcher: str = _rule()
+    ingest: str = _rule()
+    new_collection: str = _rule()
+    refresh_collections: str = _rule()
+    toggle_collections: str = _rule()
+    next_theme: str = _rule()
+    notices: str = _rule()
+    help: str = _rule()
+    quit: str = _rule()
+
+
 _REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL}
 
 SECTIONS: dict[str, type] = {
@@ -250,7 +292,9 @@ SECTIONS: dict[str, type] = {
     "chroma": ChromaSettings,
     "storage": StorageSettings,
     "ui": UiSettings,
+    "keys": KeysSettings,
     "serve": ServeSettings,
+    "cite": CiteSettings,
 }
 
 # Keys that moved, old "section.key" -> new: still read from files, RAGTUI_* variables and --set, with one
@@ -282,7 +326,9 @@ class Settings:
     chroma: ChromaSettings
     storage: StorageSettings
     ui: UiSettings
+    keys: KeysSettings
     serve: ServeSettings
+    cite: CiteSettings
     origins: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
     # lines for the user about the configuration itself (deprecated names read), printed once by the CLI
     notices: tuple[str, ...] = field(default=(), compare=False, repr=False)

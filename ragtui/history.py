@@ -36,6 +36,7 @@ from ragtui.timestamps import now as _now
 
 SCHEMA_VERSION = 2
 FILE_NAME = "history.sqlite3"
+RECORD_ID_MAX = 2**63 - 1     # SQLite's INTEGER is a signed 64-bit number: one more does not bind
 
 _TURN_COLUMNS = """
     query             TEXT NOT NULL,
@@ -415,6 +416,8 @@ def _render_turn(index: int, turn: Turn, many: bool) -> list[str]:
             lines += [f"   > {line}" if line.strip() else "   >" for line in s.annotation.strip().splitlines()]
             if s.misquoted:
                 lines.append("   > (the quote above is not in this source's text: not a real quote)")
+            elif s.quote_page:
+                lines.append(f"   > (quoted from page {s.quote_page})")
         if s.error:
             lines.append(f"   > annotation error: {s.error}")
     if not turn.sources:

@@ -24,8 +24,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from ragtui.config import Settings
-from ragtui.errors import disk_full
+from ragtui.config import ConfigError, Settings
+from ragtui.errors import RagtuiError, disk_full
 from ragtui.history import HistoryStore
 from ragtui.library import (
     MANIFEST,
@@ -36,14 +36,17 @@ from ragtui.library import (
     CollectionRegistry,
 )
 from ragtui.model.library import CollectionInfo
+from ragtui.paths import user_path
 from ragtui.retrieve.wordnet import Lexicon
 
 if TYPE_CHECKING:
     from ragtui.events import Event
-    from ragtui.model.chunks import ChunkMeta
+    from ragtui.model.chunks import Chunk, ChunkMeta
     from ragtui.model.conversation import SessionSource
+    from ragtui.model.filters import SearchFilter
     from ragtui.model.retrieval import Mode, Retrieval
     from ragtui.research.session import ResearchSession
+    from ragtui.retrieve.why import WhyNot
 
 
 Spans = tuple[tuple[int, int], ...]
@@ -200,9 +203,10 @@ class Workspace:
     # --- retrieval and research ------------------------------------------------------
 
     async def retrieve(self, query: str, names: Sequence[str], *, mode: Mode = "hybrid",
-                       synonyms: bool | None = None) -> Retrieval:
-        """Hybrid retrieval over the named collections (CollectionError for an unknown name). A damaged one,
-        or one deleted since it was named, is left out with a notice; the others are searched."""
+                       synonyms: bool | None = None, search_filter: SearchFilter | None = None) -> Retrieval:
+        """Hybrid retrieval over the named collections (CollectionError for an unknown name), within
+        `search_filter` when given. A damaged one, or one deleted since it was named, is left out with a
+        notice; the others are searched."""
         from ragtui.retrieve.pipeline import retrieve
 
         collections, notices = [], []
@@ -212,15 +216,27 @@ class Workspace:
             except (CollectionDamaged, CollectionGone) as exc:
                 notices.append(f"{exc}; it was not searched.")
         found = await retrieve(self.settings, query, collections, lexicon=self.lexicon, mode=mode,
-                               synonyms=synonyms)
+                               synonyms=synonyms, search_filter=search_filter)
         if not collections:             # every named one was left out: the notices say why, not "none selected"
             return replace(found, notices=notices)
         return replace(found, notices=[*notices, *found.notices]) if notices else found
 
-    def new_session(self, query: str, names: Sequence[str]) -> ResearchSession:
+    async def why_not(self, query: str, names: Sequence[str], path: str, *, mode: Mode = "hybrid",
+                      synonyms: bool | None = None) -> list[WhyNot]:
+        """What happened to the file `path` (`PATH:PAGE` for one page) for `query` in each named collection that
+        has it (retrieve.why); a RagtuiError when none does."""
+        from ragtui.retrieve.why import why_not
+
+        collections = [self.collection(name) for name in dict.fromkeys(names)]
+        return await why_not(self.settings, query, collections, path, lexicon=self.lexicon, mode=mode,
+                             synonyms=synonyms)
+
+    def new_session(self, query: str, names: Sequence[str], *,
+                    search_filter: SearchFilter | None = None) -> ResearchSession:
         from ragtui.research.session import ResearchSession
 
-        return ResearchSession(self.settings, query, names, history=self.history, retrieve=self.retrieve)
+        return ResearchSession(self.settings, query, names, history=self.history, retrieve=self.retrieve,
+                               search_filter=search_filter)
 
     def reopen(self, session_id: int) -> ResearchSession:
         """A saved session, ready for re-annotation or continuation (HistoryError when there is none)."""
@@ -228,13 +244,36 @@ class Workspace:
 
         return ResearchSession.reopen(self.settings, session_id, history=self.history, retrieve=self.retrieve)
 
-    def export_session(self, session_id: int) -> Path:
-        """The session as Markdown with numbered sources, written under <data dir>/exports/."""
-        text = self.history.export_markdown(session_id)
-        path = self.settings.data_dir / "exports" / f"session-{session_id}.md"
+    def export_session(self, session_id: int, fmt: str = "markdown") -> Path:
+        """The session in `fmt` (`export_text`), written under <data dir>/exports/."""
+        from ragtui.bibliography.export import SUFFIXES
+
+        text = self.export_text(session_id, fmt)
+        path = self.settings.data_dir / "exports" / f"session-{session_id}{SUFFIXES[fmt]}"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         return path
+
+    def export_text(self, session_id: int, fmt: str = "markdown") -> str:
+        """The session as Markdown with numbered sources and its checked quotes, or its cited documents as
+        BibTeX or CSL-JSON (ragtui.bibliography; a .bib file that could not be read is named in it)."""
+        from ragtui.bibliography.export import bibliography, quote_lines
+        from ragtui.bibliography.references import MetadataLookup
+
+        if fmt == "markdown":
+            quotes = quote_lines(self.history.load(session_id))
+            return self.history.export_markdown(session_id) + ("\n" + "\n".join(quotes) if quotes else "")
+        bib = self.settings.cite.bib_file
+        lookup = MetadataLookup(user_path(bib) if bib else None, self._collection_if_readable)
+        if lookup.bib_file is not None and not lookup.bib_file.is_file():
+            raise ConfigError(f"config error: cite.bib_file = {bib!r}: no such file")
+        return bibliography(self.history.load(session_id), fmt, lookup)
+
+    def _collection_if_readable(self, name: str) -> Collection | None:
+        try:
+            return self.collection(name)
+        except RagtuiError:        # deleted or damaged since the session: the file name still names it
+            return None
 
     def wordnet_state(self) -> tuple[bool, str]:
         """Whether synonym expansion will run, and why not when it will not."""
@@ -249,7 +288,16 @@ class Workspace:
 
     def document(self, source: SessionSource) -> DocumentView:
         """The chunk inside its document's text (kept by the ingest); the chunk alone when that is gone."""
-        chunk = source.chunk
+        return self.document_of(source.chunk)
+
+    def chunk(self, name: str, chunk_id: str) -> Chunk | None:
+        """The indexed chunk `chunk_id` of collection `name` (CollectionError for an unknown collection), None
+        when the collection holds no such chunk."""
+        found = self.collection(name).records.chunks_by_id([chunk_id])
+        return found[0] if found else None
+
+    def document_of(self, chunk: Chunk) -> DocumentView:
+        """The chunk inside its document's text, as `document` shows a session's source."""
         try:
             text, pages, spans = self._document_text(chunk.meta)
         except Exception as exc:  # a moved, changed or unreadable file still leaves the chunk to show

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from ragtui.config import Settings
 from ragtui.history import HistoryStore
 from ragtui.model.chunks import Chunk, ChunkMeta
+from ragtui.model.filters import SearchFilter
 from ragtui.model.retrieval import CollectionMeta, Hit, KeywordMeta, Retrieval, RetrievalMeta
 from ragtui.research.session import ResearchSession
 
@@ -30,9 +31,12 @@ class StaticRetrieval:
             RetrievalMeta(collections={"docs": CollectionMeta(keyword=KeywordMeta(tier=1, kept=("pump",)))})
         self.notices = list(notices)
         self.calls: list[tuple[str, tuple[str, ...]]] = []
+        self.filters: list[SearchFilter | None] = []
 
-    async def __call__(self, query: str, collections: Sequence[str]) -> Retrieval:
+    async def __call__(self, query: str, collections: Sequence[str], *,
+                       search_filter: SearchFilter | None = None) -> Retrieval:
         self.calls.append((query, tuple(collections)))
+        self.filters.append(search_filter)
         n = len(self.texts)
         hits = [Hit(chunk=make_chunk(i, text, page=str(i)), score=1.0 - i / 100,
                     rel_score=1.0 - (i - 1) / max(n - 1, 1), legs=("vector", "keyword") if i % 2 else ("vector",))

@@ -104,7 +104,7 @@ def test_retrieval_errors_are_one_line(fake_ollama: FakeOllama, tmp_path: Path, 
                                        capsys: pytest.CaptureFixture[str]) -> None:
     from ragtui.library import CollectionError
 
-    async def failing(*args: Any) -> None:
+    async def failing(*args: Any, **kwargs: Any) -> None:
         raise CollectionError("no collection 'nope'; `ragtui collections list` shows them")
 
     monkeypatch.setattr("ragtui.workspace.Workspace.retrieve", failing)

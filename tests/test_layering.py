@@ -32,20 +32,22 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # A collection: its stores, names, locks and states.
     ("collections", ("ragtui.library",)),
     # The three engines of the work: ingest, retrieval, the LLM calls; none of them imports another.
-    ("work", ("ragtui.ingest", "ragtui.retrieve", "ragtui.llm")),
+    # A session's bibliography (its references' metadata from .bib files and PDFs) rides on the same layer.
+    ("work", ("ragtui.ingest", "ragtui.retrieve", "ragtui.llm", "ragtui.bibliography")),
     # A research conversation: retrieval, annotation and synthesis in turns, saved to the history.
     ("research", ("ragtui.research",)),
     # The one object the front ends hold: it owns the collections, the history and the sessions.
     ("workspace", ("ragtui.workspace",)),
     # Tools on top of the engine.
     ("tools", ("ragtui.evaluation", "ragtui.doctor")),
-    # The front ends: the TUI and `ragtui serve`'s web server, then the CLI, which may start either.
-    ("tui", ("ragtui.tui", "ragtui.serve")),
+    # The front ends: the TUI, `ragtui serve`'s web server and `ragtui mcp`'s server, then the CLI, which may start
+    # any of them.
+    ("tui", ("ragtui.tui", "ragtui.serve", "ragtui.mcp_server")),
     ("cli", ("ragtui.cli", "ragtui.__main__")),
 )
 # Packages of one layer that must not lean on each other, so each can be read and tested alone.
 APART = (("ragtui.ingest", "ragtui.retrieve", "ragtui.llm"), ("ragtui.model", "ragtui.config"),
-         ("ragtui.tui", "ragtui.serve"))
+         ("ragtui.tui", "ragtui.serve", "ragtui.mcp_server"))
 
 
 def module_name(path: Path) -> str:

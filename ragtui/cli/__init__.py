@@ -25,6 +25,7 @@ from ragtui.cli import (
     eval_cmd,
     history_cmd,
     ingest_cmd,
+    mcp_cmd,
     query_cmd,
     serve_cmd,
     wordnet_cmd,
@@ -34,7 +35,7 @@ from ragtui.errors import RagtuiError, describe
 from ragtui.sanitize import one_line
 
 COMMANDS = (config_cmd, doctor_cmd, wordnet_cmd, ingest_cmd, collections_cmd, query_cmd, eval_cmd, ask_cmd,
-            history_cmd, serve_cmd, demo_cmd)
+            history_cmd, serve_cmd, mcp_cmd, demo_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

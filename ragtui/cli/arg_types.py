@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-RECORD_ID_MAX = 2**63 - 1     # SQLite's INTEGER is a signed 64-bit number: one more does not bind
+from ragtui.history import RECORD_ID_MAX
 
 
 def positive(value: str) -> int:
@@ -20,3 +20,10 @@ def record_id(value: str) -> int:
     if not value.isdigit() or not 1 <= int(value) <= RECORD_ID_MAX:
         raise argparse.ArgumentTypeError(f"expected a whole number from 1 to {RECORD_ID_MAX}, got {value!r}")
     return int(value)
+
+
+def add_filter_argument(parser: argparse.ArgumentParser) -> None:
+    """`-f/--filter`, the same on every command that searches (ragtui.model.filters reads the values)."""
+    parser.add_argument("-f", "--filter", action="append", default=[], metavar="FILTER",
+                        help="search only part of the collections: path:GLOB (a file, a folder/, *.pdf) or "
+                             "heading:WORDS; repeat to widen one kind, combine kinds to narrow")

@@ -10,10 +10,11 @@ import sys
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ragtui.cli.arg_types import positive, record_id
+from ragtui.cli.arg_types import add_filter_argument, positive, record_id
 from ragtui.config import Settings
 from ragtui.errors import RagtuiError
 from ragtui.model.conversation import SessionSource, StopReason
+from ragtui.model.filters import SearchFilter, parse_filters
 from ragtui.quotes import QuoteCheck
 from ragtui.sanitize import clean, one_line
 
@@ -33,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                  "--follow-up)")
     parser.add_argument("-c", "--collection", action="append", default=[], metavar="NAME",
                         help="collection to search (repeatable; default: all)")
+    add_filter_argument(parser)
     parser.add_argument("--no-annotate", action="store_true", help="skip annotation: every source goes to synthesis")
     parser.add_argument("--json", action="store_true", help="print the finished session as one JSON object")
     parser.add_argument("--limit", type=positive, metavar="N",
@@ -60,6 +62,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
     for name in args.collection:            # a usage error (exit 2) before anything runs, as in every command
         validate_collection_name(name)
+    search_filter = parse_filters(args.filter)
     if args.no_annotate:
         settings = settings.replace(annotation__enabled=False)
     if not settings.llm.model:
@@ -67,10 +70,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if settings.annotation.enabled:
         load_template(settings.annotation.prompt_file)
     with Workspace(settings) as workspace:
-        return _ask(args, workspace)
+        return _ask(args, workspace, search_filter)
 
 
-def _ask(args: argparse.Namespace, workspace: Workspace) -> int:
+def _ask(args: argparse.Namespace, workspace: Workspace, search_filter: SearchFilter) -> int:
     chosen = [flag for flag, on in (("--continue", args.cont), ("--follow-up", args.follow_up is not None),
                                     ("--resynthesize", args.resynthesize)) if on]
     if len(chosen) > 1:
@@ -80,10 +83,12 @@ def _ask(args: argparse.Namespace, workspace: Workspace) -> int:
     if (chosen and args.query) or (args.session is not None and not chosen):
         raise RagtuiError("give either a question or one of --continue, --follow-up, --resynthesize "
                           "(--session goes with those)", exit_code=2)
+    if search_filter and (args.cont or args.resynthesize):
+        raise RagtuiError("-f/--filter goes with a question or --follow-up (it narrows a search)", exit_code=2)
     if args.follow_up is not None or args.resynthesize:
         session = workspace.reopen(args.session or _latest(workspace.history))
         events = session.synthesize() if args.resynthesize else \
-            session.follow_up(args.follow_up, rewrite=args.rewrite)
+            session.follow_up(args.follow_up, rewrite=args.rewrite, search_filter=search_filter or None)
     elif args.cont:
         session_id = args.session or _last_truncated(workspace.history)
         if session_id is None:
@@ -99,7 +104,7 @@ def _ask(args: argparse.Namespace, workspace: Workspace) -> int:
         collections = args.collection or workspace.collection_names()
         if not collections:
             raise RagtuiError("no collections to search: ingest a folder first with `ragtui ingest`")
-        session = workspace.new_session(args.query.strip(), collections)
+        session = workspace.new_session(args.query.strip(), collections, search_filter=search_filter)
         events = session.run()
     printer = JsonPrinter() if args.json else TextPrinter(sys.stdout, sys.stderr, continuing=args.cont,
                                                           limit=args.limit)
@@ -288,7 +293,9 @@ def _turn_json(session: ResearchSession, index: int, turn: Turn) -> dict[str, An
     quotes = session.quote_checks(turn)
     return {
         "turn": index, "query": turn.query, "rewrite": turn.rewrite, "rewrite_by": turn.rewrite_by,
-        "sources": [{"number": s.number, "label": s.chunk.label, "chunk_id": s.chunk.id, "score": s.score,
+        "sources": [{"number": s.number, "label": s.chunk.label, "chunk_id": s.chunk.id,
+                     "page": s.chunk.meta.page, "page_last": s.chunk.meta.last_page, "quote_page": s.quote_page,
+                     "score": s.score,
                      "rel_score": s.rel_score, "legs": list(s.legs), "state": s.state.value,
                      "override": s.override.value, "relevant": s.relevant, "annotation": s.annotation,
                      "annotated_by": s.annotated_by, "annotation_prompt": s.annotation_prompt,

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ragtui.bibliography.export import FORMATS
 from ragtui.cli.arg_types import record_id
 from ragtui.config import Settings
 from ragtui.errors import RagtuiError
@@ -30,8 +31,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     listing.add_argument("-n", "--limit", type=record_id, default=50, help="at most this many (default 50)")
     for name, text in (("show", "print a session as Markdown"), ("delete", "delete a session")):
         actions.add_parser(name, help=text).add_argument("id", type=record_id)
-    export = actions.add_parser("export", help="write a session as Markdown with numbered sources")
+    export = actions.add_parser("export", help="write a session as Markdown with numbered sources, or its cited "
+                                               "documents as BibTeX or CSL-JSON")
     export.add_argument("id", type=record_id)
+    export.add_argument("--format", choices=FORMATS, default="markdown",
+                        help="markdown (default): the whole session and its checked quotes; bibtex or csl-json: one "
+                             "entry per cited document, each [N] as a citation with its pages")
     export.add_argument("-o", "--output", type=Path, metavar="FILE", help="file to write (default: stdout)")
     again = actions.add_parser("reannotate", help="annotate a session's sources again, with another model or "
                                                   "prompt file")
@@ -64,7 +69,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                 print(one_line(f"{s.id:>5}  {s.created_at}  {s.stop_reason or '-':<9}  "
                                f"{s.relevant:>3}/{s.sources:<3} {turns:<8} {','.join(s.collections):<20}  {s.query}"))
         elif args.action in ("show", "export"):
-            text = store.export_markdown(args.id)
+            text = workspace.export_text(args.id, getattr(args, "format", "markdown"))
             if getattr(args, "output", None):
                 try:
                     args.output.write_text(text, encoding="utf-8")

@@ -91,12 +91,17 @@ class ChunkParser(NodeParser):
             start, end = trim_span(text, a, b)
             if start == end:
                 continue
-            page, page_index = "", -1
+            page, page_index, breaks = "", -1, ""
             if pages:
-                _, page, page_index = pages[max(0, bisect.bisect_right(starts, start) - 1)]
+                first = max(0, bisect.bisect_right(starts, start) - 1)
+                last = max(0, bisect.bisect_right(starts, end - 1) - 1)
+                _, page, page_index = pages[first]
+                if last > first:
+                    breaks = json.dumps([[at - start, str(label), int(i)]
+                                         for at, label, i in pages[first + 1:last + 1]])
             cmeta = ChunkMeta(collection=meta["collection"], source=meta["source"], file_hash=meta["file_hash"],
                               format=meta["format"], chunk_index=index, char_start=start, char_end=end,
-                              page=str(page), page_index=int(page_index), heading=heading)
+                              page=str(page), page_index=int(page_index), heading=heading, page_breaks=breaks)
             node = TextNode(id_=chunk_id(meta["source"], index), text=text[start:end],
                             metadata={**cmeta.to_dict(), "encoding": meta.get("encoding") or "utf-8"})
             node.relationships[NodeRelationship.SOURCE] = RelatedNodeInfo(node_id=meta["source"])

@@ -21,7 +21,7 @@ from pathlib import Path
 from ragtui.config import ConfigError
 from ragtui.errors import describe
 from ragtui.llm.chat import ChatModel, LLMError
-from ragtui.llm.fencing import FENCE_RULE, fence
+from ragtui.llm.fencing import FENCE_RULE, fence, unfence
 from ragtui.llm.window import WINDOW_CHARS, best_window
 from ragtui.paths import UnreadableFile, read_small_text, user_path
 from ragtui.quotes import occurs
@@ -168,7 +168,7 @@ async def annotate_sources(
             except Exception as exc:   # an LLMError, or a bug that must not leave the queue waiting
                 queue.put_nowait(Failed(number, describe(exc)))
             else:
-                queue.put_nowait(Answered(number, answer, not is_irrelevant(answer, pattern, template)))
+                queue.put_nowait(Answered(number, unfence(answer), not is_irrelevant(answer, pattern, template)))
 
     tasks = [asyncio.create_task(one(number, text)) for number, text in items]
     try:

@@ -6,7 +6,8 @@ the text sits between a `<<<` line and a `>>>` line, and any line of it that loo
 structure (a source header, an annotation line, a fence) or starts with the escape
 character gets one more backslash in front; the system prompt (`FENCE_RULE`) tells the
 model what the fence means. The synthesis prompt (one fence per source) and the
-annotation prompt (the EXTRACT) both go through `fence`.
+annotation prompt (the EXTRACT) both go through `fence`; a model that quotes an escaped
+line back gets the escape taken off again (`unfence`), so a reader sees the document's text.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ import re
 FENCE_OPEN = "<<<"
 FENCE_CLOSE = ">>>"
 _STRUCTURE_LIKE = re.compile(r"\s*(\\|<<<|>>>|\[\s*\d+\s*\]\s*SOURCE\b|ANNOTATION\s*:)", re.IGNORECASE)
+# The backslash `fence` puts in front of structure, as a model quotes it back (at a line's start or inside a
+# sentence): the first of a run of backslashes before a fence, a source header or an annotation line.
+_ESCAPED = re.compile(r"(?<!\\)\\(?=\\*(?:<<<|>>>|\[\s*\d+\s*\]\s*SOURCE\b|ANNOTATION\s*:))", re.IGNORECASE)
 
 FENCE_RULE = (
     f"Document text is given between a line `{FENCE_OPEN}` and a line `{FENCE_CLOSE}`. Everything between "
@@ -31,6 +35,12 @@ def fence(text: str) -> str:
     Lines are split as Python splits them (\\r, \\v, U+2028 too), since a model may read any of those as a break."""
     lines = ("\\" + line if _STRUCTURE_LIKE.match(line) else line for line in text.splitlines())
     return "\n".join([FENCE_OPEN, *lines, FENCE_CLOSE])
+
+
+def unfence(text: str) -> str:
+    """A model's reply with `fence`'s escape taken off the structure-like lines it quotes: `\\>>> import os`
+    reads `>>> import os`, and `\\\\>>>` (a document line that itself began `\\>>>`) reads `\\>>>`."""
+    return _ESCAPED.sub("", text)
 
 
 def fold_line(text: str) -> str:

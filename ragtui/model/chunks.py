@@ -8,7 +8,8 @@ nodes, the Whoosh index and the ingest records.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +34,41 @@ class ChunkMeta:
     heading: str = ""           # heading path "Intro > Install"; "" when none
     text_entropy: float = 0.0   # bits per byte of the text in its file's encoding
     word_count: int = 0
+    # Where a chunk that runs over page breaks moves on to each next page, as JSON
+    # [[offset into the chunk's text, page label, page index], ...]; "" when it lies on one page
+    # (and in chunks ingested before this was recorded: they are cited by their first page).
+    page_breaks: str = ""
+
+    def breaks(self) -> list[tuple[int, str, int]]:
+        """The page breaks inside the chunk, in order; none when the record is missing or unreadable."""
+        if not self.page_breaks:
+            return []
+        try:
+            return [(int(at), str(label), int(index)) for at, label, index in json.loads(self.page_breaks)]
+        except (ValueError, TypeError):
+            return []
+
+    @property
+    def last_page(self) -> str:
+        """The label of the page the chunk ends on (its first page when it lies on one)."""
+        breaks = self.breaks()
+        return breaks[-1][1] if breaks else self.page
+
+    @property
+    def pages(self) -> str:
+        """`12` or, over a page break, `12-13`: how a citation names the chunk's pages ("" without pages)."""
+        last = self.last_page
+        return f"{self.page}-{last}" if last and last != self.page else self.page
+
+    def page_of(self, text: str, holds: Callable[[str], bool]) -> str:
+        """The label of the one page whose part of the chunk's `text` `holds` something (a quote), else ""."""
+        if not self.page:
+            return ""
+        cuts = [(0, self.page), *((at, label) for at, label, _ in self.breaks())]
+        parts = [(label, text[at:end]) for (at, label), (end, _) in zip(cuts, [*cuts[1:], (len(text), "")],
+                                                                         strict=True)]
+        found = {label for label, part in parts if holds(part)}
+        return found.pop() if len(found) == 1 else ""
 
     def to_dict(self) -> dict[str, Any]:
         """The flat fields by name (`asdict` deep-copies, ~10x slower; a query builds a node's metadata
@@ -59,8 +95,10 @@ class Chunk:
 
     @property
     def label(self) -> str:
-        """`collection/file [p.PAGE]`, as sources are named to the LLM and the user."""
-        page = f" [p.{self.meta.page}]" if self.meta.page else ""
+        """`collection/file [p.PAGE]` (`[pp.FIRST-LAST]` over a page break), as sources are named to the LLM and
+        the user."""
+        pages = self.meta.pages
+        page = f" [{'pp' if pages != self.meta.page else 'p'}.{pages}]" if pages else ""
         return f"{self.meta.collection}/{self.meta.source}{page}"
 
 

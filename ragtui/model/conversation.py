@@ -21,7 +21,7 @@ from typing import Any
 
 from ragtui.model.chunks import Chunk, LegRank, leg_score
 from ragtui.model.retrieval import RetrievalMeta
-from ragtui.quotes import misquotes
+from ragtui.quotes import found_quotes, misquotes, occurs
 
 
 class AnnotationState(StrEnum):
@@ -106,6 +106,15 @@ class SessionSource:
     def misquoted(self) -> tuple[str, ...]:
         """What the annotation quotes that this chunk does not say (`quotes.misquotes`): not a real quote."""
         return misquotes(self.annotation, self.chunk.text) if self.annotation else ()
+
+    @property
+    def quote_page(self) -> str:
+        """The page the annotation's first quote of this chunk lies on, when the chunk runs over a page break
+        and the quote does not (`quotes.found_quotes`); "" otherwise."""
+        if not self.annotation or not self.chunk.meta.breaks():
+            return ""
+        quoted = found_quotes(self.annotation, self.chunk.text)
+        return self.chunk.meta.page_of(self.chunk.text, lambda part: occurs(quoted[0], part)) if quoted else ""
 
     @property
     def verdict_relevant(self) -> bool:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from ragtui.model.chunks import Chunk, LegRank, leg_score
+from ragtui.model.filters import SearchFilter
 
 Mode = Literal["hybrid", "vector", "keyword"]
 MODES: tuple[Mode, ...] = get_args(Mode)
@@ -190,6 +191,7 @@ class RetrievalMeta:
     """retrieval_meta: how every collection was searched, and the time each stage took (ms)."""
 
     mode: Mode = "hybrid"
+    filter: SearchFilter = field(default_factory=SearchFilter)   # the part of each collection searched
     collections: Mapping[str, CollectionMeta] = field(default_factory=dict)
     embed_ms: Mapping[str, float] = field(default_factory=dict)   # the query embedding, per model
     legs_and_merge_ms: float | None = None
@@ -207,6 +209,8 @@ class RetrievalMeta:
         out: dict[str, Any] = {"mode": self.mode,
                                "collections": {name: c.to_json() for name, c in self.collections.items()},
                                "timings_ms": timings}
+        if self.filter:
+            out["filter"] = self.filter.to_json()
         if self.returned is not None:
             out["returned"] = self.returned
         if self.rerank is not None:
@@ -218,7 +222,7 @@ class RetrievalMeta:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RetrievalMeta:
         timings = data.get("timings_ms", {})
-        return cls(mode=data.get("mode", "hybrid"),
+        return cls(mode=data.get("mode", "hybrid"), filter=SearchFilter.from_json(data.get("filter")),
                    collections={name: CollectionMeta.from_json(c)
                                 for name, c in data.get("collections", {}).items()},
                    embed_ms=dict(timings.get("embed", {})), legs_and_merge_ms=timings.get("legs_and_merge"),

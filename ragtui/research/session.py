@@ -2,7 +2,7 @@
 
 The CLI and the TUI drive the same object and only render what it yields. The
 Workspace injects both collaborators: `history`, the HistoryStore that saves the
-session, and `retrieve`, an async callable `(query, collection names) -> Retrieval`
+session, and `retrieve`, an async callable `(query, collection names, *, search_filter) -> Retrieval`
 (Workspace.retrieve; tests pass a fixed one). What the session has found and
 written so far is `session.conversation`, a frozen snapshot; the few properties
 below read it.
@@ -14,6 +14,7 @@ import asyncio
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +24,14 @@ from ragtui.events import Event, Notice, RetrievalStarted, RewriteReady
 from ragtui.history import HistoryStore
 from ragtui.model import conversation as transitions
 from ragtui.model.conversation import Conversation, SessionSource, StopReason, Turn
+from ragtui.model.filters import SearchFilter
 from ragtui.model.retrieval import Retrieval
 from ragtui.quotes import QuoteCheck
 from ragtui.research.ledger import Ledger
 from ragtui.research.models import ChatModels
 from ragtui.research.stages import TurnStages
 
-RetrieveFn = Callable[[str, Sequence[str]], Awaitable[Retrieval]]
+RetrieveFn = Callable[..., Awaitable[Retrieval]]   # (query, collection names, *, search_filter)
 
 
 def preload() -> None:
@@ -49,13 +51,16 @@ class ResearchSession:
 
     Turns: the latest is the one follow-ups, re-annotation, synthesis and Continue
     work on. Source numbers continue across turns, so `source(n)`, `rescue(n)` and
-    `drop(n)` reach any turn's source.
+    `drop(n)` reach any turn's source. `search_filter` keeps every turn's retrieval to part
+    of the collections; each turn's retrieval meta records it, so a reopened session goes on
+    with the filter of its latest turn.
     """
 
     def __init__(self, settings: Settings, query: str, collections: Sequence[str], *,
-                 history: HistoryStore, retrieve: RetrieveFn) -> None:
+                 history: HistoryStore, retrieve: RetrieveFn, search_filter: SearchFilter | None = None) -> None:
         self.settings = settings
         self._retrieve = retrieve
+        self.search_filter = search_filter or SearchFilter()
         self._ledger = Ledger(Conversation(
             collections=tuple(collections), config=config_snapshot(settings),
             synthesis_model=settings.llm.model, annotation_model=settings.llm.annotator,
@@ -130,6 +135,8 @@ class ResearchSession:
         """A session rebuilt from its history record; re-annotate and continue work on it."""
         session = cls(settings, "", [], history=history, retrieve=retrieve)
         session._ledger.conversation = history.load(session_id)
+        meta = session.conversation.turn.retrieval_meta
+        session.search_filter = meta.filter if meta is not None else SearchFilter()
         return session
 
     async def aclose(self) -> None:
@@ -167,18 +174,20 @@ class ResearchSession:
         yield RetrievalStarted(collections)
         started = time.perf_counter()
         try:
-            retrieval = await self._retrieve(self.turn.query, collections)
+            retrieval = await self._retrieve(self.turn.query, collections, search_filter=self.search_filter)
         except Exception as exc:  # an unknown collection or a store failure: said, and the session kept
             yield self._stages.fail("retrieve", describe(exc))
             return
         self._ledger.time("retrieve_s", time.perf_counter() - started)
-        self._ledger.change_turn(retrieval_meta=retrieval.meta, keyword_only=retrieval.keyword_only)
+        self._ledger.change_turn(retrieval_meta=replace(retrieval.meta, filter=self.search_filter),
+                                 keyword_only=retrieval.keyword_only)
         async with aclosing(self._stages.answer(retrieval.hits, retrieval.notices, llm_problem,
                                                 llm_stage)) as events:
             async for event in events:
                 yield event
 
-    async def follow_up(self, question: str, *, rewrite: str | None = None) -> AsyncGenerator[Event, None]:
+    async def follow_up(self, question: str, *, rewrite: str | None = None,
+                        search_filter: SearchFilter | None = None) -> AsyncGenerator[Event, None]:
         """A new turn: `question` answered in the light of the conversation so far.
 
         Retrieved twice, on the question as typed and on a standalone rewrite (the
@@ -187,6 +196,7 @@ class ResearchSession:
         cannot lose what the typed words find. Without a usable LLM the rewrite is
         skipped with a notice. Then annotation and a synthesis whose prompt carries
         the earlier turns' questions and answers within the context budget.
+        `search_filter` replaces the session's filter from this turn on.
         """
         from ragtui.llm.rewrite import clean_rewrite
         from ragtui.retrieve.followup import fuse_runs
@@ -194,6 +204,8 @@ class ResearchSession:
         question = " ".join(question.split())
         if not question:
             raise RagtuiError("a follow-up needs a question", exit_code=2)
+        if search_filter is not None:
+            self.search_filter = search_filter
         self._ledger.change(turns=(*self.turns, Turn(question)))
         self._stages.packing = None                   # the previous turn's prompt
         llm_problem, llm_stage = await self._models.check()
@@ -214,13 +226,15 @@ class ResearchSession:
         queries = [question] + ([rewritten] if rewritten and rewritten != question else [])
         started = time.perf_counter()
         try:
-            runs = [await self._retrieve(q, collections) for q in queries]   # one searcher per collection
+            runs = [await self._retrieve(q, collections, search_filter=self.search_filter)
+                    for q in queries]   # one searcher per collection
         except Exception as exc:  # an unknown collection or a store failure: said, and the session kept
             yield self._stages.fail("retrieve", describe(exc))
             return
         self._ledger.time("retrieve_s", time.perf_counter() - started)
         typed = runs[0]
-        self._ledger.change_turn(retrieval_meta=typed.meta, keyword_only=any(r.keyword_only for r in runs))
+        self._ledger.change_turn(retrieval_meta=replace(typed.meta, filter=self.search_filter),
+                                 keyword_only=any(r.keyword_only for r in runs))
         hits, notices = list(typed.hits), list(typed.notices)
         if len(runs) > 1:
             self._ledger.change_turn(rewrite_meta=runs[1].meta)

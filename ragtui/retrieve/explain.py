@@ -10,13 +10,22 @@ rewrite's. Plain text lines: the front ends render them as they are (never as ma
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ragtui.model.chunks import LegRank
 from ragtui.model.conversation import SessionSource
-from ragtui.model.retrieval import CollectionMeta, RetrievalMeta
+from ragtui.model.retrieval import CollectionMeta, KeywordMeta, RetrievalMeta
+
+if TYPE_CHECKING:
+    from ragtui.retrieve.why import WhyNot
 
 TIERS = {1: "1 (every kept word, AND)", 2: "2 (any word or synonym, OR)", "skipped": "skipped", "off": "off"}
 LEG_NAMES = {"query": "typed question", "rewrite": "rewritten question", "fused": "fused"}
+
+
+def with_idf(kw: KeywordMeta, words: Sequence[str]) -> str:
+    """`pump (IDF 2.31), seal (IDF 1.02)`; "none" for no words."""
+    return ", ".join(f"{w} (IDF {kw.idf[w]:.2f})" if w in kw.idf else w for w in words) or "none"
 
 
 def collection_lines(name: str, meta: CollectionMeta) -> list[str]:
@@ -26,11 +35,8 @@ def collection_lines(name: str, meta: CollectionMeta) -> list[str]:
     if kw.tier == "skipped" and kw.reason:
         lines.append(f"  keyword leg skipped: {kw.reason}")
     if kw.words:
-        def with_idf(words: Sequence[str]) -> str:
-            return ", ".join(f"{w} (IDF {kw.idf[w]:.2f})" if w in kw.idf else w for w in words) or "none"
-
-        lines.append(f"  words kept: {with_idf(kw.kept)}")
-        lines.append(f"  words dropped: {with_idf(kw.dropped)}")
+        lines.append(f"  words kept: {with_idf(kw, kw.kept)}")
+        lines.append(f"  words dropped: {with_idf(kw, kw.dropped)}")
         lines.append(f"  mean IDF {kw.mean_idf:.2f} ({'gate passed' if kw.gate_passed else 'below the gate'})")
         synonyms = "; ".join(f"{w} -> {', '.join(s)}" for w, s in kw.synonyms.items() if s)
         lines.append(f"  synonyms: {synonyms or 'none'}")
@@ -47,6 +53,8 @@ def meta_lines(meta: RetrievalMeta | None, heading: str = "") -> list[str]:
     if meta is None:
         return ["(no retrieval ran)"]
     lines = [heading] if heading else []
+    if meta.filter:
+        lines.append(f"filter: {' '.join(meta.filter.chips())}")
     for name, collection in meta.collections.items():
         lines += collection_lines(name, collection)
     return lines
@@ -88,4 +96,51 @@ def details(meta: RetrievalMeta | None, sources: Sequence[SessionSource], *, rew
     lines += meta_lines(meta, "Question as typed:" if rewrite else "")
     if rewrite:
         lines += ["", *meta_lines(rewrite_meta, f"Rewritten question: {rewrite}")]
+    return lines
+
+
+def why_lines(why: WhyNot) -> list[str]:
+    """What happened to one expected file (retrieve.why): the outcome, then the ingest, its vectors, and its
+    best chunk in each leg."""
+    page = f" p.{why.page}" if why.page else ""
+    lines = [f"Why {why.collection}/{why.source}{page}: {why.fate}"]
+    if why.status != "done":
+        state = f"{why.status}: {why.reason}" if why.status else "no record"
+        return [*lines, f"  ingest: not indexed ({state})"]
+    dropped = ", ".join(f"{reason} {n}" for reason, n in sorted(why.filtered.items()))
+    lines.append(f"  ingest: {why.chunks} chunk(s) indexed{' on that page' if why.page else ''}; dropped by the "
+                 f"ingest filters (whole file): {dropped or 'none'}")
+    for model, missing in why.missing_vectors.items() if why.chunks else ():
+        lines.append(f"  vectors ({model}): " + (f"{missing} of {why.chunks} chunk(s) have none; only the keyword "
+                                                 "leg can find those" if missing else "every chunk has one"))
+    if not why.missing_vectors:
+        lines.append("  vectors: the collection has none (its ingest could not embed; the keyword leg alone "
+                     "searches it)")
+    best = why.best
+    if best is None:
+        return lines
+    head = best.chunk.text.strip().splitlines()[0][:60] if best.chunk.text.strip() else ""
+    lines.append(f"  best chunk {best.chunk.id}" + (f" (p.{best.chunk.meta.page})" if best.chunk.meta.page else "")
+                 + f": {head!r}")
+    kw = why.keyword
+    if kw is None or kw.tier == "off":
+        lines.append("  keyword leg: off")
+    elif kw.tier == "skipped":
+        lines.append(f"  keyword leg: skipped ({kw.reason}); words dropped: {with_idf(kw, kw.dropped)}")
+    else:
+        found = (f"score {best.keyword:.3f}, rank {best.keyword_rank}" if best.keyword is not None
+                 else "not found")
+        lines.append(f"  keyword leg: tier {TIERS.get(kw.tier, str(kw.tier))}; {found}")
+        lines.append(f"    the chunk holds: {', '.join(best.matched) or 'none'}; lacks: "
+                     f"{', '.join(best.missing) or 'none'}; words dropped from the query: {with_idf(kw, kw.dropped)}")
+    if best.vector is not None:
+        lines.append(f"  vector leg: similarity {best.vector:.3f}, rank {best.vector_rank} (each leg keeps its top "
+                     f"{why.top_k}; retrieve.min_similarity = {why.floor:g}"
+                     + (", below it" if best.vector < why.floor else "") + ")")
+    elif best.vectorless:
+        lines.append(f"  vector leg: the chunk has no {', '.join(best.vectorless)} vector")
+    elif not why.missing_vectors:
+        lines.append("  vector leg: none (no vectors in this collection)")
+    else:
+        lines.append("  vector leg: did not find it")
     return lines

@@ -24,7 +24,9 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode  # noqa
 
 from ragtui.config import Settings  # noqa: E402
 from ragtui.model.chunks import Chunk  # noqa: E402
+from ragtui.model.filters import SearchFilter  # noqa: E402
 from ragtui.model.retrieval import MODES, CollectionMeta, KeywordMeta, LegHits, Mode, RetrievalMeta, VectorMeta, node_id  # noqa: E402
+from ragtui.retrieve.filtering import FilterScope, resolve  # noqa: E402
 from ragtui.retrieve.fusion import best_per_chunk, boost_merge, ranked, rrf_merge  # noqa: E402
 from ragtui.retrieve.keyword_leg import KeywordResult, keyword_search  # noqa: E402
 from ragtui.retrieve.senses import QuerySynonyms, Synonyms  # noqa: E402
@@ -121,7 +123,8 @@ class HybridRetriever(BaseRetriever):
     """Vector + keyword legs per collection, merged; LlamaIndex `BaseRetriever`.
 
     `lexicon` supplies synonyms for the keyword leg. `embed` replaces the Ollama
-    query embedding (evaluation and benchmarks pass precomputed vectors). After a
+    query embedding (evaluation and benchmarks pass precomputed vectors). `search_filter`
+    keeps both legs to part of each collection (retrieve/filtering.py). After a
     call, `meta` holds its RetrievalMeta, `notices` the degraded modes in plain words, `keyword_only`
     whether no vector leg ran anywhere, and `evidence` the per-leg scores of
     every returned node id.
@@ -129,7 +132,7 @@ class HybridRetriever(BaseRetriever):
 
     def __init__(self, settings: Settings, collections: Sequence[Collection], *, lexicon: Lexicon,
                  mode: Mode = "hybrid", synonyms: bool | None = None, top_k: int | None = None,
-                 embed: QueryEmbedder | None = None) -> None:
+                 embed: QueryEmbedder | None = None, search_filter: SearchFilter | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         self.settings = settings
@@ -139,7 +142,8 @@ class HybridRetriever(BaseRetriever):
         self.use_synonyms = settings.synonyms.enabled if synonyms is None else synonyms
         self.top_k = top_k or settings.retrieve.top_k
         self.embed = embed or embed_query
-        self.meta = RetrievalMeta(mode=mode)
+        self.search_filter = search_filter or SearchFilter()
+        self.meta = RetrievalMeta(mode=mode, filter=self.search_filter)
         self.notices: list[str] = []
         self.keyword_only = False
         self.evidence: dict[str, Scored] = {}
@@ -197,7 +201,8 @@ class HybridRetriever(BaseRetriever):
             self.evidence[nid] = found
             nodes.append(NodeWithScore(node=TextNode(id_=nid, text=found.chunk.text,
                                                      metadata=found.chunk.meta.to_dict()), score=score))
-        self.meta = RetrievalMeta(mode=self.mode, collections=collections, embed_ms=embeddings.timings_ms,
+        self.meta = RetrievalMeta(mode=self.mode, filter=self.search_filter, collections=collections,
+                                  embed_ms=embeddings.timings_ms,
                                   legs_and_merge_ms=round((time.perf_counter() - started) * 1000, 2))
         return nodes
 
@@ -251,10 +256,11 @@ class HybridRetriever(BaseRetriever):
         vector_ms: dict[str, float] = {}
         vector, vector_ran = None, False
         run_keyword = self._runs_keyword()
+        scope = self._scope(collection)
         with ThreadPoolExecutor(max_workers=2) as pool:
-            kw_future = pool.submit(self._keyword_leg, collection, query, lookup) if run_keyword else None
+            kw_future = pool.submit(self._keyword_leg, collection, query, lookup, scope) if run_keyword else None
             if self.mode != "keyword":
-                vector_ran, vector = self._guarded_vector_leg(collection, embeddings, scored, vector_ms)
+                vector_ran, vector = self._guarded_vector_leg(collection, embeddings, scored, vector_ms, scope)
             keyword = kw_future.result() if kw_future else None
         if keyword is not None:
             for chunk, score in keyword.hits:
@@ -270,18 +276,29 @@ class HybridRetriever(BaseRetriever):
     def _runs_keyword(self) -> bool:
         return self.mode == "keyword" or (self.mode == "hybrid" and self.settings.keyword.enabled)
 
-    def _keyword_leg(self, collection: Collection, query: str, lookup: Synonyms | None) -> KeywordResult:
+    def _scope(self, collection: Collection) -> FilterScope | None:
+        """What of this collection the filter leaves (None without a filter); an empty part is said."""
+        if not self.search_filter:
+            return None
+        scope = resolve(collection.records, self.search_filter)
+        if scope.empty:
+            self.notices.append(f"Nothing in collection {collection.name} lies inside the filter "
+                                f"{' '.join(self.search_filter.chips())}.")
+        return scope
+
+    def _keyword_leg(self, collection: Collection, query: str, lookup: Synonyms | None,
+                     scope: FilterScope | None) -> KeywordResult:
         return keyword_search(collection.keyword, query, keyword=self.settings.keyword, top_k=self.top_k,
-                              synonyms=lookup, max_synonyms=self.settings.synonyms.max_per_word)
+                              synonyms=lookup, max_synonyms=self.settings.synonyms.max_per_word, within=scope)
 
     def _guarded_vector_leg(self, collection: Collection, embeddings: QueryEmbeddings, scored: dict[str, Scored],
-                            timings_ms: dict[str, float]) -> tuple[bool, VectorMeta | None]:
+                            timings_ms: dict[str, float], scope: FilterScope | None) -> tuple[bool, VectorMeta | None]:
         """`_vector_leg`, except that a vector store that cannot be read leaves the collection keyword-only,
         with a notice naming it (a deleted collection is left out altogether: CollectionGone goes on up)."""
         from ragtui.library import CollectionGone
 
         try:
-            return self._vector_leg(collection, embeddings, scored, timings_ms)
+            return self._vector_leg(collection, embeddings, scored, timings_ms, scope)
         except Exception as exc:  # a damaged Chroma store can make chromadb raise anything
             error = collection.unreadable(exc, store="chroma", vectors=True)
             if isinstance(error, CollectionGone) or not error.damage.vectors_only:
@@ -316,7 +333,7 @@ class HybridRetriever(BaseRetriever):
                                         "vectors yet; only the keyword leg can find those.")
 
     def _vector_leg(self, collection: Collection, embeddings: QueryEmbeddings, scored: dict[str, Scored],
-                    timings_ms: dict[str, float]) -> tuple[bool, VectorMeta]:
+                    timings_ms: dict[str, float], scope: FilterScope | None) -> tuple[bool, VectorMeta]:
         """Search every model index the collection has; False when none could answer (keyword-only)."""
         from ragtui.library import reembed_command
 
@@ -339,7 +356,8 @@ class HybridRetriever(BaseRetriever):
                                         f"collection: {reembed_command(collection.name, model)}.")
                     continue
                 vectors[model] = index.count()
-                hits = index.query(query_vector, self.top_k)
+                hits = index.query(query_vector, self.top_k, sources=scope.sources if scope else None,
+                                   ids=scope.ids if scope else None)
             timings_ms[model] = round((time.perf_counter() - t) * 1000, 2)
             for chunk, _ in hits:
                 scored.setdefault(chunk.id, Scored(chunk, collection.name))

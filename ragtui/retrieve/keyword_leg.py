@@ -21,6 +21,7 @@ from ragtui.retrieve.lexical import KeywordPlan, needs_or_tier, plan_keyword_que
 
 if TYPE_CHECKING:
     from ragtui.config import KeywordSettings
+    from ragtui.retrieve.filtering import FilterScope
     from ragtui.retrieve.senses import Synonyms
     from ragtui.stores.keyword import KeywordIndex, KeywordView
     from ragtui.stores.postings import Clause
@@ -57,8 +58,11 @@ def plan_for(index: KeywordIndex, view: KeywordView, words: list[str], keyword: 
 
 
 def keyword_search(index: KeywordIndex, query: str, *, keyword: KeywordSettings, top_k: int,
-                   synonyms: Synonyms | None, max_synonyms: int) -> KeywordResult:
+                   synonyms: Synonyms | None, max_synonyms: int, within: FilterScope | None = None) -> KeywordResult:
     """Gate, AND tier, then the OR tier with synonyms when AND found fewer than 3 chunks.
+
+    `within` keeps both tiers to a filter's files or chunks (retrieve/filtering.py); the plan's IDF stays
+    the whole collection's.
 
     Hits are (chunk, score) best first; in the OR tier the AND tier's full
     matches stay on top (`_and_first`). `synonyms` gives each expandable word's
@@ -77,7 +81,8 @@ def keyword_search(index: KeywordIndex, query: str, *, keyword: KeywordSettings,
             return KeywordResult([], _meta(plan, "skipped", timings, reason=reason))
         words_only = [c for w in searchable if (c := _clause(index, w)) is not None]
         t = time.perf_counter()
-        hits = view.search(words_only, top_k, require_all=True)
+        allowed = view.within(sources=within.sources, ids=within.ids) if within is not None else None
+        hits = view.search(words_only, top_k, require_all=True, allowed=allowed)
         timings["and"] = _ms(t)
         and_hits = len(hits)
         if not needs_or_tier(and_hits):
@@ -94,7 +99,7 @@ def keyword_search(index: KeywordIndex, query: str, *, keyword: KeywordSettings,
                     clauses.extend(c for s in chosen if (c := _clause(index, s, SYNONYM_BOOST)) is not None)
             timings["synonyms"] = _ms(t)
             t = time.perf_counter()
-        hits = _and_first(hits, view.search(clauses, top_k, require_all=False), top_k)
+        hits = _and_first(hits, view.search(clauses, top_k, require_all=False, allowed=allowed), top_k)
         timings["or"] = _ms(t)
     return KeywordResult(hits, _meta(plan, 2, timings, hits=len(hits), and_hits=and_hits, synonyms=added))
 

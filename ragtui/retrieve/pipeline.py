@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from ragtui.config import Settings
 from ragtui.model.chunks import Chunk, LegRank
+from ragtui.model.filters import SearchFilter
 from ragtui.model.retrieval import Hit, Mode, RerankMeta, Retrieval
 from ragtui.retrieve.rerank import failure_notice
 
@@ -32,17 +33,19 @@ if TYPE_CHECKING:
 
 async def retrieve(settings: Settings, query: str, collections: Sequence[Collection], *, lexicon: Lexicon,
                    mode: Mode = "hybrid", synonyms: bool | None = None,
-                   embed: QueryEmbedder | None = None) -> Retrieval:
+                   embed: QueryEmbedder | None = None, search_filter: SearchFilter | None = None) -> Retrieval:
     """Ranked, capped, deduped, normalised hits for `query` over these collections.
 
     `mode`: "hybrid" (both legs), "vector" or "keyword". `synonyms` overrides
     synonyms.enabled for this query; `lexicon` supplies them. `embed` replaces the
-    query embedding (evaluation passes precomputed vectors).
+    query embedding (evaluation passes precomputed vectors). `search_filter` keeps
+    both legs to part of each collection (a path glob, a heading).
     """
     from ragtui.retrieve.hybrid_retriever import HybridRetriever
     from ragtui.retrieve.postprocess import FUSED_SCORE_KEY, postprocessors
 
-    retriever = HybridRetriever(settings, collections, lexicon=lexicon, mode=mode, synonyms=synonyms, embed=embed)
+    retriever = HybridRetriever(settings, collections, lexicon=lexicon, mode=mode, synonyms=synonyms, embed=embed,
+                                search_filter=search_filter)
     nodes = await retriever.aretrieve(query)
     notices = list(dict.fromkeys(retriever.notices))
     floor = settings.retrieve.min_similarity

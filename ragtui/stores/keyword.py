@@ -394,10 +394,16 @@ class KeywordView:
         postings that scoring then uses (a term's IDF is cached for as long as its segments are)."""
         return self.bm25.n_docs, {t: self.bm25.postings_count((t,)) for t in terms}
 
-    def search(self, clauses: Sequence[Clause], top_k: int, *, require_all: bool) -> list[tuple[Chunk, float]]:
-        """The best chunks, with their BM25 scores; only these few chunks are read."""
-        found = self.bm25.search(clauses, top_k, require_all=require_all)
+    def search(self, clauses: Sequence[Clause], top_k: int, *, require_all: bool,
+               allowed: Sequence[Any] | None = None) -> list[tuple[Chunk, float]]:
+        """The best chunks, with their BM25 scores; only these few chunks are read. `allowed` (from `within`)
+        keeps the search to part of the index."""
+        found = self.bm25.search(clauses, top_k, require_all=require_all, allowed=allowed)
         return list(zip(self.chunks([doc for doc, _ in found]), [score for _, score in found], strict=True))
+
+    def within(self, *, sources: Iterable[str] = (), ids: Iterable[str] | None = None) -> list[Any]:
+        """The `allowed` mask of a filtered search: these chunk ids when given, else every chunk of these files."""
+        return self.bm25.holding("chunk_id", ids) if ids is not None else self.bm25.holding("source", sources)
 
     def get(self, ids: Sequence[str]) -> list[Chunk]:
         """The chunks of these ids in this generation, in the order asked (ids it does not hold left out)."""

@@ -32,7 +32,7 @@ import math
 import os
 import pickle
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, overload
@@ -432,15 +432,33 @@ class Bm25Snapshot:
     def idf(self, terms: tuple[str, ...]) -> float:
         return bm25_idf(self.n_docs, self.df(terms))
 
-    def search(self, clauses: Sequence[Clause], top_k: int, *, require_all: bool) -> list[tuple[int, float]]:
-        """(global doc number, score) best first, ties by doc number; AND of the clauses or their weighted OR."""
+    def holding(self, field: str, values: Iterable[str]) -> list[npt.NDArray[np.bool_]]:
+        """Per segment, which documents have one of these values in an ID field (`source`, `chunk_id`): the
+        `allowed` mask of a filtered search."""
+        wanted = list(dict.fromkeys(values))
+        masks = []
+        for part in self._parts:
+            mask = np.zeros(part.segment.size, np.bool_)
+            for value in wanted:
+                docs, _ = _read_term(part.reader, field, value)
+                mask[docs] = True
+            masks.append(mask)
+        return masks
+
+    def search(self, clauses: Sequence[Clause], top_k: int, *, require_all: bool,
+               allowed: Sequence[npt.NDArray[np.bool_]] | None = None) -> list[tuple[int, float]]:
+        """(global doc number, score) best first, ties by doc number; AND of the clauses or their weighted OR.
+
+        `allowed` (from `holding`) keeps the search to those documents; the IDF stays the whole index's."""
         clauses = [c for c in clauses if c.terms]
         if not clauses or not self.n_docs or top_k <= 0:
             return []
         weights = [c.boost * self.idf(c.terms) for c in clauses]
         docs_parts: list[npt.NDArray[np.int64]] = []
         score_parts: list[Scores] = []
-        for part, live in zip(self._parts, self._live, strict=True):
+        for i, (part, live) in enumerate(zip(self._parts, self._live, strict=True)):
+            if allowed is not None:
+                live = allowed[i] if live is None else live & allowed[i]
             scored = self._segment_scores(part, live, clauses, weights, require_all)
             if scored is None:
                 continue

@@ -255,6 +255,11 @@ class IngestRecords:
             out.extend(_chunk(r) for r in self._rows("SELECT id, text, meta FROM chunks WHERE id = ?", (i,)))
         return out
 
+    def headings(self, sources: Iterable[str]) -> list[tuple[str, str]]:
+        """(chunk id, heading path) of every chunk of these files."""
+        return [(cid, heading or "") for cid, heading in self._rows_in(
+            "SELECT id, json_extract(meta, '$.heading') FROM chunks WHERE source IN ({marks})", sources)]
+
     def done_texts(self, ids: Sequence[str]) -> dict[str, str]:
         """{id: text} of those chunks that belong to a "done" file now (a vector is only stored for these)."""
         return dict(self._rows_in("SELECT c.id, c.text FROM chunks c JOIN files f ON f.source = c.source "

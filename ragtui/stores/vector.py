@@ -12,7 +12,7 @@ import hashlib
 import math
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -219,13 +219,21 @@ class VectorIndex:
             self._dimension = (len(got[0]) if got is not None and len(got) else None,)
         return self._dimension[0]
 
-    def query(self, embedding: Sequence[float], top_k: int) -> list[tuple[Chunk, float]]:
-        """The top_k nearest chunks with their cosine similarity, best first."""
+    def query(self, embedding: Sequence[float], top_k: int, *, sources: Sequence[str] | None = None,
+              ids: Collection[str] | None = None) -> list[tuple[Chunk, float]]:
+        """The top_k nearest chunks with their cosine similarity, best first; only among these chunk ids when
+        given, else only among the chunks of these files when given (Chroma filters before it ranks)."""
         from llama_index.core.vector_stores.types import VectorStoreQuery
 
-        if top_k <= 0 or self.count() == 0:
+        if top_k <= 0 or self.count() == 0 or (ids is not None and not ids) or (sources is not None and not sources):
             return []
-        result = self.store.query(VectorStoreQuery(query_embedding=list(embedding), similarity_top_k=top_k))
+        within: dict[str, Any] = {}
+        if ids is not None:
+            within["ids"] = sorted(ids)
+        elif sources is not None:
+            within["where"] = {"source": {"$in": list(sources)}}
+        result = self.store.query(VectorStoreQuery(query_embedding=list(embedding), similarity_top_k=top_k),
+                                  **within)
         sims = result.similarities or []
         return [(node_to_chunk(node), cosine_from_chroma(s)) for node, s in zip(result.nodes or [], sims,
                                                                                  strict=True)]

@@ -28,6 +28,7 @@ from ragtui.tui.engine import AsyncWorkspace
 from ragtui.tui.messages import CopyRequested
 from ragtui.tui.screens.main import MainScreen
 from ragtui.tui.screens.notices import LoggedNotice, NoticesScreen
+from ragtui.tui.switcher import SwitchCommands
 from ragtui.tui.themes import DEFAULT_THEME, load_themes, shipped_themes_dir, user_themes_dir
 
 TOAST_SECONDS: dict[SeverityLevel, float] = {"information": 4, "warning": 6, "error": 8}
@@ -37,7 +38,7 @@ class RagtuiApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "ragtui"
     BINDINGS: ClassVar = keymap.bindings("app")
-    COMMANDS = App.COMMANDS | {RagtuiCommands}
+    COMMANDS = App.COMMANDS | {RagtuiCommands, SwitchCommands}
     # The research view is the one mode, so Textual mounts it before the first frame (a default screen that
     # composes itself would paint blank first); its instance is installed under this name in __init__.
     MODES: ClassVar = {"research": "research"}
@@ -51,10 +52,12 @@ class RagtuiApp(App[int]):
         (the demo's first run)."""
         super().__init__()
         self.settings = settings
+        self.keys = keymap.resolve(settings)    # a bad [keys] entry stops the start here: a config error (exit 2)
+        self.set_keymap(keymap.keymap_overrides(self.keys))
         self.workspace = AsyncWorkspace(settings)
         self.in_tmux = in_tmux
-        self.install_screen(MainScreen(settings, self.workspace, cursor_blink=cursor_blink, start_workers=start_workers,
-                                       ingest_on_start=ingest_on_start), "research")
+        self.install_screen(MainScreen(settings, self.workspace, keys=self.keys, cursor_blink=cursor_blink,
+                                       start_workers=start_workers, ingest_on_start=ingest_on_start), "research")
         self.startup_notes: list[tuple[SeverityLevel, str]] = []
         self.notices: list[LoggedNotice] = []
         self.theme_names: list[str] = []
@@ -118,7 +121,7 @@ class RagtuiApp(App[int]):
     def action_help(self) -> None:
         from ragtui.tui.screens.help import HelpScreen
 
-        self.push_screen(HelpScreen())
+        self.push_screen(HelpScreen(self.keys))
 
     @on(CopyRequested)
     def _copy_requested(self, message: CopyRequested) -> None:

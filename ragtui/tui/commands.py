@@ -12,10 +12,15 @@ from functools import partial
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.dom import DOMNode
 
-from ragtui.tui.keymap import ACTIONS, Action
+from ragtui.tui.keymap import ACTIONS, Action, defaults, keys_display
 
 
 class RagtuiCommands(Provider):
+    def _name(self, action: Action) -> str:
+        """The action's title and its keys as the [keys] table gives them."""
+        keys = getattr(self.app, "keys", None) or defaults()
+        return f"{action.title} ({keys_display(keys[action.id])})"
+
     def _target(self, action: Action) -> DOMNode:
         return self.app if action.scope == "app" else self.screen
 
@@ -24,12 +29,12 @@ class RagtuiCommands(Provider):
 
     async def discover(self) -> Hits:
         for action in self._actions():
-            yield DiscoveryHit(f"{action.title} ({action.display})", self._runner(action), help=action.help)
+            yield DiscoveryHit(self._name(action), self._runner(action), help=action.help)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for action in self._actions():
-            name = f"{action.title} ({action.display})"
+            name = self._name(action)
             score = max(matcher.match(name), matcher.match(action.help) * 0.5)
             if score > 0:
                 yield Hit(score, matcher.highlight(name), self._runner(action), help=action.help)

@@ -28,6 +28,7 @@ from ragtui.workspace import DocumentView, Workspace
 if TYPE_CHECKING:
     from ragtui.events import Event
     from ragtui.model.conversation import SessionSource, SessionSummary
+    from ragtui.model.filters import SearchFilter
     from ragtui.model.library import CollectionInfo, IngestReport
     from ragtui.research.session import ResearchSession
 
@@ -115,9 +116,10 @@ class AsyncWorkspace:
 
     # --- research ---------------------------------------------------------------
 
-    async def new_session(self, query: str, collections: list[str]) -> ResearchSession:
+    async def new_session(self, query: str, collections: list[str], *,
+                          search_filter: SearchFilter | None = None) -> ResearchSession:
         await self._import(_preload)     # a query typed during the warm-up waits for it (instant after)
-        return await asyncio.to_thread(self.workspace.new_session, query, collections)
+        return await asyncio.to_thread(self.workspace.new_session, query, collections, search_filter=search_filter)
 
     async def reopen(self, session_id: int) -> ResearchSession:
         await self._import(_preload)
@@ -130,9 +132,9 @@ class AsyncWorkspace:
     async def history(self) -> list[SessionSummary]:
         return await asyncio.to_thread(lambda: self.workspace.history.list_sessions())
 
-    async def export_session(self, session_id: int) -> Path:
-        """The session as Markdown with numbered sources, written under <data dir>/exports/."""
-        return await asyncio.to_thread(self.workspace.export_session, session_id)
+    async def export_session(self, session_id: int, fmt: str = "markdown") -> Path:
+        """The session as Markdown, BibTeX or CSL-JSON, written under <data dir>/exports/."""
+        return await asyncio.to_thread(self.workspace.export_session, session_id, fmt)
 
     async def delete_session(self, session_id: int) -> None:
         await asyncio.to_thread(lambda: self.workspace.history.delete(session_id))

@@ -1,72 +1,93 @@
 """Every user action in one table: the bindings, the help screen and the command palette all read it.
 
-An action lives on the app (global: themes, help, quit) or on the main screen (the research view).
+An action lives on the app (global: themes, help, quit) or on the main screen (the research view). Its
+key is the default; the `[keys]` table of the configuration (config.toml) names each action and may
+give it other keys, which `resolve` checks and Textual's keymap applies (bindings carry the action's
+name as their id).
 """
 
 from __future__ import annotations
 
+import string
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from textual.binding import Binding
+from textual.keys import _character_to_key, format_key
+
+from ragtui.config import ConfigError, Settings
 
 Scope = Literal["app", "main"]
 
 
 @dataclass(frozen=True)
 class Action:
-    key: str                 # Textual key name
-    display: str             # how the key is shown
+    key: str                 # the default key, as Textual names it
     action: str              # action name (without "action_")
     title: str               # short, for the footer and the palette
     help: str                # one line, for the help screen and the palette
     footer: bool = True
     scope: Scope = "main"    # where the action is defined and bound
+    name: str = ""           # its entry in the [keys] table; "" for the action's method name
 
     @property
     def method(self) -> str:
         """The action's name without its arguments: `show_tab('all')` is `show_tab`."""
         return self.action.split("(", 1)[0]
 
+    @property
+    def id(self) -> str:
+        """The action's entry in the [keys] table, and its bindings' id."""
+        return self.name or self.method
+
 
 ACTIONS: tuple[Action, ...] = (
-    Action("slash", "/", "focus_query", "Query", "Focus the query bar (enter runs it; up/down recall past queries)",
+    Action("slash", "focus_query", "Query", "Focus the query bar (enter runs it; up/down recall past queries)",
            footer=False),
-    Action("s", "s", "synthesize", "Synthesize", "Write the answer again from the current relevant sources",
+    Action("s", "synthesize", "Synthesize", "Write the answer again from the current relevant sources",
            footer=False),
-    Action("r", "r", "reannotate_selected", "Re-annot.", "Re-annotate the selected source"),
-    Action("R", "R", "reannotate_all", "Re-annotate all", "Re-annotate every source", footer=False),
-    Action("x", "x", "toggle_source", "Rescue", "Rescue a filtered source, or drop a relevant one"),
-    Action("c", "c", "continue_answer", "Continue", "Continue an answer that stopped at max tokens"),
-    Action("N", "N", "new_session", "New session",
+    Action("r", "reannotate_selected", "Re-annot.", "Re-annotate the selected source"),
+    Action("R", "reannotate_all", "Re-annotate all", "Re-annotate every source", footer=False),
+    Action("x", "toggle_source", "Rescue", "Rescue a filtered source, or drop a relevant one"),
+    Action("c", "continue_answer", "Continue", "Continue an answer that stopped at max tokens"),
+    Action("N", "new_session", "New session",
            "Start a fresh session: the next query is not a follow-up of the current conversation", footer=False),
-    Action("e", "e", "edit_rewrite", "Edit rewrite",
+    Action("e", "edit_rewrite", "Edit rewrite",
            "Edit the follow-up's standalone rewrite and retrieve the turn again with it", footer=False),
-    Action("left_square_bracket", "[", "earlier_turn", "Earlier turn",
+    Action("left_square_bracket", "earlier_turn", "Earlier turn",
            "Show the previous turn's sources and answer", footer=False),
-    Action("right_square_bracket", "]", "later_turn", "Later turn", "Show the next turn's sources and answer",
+    Action("right_square_bracket", "later_turn", "Later turn", "Show the next turn's sources and answer",
            footer=False),
-    Action("w", "w", "details", "Why this source",
+    Action("w", "details", "Why this source",
            "Details: how the selected source was found (keyword tier, IDF, synonyms, rank per leg)", footer=False),
-    Action("m", "m", "reannotate_with", "Re-annotate with…",
+    Action("m", "reannotate_with", "Re-annotate with…",
            "Re-annotate the selected or every source with a model Ollama lists, or a prompt file", footer=False),
-    Action("1", "1", "show_tab('relevant')", "Relevant", "Sources: the Relevant tab", footer=False),
-    Action("2", "2", "show_tab('filtered')", "Filtered", "Sources: the Filtered tab", footer=False),
-    Action("3", "3", "show_tab('all')", "All", "Sources: the All tab", footer=False),
-    Action("escape", "esc", "cancel", "Cancel", "Cancel running retrieval, annotation or synthesis"),
-    Action("y", "y", "copy_answer", "Copy", "Copy the answer (OSC 52, also saved to a file)"),
-    Action("Y", "Y", "copy_source", "Copy source", "Copy the selected source's text", footer=False),
-    Action("h", "h", "history", "History", "Browse past sessions and reopen one"),
-    Action("i", "i", "ingest", "Ingest", "Ingest a folder or file into a collection", footer=False),
-    Action("n", "n", "new_collection", "New coll.", "Create a new collection", footer=False),
-    Action("ctrl+r", "ctrl+r", "refresh_collections", "Refresh", "Read the collections and their states again",
+    Action("1", "show_tab('relevant')", "Relevant", "Sources: the Relevant tab", footer=False, name="tab_relevant"),
+    Action("2", "show_tab('filtered')", "Filtered", "Sources: the Filtered tab", footer=False, name="tab_filtered"),
+    Action("3", "show_tab('all')", "All", "Sources: the All tab", footer=False, name="tab_all"),
+    Action("f", "filter_sources", "Filter sources",
+           "Filter the sources as you type: the rows holding every word (enter keeps it, esc clears it)", footer=False),
+    Action("escape", "cancel", "Cancel", "Cancel running retrieval, annotation or synthesis"),
+    Action("ctrl+g", "edit_question", "Edit question in $EDITOR",
+           "Write the question in $VISUAL or $EDITOR (works from the query bar); saving it asks it", footer=False),
+    Action("o", "open_answer", "Open answer in $EDITOR",
+           "Open the answer, with the sources it cites, in $VISUAL or $EDITOR", footer=False),
+    Action("y", "copy_answer", "Copy", "Copy the answer (OSC 52, also saved to a file)"),
+    Action("Y", "copy_source", "Copy source", "Copy the selected source's text", footer=False),
+    Action("h", "history", "History", "Browse past sessions and reopen one"),
+    Action("ctrl+o", "switcher", "Switch", "Quick switcher: type part of a collection's name (search only it) or of a "
+           "past question (reopen its session)", footer=False),
+    Action("i", "ingest", "Ingest", "Ingest a folder or file into a collection", footer=False),
+    Action("n", "new_collection", "New coll.", "Create a new collection", footer=False),
+    Action("ctrl+r", "refresh_collections", "Refresh", "Read the collections and their states again",
            footer=False),
-    Action("b", "b", "toggle_collections", "Collections pane", "Show or hide the collections pane", footer=False),
-    Action("t", "t", "next_theme", "Theme", "Switch to the next theme", footer=False, scope="app"),
-    Action("exclamation_mark", "!", "notices", "Notices", "Every notice of this run in full (toasts show one line)",
+    Action("b", "toggle_collections", "Collections pane", "Show or hide the collections pane", footer=False),
+    Action("t", "next_theme", "Theme", "Switch to the next theme", footer=False, scope="app"),
+    Action("exclamation_mark", "notices", "Notices", "Every notice of this run in full (toasts show one line)",
            footer=False, scope="app"),
-    Action("question_mark", "?", "help", "Help", "Show all keys", scope="app"),
-    Action("q", "q", "quit", "Quit", "Quit ragtui", footer=False, scope="app"),
+    Action("question_mark", "help", "Help", "Show all keys", scope="app"),
+    Action("q", "quit", "Quit", "Quit ragtui", footer=False, scope="app"),
 )
 
 # Keys handled by focused widgets rather than the app; listed on the help screen only.
@@ -76,12 +97,108 @@ WIDGET_KEYS: tuple[tuple[str, str], ...] = (
     ("space", "In the collections pane: toggle whether the collection is searched"),
     ("tab / shift+tab", "Next / previous pane: collections, query, sources, answer. The one-letter keys act "
                         "on the panes, so they work there; in the query bar every key types"),
-    ("e / d", "In the history screen: export the session as Markdown / delete it"),
+    ("e / d / o", "In the history screen: export the session as Markdown / delete it / open its export in $EDITOR"),
+    ("b", "In the history screen: export the cited documents as BibTeX and CSL-JSON"),
     ("ctrl+p", "Command palette: every action above by name"),
 )
 
 
+# Keys the lists, tables and panes handle themselves (the vim motions among them, see MOTIONS): an action given one
+# of them would never run where they are focused, so the [keys] table may not use them.
+MOTION_KEYS: tuple[tuple[str, str], ...] = (
+    ("j / k", "In lists, tables and the source viewer: down / up"),
+    ("g / G", "In lists, tables and the source viewer: first / last"),
+    ("ctrl+d / ctrl+u", "In lists, tables and the source viewer: half a page down / up"),
+)
+TAKEN_KEYS = frozenset({"tab", "shift+tab", "enter", "space", "up", "down", "left", "right", "pageup", "pagedown",
+                        "home", "end", "ctrl+p", "ctrl+c", "j", "k", "g", "G", "ctrl+d", "ctrl+u"})
+MODIFIERS = ("ctrl", "alt", "shift", "super")
+NAMED_KEYS = frozenset({"escape", "enter", "tab", "space", "backspace", "delete", "insert", "home", "end", "pageup",
+                        "pagedown", "up", "down", "left", "right", *(f"f{n}" for n in range(1, 25)),
+                        *(_character_to_key(c) for c in string.punctuation)})
+KEY_ALIASES = {"esc": "escape", "return": "enter", "del": "delete", "pgup": "pageup", "pgdn": "pagedown"}
+
+KeyTable = Mapping[str, tuple[str, ...]]    # an action's id -> its keys, as Textual names them
+
+
+def parse_keys(text: str) -> tuple[str, ...]:
+    """A [keys] value ("?", "ctrl+k", "f2", "x, ctrl+x") as Textual's key names; ValueError says what is wrong."""
+    keys = []
+    for spelled in text.split(","):
+        spelled = spelled.strip()
+        if not spelled:
+            raise ValueError("expected one key or several separated by commas, e.g. \"?\" or \"f1, ctrl+h\"")
+        if spelled.endswith("++"):                           # "ctrl++": the plus key with ctrl
+            modifiers, base = spelled[:-2].split("+"), "+"
+        else:
+            *modifiers, base = spelled.split("+") if len(spelled) > 1 else [spelled]
+        if not base:
+            raise ValueError(f"{spelled!r}: a modifier without a key")
+        unknown = [m for m in modifiers if m.lower() not in MODIFIERS]
+        if unknown:
+            raise ValueError(f"{spelled!r}: unknown modifier {unknown[0]!r} (known: {', '.join(MODIFIERS)})")
+        if len(base) == 1:
+            if not base.isprintable() or base.isspace():
+                raise ValueError(f"{spelled!r}: not a key (write space as \"space\")")
+            name = _character_to_key(base.lower() if modifiers else base)
+        else:
+            name = KEY_ALIASES.get(base.lower(), base.lower())
+            if name not in NAMED_KEYS:
+                raise ValueError(f"{spelled!r}: unknown key {base!r} (a character, a function key f1-f24, or "
+                                 "escape, enter, tab, space, backspace, delete, insert, home, end, pageup, "
+                                 "pagedown, up, down, left, right)")
+        keys.append("+".join([*(m.lower() for m in modifiers), name]))
+    return tuple(dict.fromkeys(keys))
+
+
+def key_display(key: str) -> str:
+    """How a key is shown: `question_mark` as ?, `escape` as esc, `ctrl+r` as is."""
+    *modifiers, base = key.split("+")
+    return "+".join([*modifiers, format_key(base)])
+
+
+def keys_display(keys: tuple[str, ...]) -> str:
+    return " / ".join(key_display(k) for k in keys)
+
+
+def defaults() -> dict[str, tuple[str, ...]]:
+    return {a.id: (a.key,) for a in ACTIONS}
+
+
+def resolve(settings: Settings) -> dict[str, tuple[str, ...]]:
+    """Every action's keys from the [keys] table; a bad key, a key the panes keep for themselves (TAKEN_KEYS) or
+    one key given to two actions is a ConfigError naming the entries and where they were set."""
+    table: dict[str, tuple[str, ...]] = {}
+    owner: dict[str, str] = {}
+    for action in ACTIONS:
+        spelled = getattr(settings.keys, action.id)
+        where = settings.origins.get(f"keys.{action.id}", "default (config.toml)")
+        try:
+            keys = parse_keys(spelled)
+        except ValueError as exc:
+            raise ConfigError(f"config error: keys.{action.id} = {spelled!r} (from {where}): {exc}") from None
+        for key in keys:
+            if key in TAKEN_KEYS:
+                raise ConfigError(f"config error: keys.{action.id} = {spelled!r} (from {where}): "
+                                  f"{key_display(key)} is kept by the lists and panes (tab, enter, arrows, j k g G, "
+                                  "ctrl+d ctrl+u, ctrl+p); choose another key")
+            if key in owner:
+                other = owner[key]
+                raise ConfigError(f"config error: keys.{other} and keys.{action.id} both use {key_display(key)} "
+                                  f"(from {settings.origins.get(f'keys.{other}', 'default (config.toml)')} and "
+                                  f"{where}); give one of them another key")
+            owner[key] = action.id
+        table[action.id] = keys
+    return table
+
+
+def keymap_overrides(table: KeyTable) -> dict[str, str]:
+    """What Textual's keymap (App.set_keymap) needs: the actions whose keys differ from the default."""
+    default = defaults()
+    return {name: ",".join(keys) for name, keys in table.items() if keys != default[name]}
+
+
 def bindings(scope: Scope) -> list[Binding | tuple[str, str] | tuple[str, str, str]]:
-    """The bindings of the actions that live in `scope` (typed as Textual's BINDINGS)."""
-    return [Binding(a.key, a.action, a.title, show=a.footer, key_display=a.display)
+    """The bindings of the actions that live in `scope` (typed as Textual's BINDINGS), with their default keys."""
+    return [Binding(a.key, a.action, a.title, show=a.footer, id=a.id)
             for a in ACTIONS if a.scope == scope]

@@ -285,3 +285,13 @@ async def test_a_late_sentinel_from_an_openai_compatible_server_filters_the_sour
     finished = sorted((e.number, e.relevant) for e in events if isinstance(e, Answered))
     assert finished == [(1, False), (2, False)]
     assert all("EXTRACT:" in request["messages"][-1]["content"] for request in server.requests)
+
+
+async def test_a_quoted_line_reads_as_the_document_wrote_it_not_as_the_prompt_escaped_it(
+        make_settings: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
+    """A Python session in a document (`>>> import os`) is fenced as `\\>>> import os`; the model quotes it back
+    so, and the annotation (shown in the sources pane, checked by the quote matcher) reads the document's text."""
+    fake_ollama.responder = lambda body: Reply.text('"\\>>> import os" shows the import; \\\\>>> stays escaped once.')
+    events = await _collect(make_settings(), [(1, ">>> import os\n>>> os.getcwd()")])
+    answered = [e for e in events if isinstance(e, Answered)]
+    assert answered[0].text == '">>> import os" shows the import; \\>>> stays escaped once.'

@@ -222,3 +222,20 @@ async def test_ctrl_r_reads_the_collections_again(snapshot_settings) -> None:
         await pilot.pause()
         assert [v.name for v in main.collection_views] == ["later"]
         assert app.query_one("#query").value == ""
+
+
+async def test_tab_in_the_ingest_dialog_moves_from_the_path_to_the_collection(snapshot_settings, tmp_path) -> None:
+    app = quiet_app(snapshot_settings())
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.query_one(SourcesPanel).active_table.focus()
+        await pilot.press("i")
+        await pilot.pause()
+        assert isinstance(app.screen, IngestScreen)
+        assert app.focused is app.screen.query_one("#ingest-path")
+        await pilot.press(*"docs", "tab")
+        assert app.focused is app.screen.query_one("#ingest-collection")
+        app.focused.value = ""
+        await pilot.press(*"notes", "shift+tab")
+        assert app.focused is app.screen.query_one("#ingest-path")
+        assert app.screen.query_one("#ingest-path").value == "docs"
+        assert app.screen.query_one("#ingest-collection").value == "notes"

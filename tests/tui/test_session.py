@@ -27,6 +27,7 @@ from ragtui.tui.widgets.status import StatusLine
 from ragtui.tui.widgets.synthesis import SynthesisView
 from tests.fake_ollama import FakeOllama, Reply, fenced
 from tests.tui.conftest import handled, main_screen
+from tests.tui.fake_editor import fake_editor
 
 CORPUS = {
     "pumps.md": "# Pumps\n\n## Starting\n\nCentrifugal pumps start at 3 bar. They need priming first.\n",
@@ -331,3 +332,75 @@ async def test_ingest_screen_runs_the_real_ingest(make_settings: Callable[..., S
         await settle(app, pilot)
         views = {v.name: v for v in main.collection_views}
         assert views["notes"].chunks >= len(CORPUS)
+
+
+async def test_after_n_a_habitual_slash_is_not_typed_into_the_question(settings: Settings, script: Script) -> None:
+    app = RagtuiApp(settings, cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await ask(app, pilot, QUERY)
+        await pilot.press("tab", "N")           # N puts the focus in the query bar, empty
+        await pilot.pause()
+        assert app.focused is app.query_one("#query")
+        await pilot.press("slash", *"why", "slash", "x")
+        assert app.query_one("#query").value == "why/x"   # only the first /, the habit, is eaten
+
+
+async def test_reopening_a_session_whose_answer_failed_says_why(settings: Settings, script: Script) -> None:
+    script.answers.append(Reply(status=500, error="GPU fell over"))
+    app = RagtuiApp(settings, cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        main = main_screen(app)
+        await settle(app, pilot)
+        await ask(app, pilot, QUERY)
+        failed_id = main.research.session.id
+        assert "GPU fell over" in main.research.session.turn.error
+        await pilot.press("tab", "N")
+        await ask(app, pilot, "when do seals wear out")
+        await pilot.press("tab", "h")
+        await settle(app, pilot)
+        await pilot.press("down", "enter")      # newest first: the failed session is the second row
+        await settle(app, pilot)
+        assert main.research.session.id == failed_id
+        note = str(app.query_one("#synthesis-banner").render())
+        assert "Synthesis failed" in note and "GPU fell over" in note
+
+
+async def test_the_quick_switcher_reopens_a_past_session_by_its_question(settings: Settings, script: Script) -> None:
+    app = RagtuiApp(settings, cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        main = main_screen(app)
+        await settle(app, pilot)
+        await ask(app, pilot, QUERY)
+        first_id = main.research.session.id
+        await pilot.press("tab", "N")
+        await ask(app, pilot, "when do seals wear out")
+        assert main.research.session.id != first_id
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        await pilot.press(*"pumps start")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert main.research.session.id == first_id
+        assert app.query_one("#query").value == QUERY
+
+
+async def test_o_in_the_history_opens_the_sessions_export_in_the_editor(settings: Settings, script: Script,
+                                                                        tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EDITOR", str(fake_editor(tmp_path, "reader")))
+    monkeypatch.delenv("VISUAL", raising=False)
+    app = RagtuiApp(settings, cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        main = main_screen(app)
+        await settle(app, pilot)
+        await ask(app, pilot, QUERY)
+        session_id = main.research.session.id
+        await pilot.press("tab", "h")
+        await settle(app, pilot)
+        await pilot.press("o")
+        await pilot.pause()
+        seen = (tmp_path / "reader.seen").read_text(encoding="utf-8")
+        assert QUERY in seen
+        assert seen == (settings.data_dir / "exports" / f"session-{session_id}.md").read_text(encoding="utf-8")

@@ -10,19 +10,24 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Input, Static
 from textual.widgets.data_table import RowKey
 
 from ragtui.model.conversation import SessionSummary
 from ragtui.sanitize import one_line
 from ragtui.tui.engine import AsyncWorkspace
+from ragtui.tui.widgets.filter_bar import FilterBar, matches
+from ragtui.tui.widgets.motions import MotionTable
 
 
 class HistoryScreen(ModalScreen[int | None]):
     BINDINGS: ClassVar = [
         Binding("escape,q", "dismiss(None)", "Close"),
         Binding("e", "export", "Export Markdown"),
+        Binding("b", "bibliography", "Export BibTeX and CSL-JSON"),
         Binding("d", "delete", "Delete"),
+        Binding("f,slash", "filter", "Filter"),
+        Binding("o", "open_export", "Open in $EDITOR"),
     ]
 
     def __init__(self, workspace: AsyncWorkspace, sessions: list[SessionSummary]) -> None:
@@ -32,21 +37,49 @@ class HistoryScreen(ModalScreen[int | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="history-box", classes="dialog"):
-            yield Static("History: enter reopens a session, e exports it, d deletes it, esc closes",
+            yield Static("History: enter reopens, e exports, o opens the export in $EDITOR, d deletes, f filters",
                          classes="dialog-title")
-            yield DataTable(id="history-table", cursor_type="row", zebra_stripes=True)
+            yield FilterBar(id="history-filter")
+            yield MotionTable(id="history-table", cursor_type="row", zebra_stripes=True)
             yield Static("", id="history-note", classes="dialog-hint")
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_columns("#", "when (UTC)", "query", "collections", "relevant/sources", "answer")
-        for s in self.sessions.values():
-            table.add_row(str(s.id), s.created_at[:16].replace("T", " "), Text(one_line(s.query)),
-                          Text(one_line(", ".join(s.collections))), f"{s.relevant}/{s.sources}",
-                          Text(one_line(s.stop_reason or "-")), key=str(s.id))   # Text: never read as markup
+        self._rows()
         if not self.sessions:
             self.query_one("#history-note", Static).update("No sessions yet: run a query first.")
         table.focus()
+
+    def _rows(self) -> None:
+        """The sessions the filter keeps (every word in the query, the collections, the date or how it ended)."""
+        table = self.query_one(DataTable)
+        table.clear()
+        words = self.query_one(FilterBar).words
+        for s in self.sessions.values():
+            if matches(words, s.query, " ".join(s.collections), s.created_at, s.stop_reason):
+                table.add_row(str(s.id), s.created_at[:16].replace("T", " "), Text(one_line(s.query)),
+                              Text(one_line(", ".join(s.collections))), f"{s.relevant}/{s.sources}",
+                              Text(one_line(s.stop_reason or "-")), key=str(s.id))   # Text: never read as markup
+        if words:
+            self.query_one("#history-note", Static).update(
+                Text(f"{table.row_count} of {len(self.sessions)} sessions hold every word of the filter"))
+
+    def action_filter(self) -> None:
+        self.query_one(FilterBar).open()
+
+    @on(Input.Changed, "#history-filter")
+    def _filtered(self, event: Input.Changed) -> None:
+        event.stop()
+        self._rows()
+
+    @on(FilterBar.Closed)
+    def _filter_closed(self, event: FilterBar.Closed) -> None:
+        event.stop()
+        self._rows()
+        if not event.bar.words:
+            self.query_one("#history-note", Static).update("")
+        self.query_one(DataTable).focus()
 
     @on(DataTable.RowSelected)
     def _open(self, event: DataTable.RowSelected) -> None:
@@ -63,7 +96,31 @@ class HistoryScreen(ModalScreen[int | None]):
         if key is None:
             return
         path = await self.workspace.export_session(int(key.value or 0))
-        self.query_one("#history-note", Static).update(f"Exported to {path}")
+        self.query_one("#history-note", Static).update(Text(f"Exported to {one_line(str(path))}"))
+
+    async def action_bibliography(self) -> None:
+        """The session's cited documents as BibTeX and as CSL-JSON, beside the Markdown exports."""
+        key = self._current()
+        if key is None:
+            return
+        session_id = int(key.value or 0)
+        written = [await self.workspace.export_session(session_id, fmt) for fmt in ("bibtex", "csl-json")]
+        self.query_one("#history-note", Static).update(
+            Text(one_line(f"Exported to {' and '.join(str(path) for path in written)}")))
+
+    async def action_open_export(self) -> None:
+        """Export the session as Markdown and open the export in $VISUAL / $EDITOR."""
+        from ragtui.tui.editor import EditorFailed, run_editor
+
+        key = self._current()
+        if key is None:
+            return
+        path = await self.workspace.export_session(int(key.value or 0))
+        try:
+            run_editor(self.app, path)
+        except EditorFailed as exc:
+            self.notify(str(exc), severity="warning")
+        self.query_one("#history-note", Static).update(Text(f"Exported to {path}"))
 
     async def action_delete(self) -> None:
         key = self._current()

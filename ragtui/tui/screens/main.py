@@ -23,10 +23,11 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer
+from textual.widgets import Footer, Input
 
 from ragtui.config import Settings
 from ragtui.errors import RagtuiError, describe
+from ragtui.model.conversation import SessionSummary
 from ragtui.model.library import CollectionInfo
 from ragtui.tui import keymap
 from ragtui.tui.engine import AsyncWorkspace, HistoryDamaged, has_model
@@ -36,7 +37,7 @@ from ragtui.tui.widgets.query import QueryInput
 from ragtui.tui.widgets.research import ResearchView
 from ragtui.tui.widgets.sources import SourcesPanel
 from ragtui.tui.widgets.status import StatusLine
-from ragtui.tui.widgets.synthesis import SynthesisView
+from ragtui.tui.widgets.synthesis import SynthesisView, answer_with_sources
 
 COLLECTIONS_POLL_S = 5.0  # how often the collections pane checks whether another process changed a collection
 # The screen's class by terminal width (app.tcss): below 100 columns the collections pane hides (b shows it),
@@ -51,12 +52,15 @@ class MainScreen(Screen[None]):
     active: reactive[frozenset[str]] = reactive(frozenset())   # the collections a query searches
     collections_shown: reactive[bool | None] = reactive(None)  # b's choice; None: the width decides
 
-    def __init__(self, settings: Settings, workspace: AsyncWorkspace, *, cursor_blink: bool = True,
-                 start_workers: bool = True, ingest_on_start: tuple[Path, str] | None = None) -> None:
-        """`start_workers=False` skips the start-up probes (tests set the state); `ingest_on_start`
-        (path, collection) opens the ingest screen and starts it."""
+    def __init__(self, settings: Settings, workspace: AsyncWorkspace, *, keys: keymap.KeyTable | None = None,
+                 cursor_blink: bool = True, start_workers: bool = True,
+                 ingest_on_start: tuple[Path, str] | None = None) -> None:
+        """`keys`: each action's keys (keymap.resolve; the defaults when not given); `start_workers=False` skips
+        the start-up probes (tests set the state); `ingest_on_start` (path, collection) opens the ingest screen
+        and starts it."""
         super().__init__()
         self.settings = settings
+        self.keys = keys if keys is not None else keymap.defaults()
         self.workspace = workspace
         self.cursor_blink = cursor_blink
         self.start_workers = start_workers
@@ -215,6 +219,10 @@ class MainScreen(Screen[None]):
         """1 2 3: the Relevant, Filtered or All tab of the sources."""
         self.research.show_tab(tab)
 
+    def action_filter_sources(self) -> None:
+        self.research.expanded = "sources"
+        self.query_one(SourcesPanel).start_filter()
+
     def action_continue_answer(self) -> None:
         session = self.research.session_or_say()
         if session is None:
@@ -246,6 +254,36 @@ class MainScreen(Screen[None]):
         if not self.research.cancel() and self.focused is self.query_one(QueryInput):
             self.query_one(SourcesPanel).active_table.focus()
 
+    def action_edit_question(self) -> None:
+        """Write the question in $VISUAL / $EDITOR (paragraphs and all); saving it asks it, an empty file does not."""
+        from ragtui.tui.editor import EditorFailed, edit_text
+
+        bar = self.query_one(QueryInput)
+        try:
+            question = edit_text(self.app, bar.value).strip()
+        except EditorFailed as exc:
+            self.notify(str(exc), severity="warning")
+            return
+        bar.focus()
+        if not question:
+            self.notify("The edited question is empty: nothing asked.")
+            return
+        bar.value = " ".join(question.split())      # the bar shows one line; the question keeps its paragraphs
+        bar.post_message(Input.Submitted(bar, question))
+
+    def action_open_answer(self) -> None:
+        """The answer, with the list of the sources it cites, in $VISUAL / $EDITOR (to read, search or save)."""
+        from ragtui.tui.editor import EditorFailed, show_text
+
+        text = self.query_one(SynthesisView).text
+        if not text:
+            self.notify("No answer to open yet.", severity="warning")
+            return
+        try:
+            show_text(self.app, answer_with_sources(text, self.query_one(SourcesPanel).sources))
+        except EditorFailed as exc:
+            self.notify(str(exc), severity="warning")
+
     def action_copy_answer(self) -> None:
         self.research.copy_answer()
 
@@ -259,7 +297,10 @@ class MainScreen(Screen[None]):
         await self.research.step_turn(1)
 
     async def action_new_session(self) -> None:
+        busy = self.research.busy        # then no new session: it says so
         await self.research.new_session()
+        if not busy:                     # a new session puts the focus in the query bar: a / now is a habit
+            self.query_one(QueryInput).expect_habit(self.keys["focus_query"])
 
     def action_details(self) -> None:
         from ragtui.tui.screens.details import DetailsScreen
@@ -323,12 +364,35 @@ class MainScreen(Screen[None]):
             self.notify(f"History unavailable: {describe(exc)}", severity="error")
             return
         chosen = await self.app.push_screen_wait(HistoryScreen(self.workspace, sessions))
-        if chosen is None:
-            return
+        if chosen is not None:
+            await self._reopen(chosen)
+
+    async def _reopen(self, session_id: int) -> None:
         try:
-            await self.research.reopen(chosen)
+            await self.research.reopen(session_id)
         except RagtuiError as exc:  # e.g. the session was deleted meanwhile
             self.notify(describe(exc), severity="error")
+
+    async def past_sessions(self) -> list[SessionSummary]:
+        """The stored sessions, newest first (the quick switcher offers them)."""
+        return await self.workspace.history()
+
+    @work(group="history", exclusive=True)
+    async def open_session(self, session_id: int) -> None:
+        """Reopen a past session (the quick switcher)."""
+        await self._reopen(session_id)
+
+    def switch_collection(self, name: str) -> None:
+        """Search only `name` (the quick switcher); space in the collections pane adds others back."""
+        self.active = frozenset({name})
+        self.notify(f"Searching {name} only (b shows the collections; space adds one).")
+
+    def action_switcher(self) -> None:
+        from textual.command import CommandPalette
+
+        from ragtui.tui.switcher import SWITCHER_PLACEHOLDER, SwitchCommands
+
+        self.app.push_screen(CommandPalette(providers=[SwitchCommands], placeholder=SWITCHER_PLACEHOLDER))
 
     @work(group="ingest-dialog", exclusive=True)
     async def action_ingest(self, path: Path | None = None, collection: str = "") -> None:

@@ -30,6 +30,7 @@ from ragtui.sanitize import clean, one_line, same_length
 from ragtui.textfit import reflow
 from ragtui.tui.engine import WINDOW_CHARS, DocumentView, best_window
 from ragtui.tui.messages import CopyRequested
+from ragtui.tui.widgets.motions import MotionReader
 from ragtui.tui.widgets.sources import MISQUOTE_NOTE
 
 
@@ -53,7 +54,10 @@ def describe(source: SessionSource, window: tuple[int, int] | None = None) -> Te
     text = Text()
     text.append(f"[{source.number}] {one_line(meta.collection)}/{one_line(meta.source)}", style="bold")
     if meta.page:
-        text.append(f"  page {one_line(meta.page)}", style="bold cyan")
+        pages = one_line(meta.pages)
+        text.append(f"  pages {pages}" if pages != one_line(meta.page) else f"  page {pages}", style="bold cyan")
+        if source.quote_page:
+            text.append(f" (the quote: page {one_line(source.quote_page)})", style="cyan")
     if meta.heading:
         text.append(f"  {one_line(meta.heading)}", style="italic")
     text.append(f"\nrel {source.rel_score:.2f} · score {source.score:.3f} · found by {'+'.join(source.legs) or '-'}"
@@ -109,7 +113,7 @@ class SourceViewer(ModalScreen[None]):
             if self.document.note:
                 yield Static(Text(clean(self.document.note), style="yellow"), id="viewer-note")
             yield Static("", id="viewer-where")
-            yield TextArea(self.text, read_only=True, soft_wrap=True, show_line_numbers=False, id="viewer-text")
+            yield MotionReader(self.text, read_only=True, soft_wrap=True, show_line_numbers=False, id="viewer-text")
             yield Input(placeholder="search this document: enter finds the next match, esc goes back",
                         id="viewer-search")
         yield Footer()

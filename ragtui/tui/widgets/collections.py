@@ -14,6 +14,7 @@ from textual.widgets import Label, ListItem, ListView, Static
 
 from ragtui.model.library import CollectionInfo
 from ragtui.sanitize import one_line
+from ragtui.tui.widgets.motions import MotionList
 
 
 class CollectionItem(ListItem):
@@ -55,7 +56,7 @@ class CollectionsPane(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static("Collections", classes="pane-title")
-        yield ListView(id="collections")
+        yield MotionList(id="collections")
         yield Static("", id="collections-note")
 
     def set_collections(self, views: list[CollectionInfo], active: frozenset[str]) -> None:

@@ -34,6 +34,7 @@ from ragtui.config import Settings
 from ragtui.errors import describe
 from ragtui.events import Event, NoticeLevel
 from ragtui.model.conversation import AnnotationState, SessionSource, StopReason, Turn
+from ragtui.model.filters import FilterError, SearchFilter, split_query
 from ragtui.model.retrieval import RetrievalMeta
 from ragtui.tui.messages import CopyRequested, Research, research_message
 from ragtui.tui.widgets.query import QueryInput
@@ -149,26 +150,39 @@ class ResearchView(Vertical):
         query.focus()
         query.select_all()
 
+    def show_filter(self, search_filter: SearchFilter) -> None:
+        """The session's filter as chips under the query bar (none without a filter)."""
+        self.query_one(QueryInput).show_chips(search_filter.chips())
+
     @on(Input.Submitted, "#query")
     def _submitted(self, event: Input.Submitted) -> None:
-        query = event.value.strip()
+        """A question; its `path:`/`heading:` words become the filter (a follow-up without any keeps the
+        session's)."""
+        try:
+            query, typed_filter = split_query(event.value.strip())
+        except FilterError as exc:
+            self.notify(describe(exc), severity="error")
+            return
         if not query:
+            if typed_filter:
+                self.notify("A filter narrows a question: type one beside it.", severity="warning")
             return
         if not self.active:
             self.notify("No active collection: show the collections pane (b) and toggle one with space.",
                         severity="warning")
             return
         bar = self.query_one(QueryInput)
-        bar.remember(query)
+        bar.remember(event.value.strip())    # recalled with its filter words
         bar.select_all()   # the focus stays here: typing the next question replaces this one
         self.expanded = "sources"
         if self.turns and self.session is not None and not self.busy:
-            self.run_follow_up(self.session, query)
+            self.run_follow_up(self.session, query, typed_filter or None)
         else:
-            self.run_research(query, sorted(self.active))
+            self.run_research(query, sorted(self.active), typed_filter)
 
     @work(group=RESEARCH, exclusive=True)
-    async def run_research(self, query: str, collections: list[str]) -> None:
+    async def run_research(self, query: str, collections: list[str],
+                           search_filter: SearchFilter | None = None) -> None:
         """A new session; while Ollama is down the engine answers keyword-only (no annotation, no answer)."""
         self.post_message(Research.Started())
         previous, self.session = self.session, None
@@ -178,14 +192,19 @@ class ResearchView(Vertical):
             await self.reprobe()
         if not self.workspace.loaded:       # the start-up warm-up is still importing: say so, not nothing
             self._status(Activity.LOADING, "(once per start)")
-        self.session = await self.workspace.new_session(query, collections)
+        self.session = await self.workspace.new_session(query, collections, search_filter=search_filter)
+        self.show_filter(self.session.search_filter)
         await self.consume(self.session.run())
 
     @work(group=RESEARCH, exclusive=True)
-    async def run_follow_up(self, session: ResearchSession, question: str) -> None:
-        """The next turn of the conversation: rewritten, retrieved twice, answered with the earlier turns."""
+    async def run_follow_up(self, session: ResearchSession, question: str,
+                            search_filter: SearchFilter | None = None) -> None:
+        """The next turn of the conversation: rewritten, retrieved twice, answered with the earlier turns,
+        inside `search_filter` when given, else the session's."""
         self.post_message(Research.Started())
-        await self.consume(session.follow_up(question))
+        events = session.follow_up(question, search_filter=search_filter)
+        self.show_filter(search_filter or session.search_filter)
+        await self.consume(events)
 
     @work(group=RESEARCH, exclusive=True)
     async def run_revised(self, session: ResearchSession, rewrite: str) -> None:
@@ -362,7 +381,7 @@ class ResearchView(Vertical):
         synthesis = self.query_one(SynthesisView)
         await synthesis.reset()
         await synthesis.finish(turn.answer, turn.stop_reason, {s.number for s in turn.sources},
-                               turn.unknown_citations, self.session.quote_checks(turn))
+                               turn.unknown_citations, self.session.quote_checks(turn), turn.error)
 
     def viewed(self, session: ResearchSession) -> Turn:
         """The turn the panes show (the latest when none was chosen)."""
@@ -391,6 +410,7 @@ class ResearchView(Vertical):
         session = message.session
         self._sync_conversation()
         self.query_one(QueryInput).value = session.turn.query
+        self.show_filter(session.search_filter)
         await self.show_turn(len(session.turns), "This session had no sources.")
         self._status(Activity.READY, f"reopened session {session.id}")
 
@@ -404,6 +424,7 @@ class ResearchView(Vertical):
             await previous.aclose()
         self.viewed_turn = 0
         self._sync_conversation()
+        self.show_filter(SearchFilter())
         self.query_one(TurnBar).hide()
         self.query_one(SourcesPanel).clear("New session: type a question and press enter.")
         await self.query_one(SynthesisView).reset("")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from rich.text import Text
 from textual import on
@@ -22,11 +22,13 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import DataTable, Static, TabbedContent, TabPane, Tabs
+from textual.widgets import DataTable, Input, Static, TabbedContent, TabPane, Tabs
 
 from ragtui.model.conversation import AnnotationState, SessionSource, Standing
 from ragtui.sanitize import clean, one_line, same_length
 from ragtui.textfit import clip_line, shorten_middle, without_sentinel
+from ragtui.tui.widgets.filter_bar import FilterBar, matches
+from ragtui.tui.widgets.motions import MotionTable
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPIN_EVERY = 0.1         # seconds per spinner frame
@@ -74,9 +76,7 @@ def in_tab(source: SessionSource, tab: str) -> bool:
     return True
 
 
-class SourceTable(DataTable):
-    BINDINGS: ClassVar = []
-
+class SourceTable(MotionTable):
     def __init__(self, tab: str, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self.tab = tab
@@ -106,6 +106,7 @@ class SourcesPanel(Vertical):
         self._spinner: Timer | None = None
 
     def compose(self) -> ComposeResult:
+        yield FilterBar(id="source-filter")
         with TabbedContent(initial="relevant", id="source-tabs"):
             for tab, title in TABS:
                 with TabPane(title, id=tab):
@@ -142,6 +143,27 @@ class SourcesPanel(Vertical):
         if source.number in self.sources:
             self.sources[source.number] = source
             self._render_all()
+
+    def start_filter(self) -> None:
+        """Show the filter field and type into it: the tabs keep the sources holding every word typed."""
+        self.query_one(FilterBar).open()
+
+    def shown(self, source: SessionSource) -> bool:
+        """Whether the filter keeps `source`: every word in its collection, file, page, heading, annotation or text."""
+        meta = source.chunk.meta
+        return matches(self.query_one(FilterBar).words, meta.collection, meta.source, meta.page, meta.heading,
+                       source.annotation, source.error, source.chunk.text)
+
+    @on(Input.Changed, "#source-filter")
+    def _filtered(self, event: Input.Changed) -> None:
+        event.stop()
+        self._render_all()
+
+    @on(FilterBar.Closed)
+    def _filter_closed(self, event: FilterBar.Closed) -> None:
+        event.stop()
+        self._render_all()
+        self.active_table.focus()
 
     def show_tab(self, tab: str) -> None:
         """Switch to Relevant, Filtered or All, keeping the focus on the rows when they had it."""
@@ -210,18 +232,19 @@ class SourcesPanel(Vertical):
         note = s.error or self.annotation_text(s)
         note_cell = Text(clip_line(note, self.row_lines * (self.note_width - 1) - 1),
                          style="red" if s.error else ("dim" if s.filtered else ""))
-        room = (WIDE_COLUMNS if self.wide else NARROW_COLUMNS)["file"]
+        columns = WIDE_COLUMNS if self.wide else NARROW_COLUMNS
+        room = columns["file"]
         cells: dict[str, Text | str] = {
             "#": Text(str(s.number), style=USE_STYLES.get(self.use.get(s.number, ""), "bold")),
             "rel": f"{s.rel_score:.2f}",
             "collection": Text(one_line(meta.collection)),       # Text: a name is never read as markup
             "file": Text(shorten_middle(one_line(meta.source), room)),
-            "page": Text(one_line(meta.page)),
+            "page": Text(_page_cell(one_line(meta.pages), one_line(meta.page), columns["page"])),
             "legs": legs,
             "state": state_text(s, self.frame, running),
             "annotation": note_cell,
         }
-        return [cells[name] for name in (WIDE_COLUMNS if self.wide else NARROW_COLUMNS)]
+        return [cells[name] for name in columns]
 
     def annotation_text(self, source: SessionSource) -> str:
         """The annotation as a reader wants it: the irrelevance marker is the state word, not text; a quote the
@@ -241,21 +264,27 @@ class SourcesPanel(Vertical):
                 keep = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
             table.clear()
             for source in ordered:
-                if in_tab(source, table.tab):
+                if in_tab(source, table.tab) and self.shown(source):
                     table.add_row(*self._row(source, running), key=str(source.number), height=self.row_lines)
             if keep is not None and keep in table.rows:
                 table.move_cursor(row=table.get_row_index(keep), animate=False)
         tabs = self.query_one(TabbedContent)
         counts = self.counts()
+        kept = {tab: sum(in_tab(s, tab) and self.shown(s) for s in self.sources.values()) for tab, _ in TABS}
         for tab, title in TABS:
-            tabs.get_tab(tab).label = f"{title} {counts[tab]}" if self.sources else title
+            count = f"{kept[tab]}/{counts[tab]}" if kept[tab] != counts[tab] else str(counts[tab])
+            tabs.get_tab(tab).label = f"{title} {count}" if self.sources else title
         self._show_detail()
 
     def _show_detail(self) -> None:
         detail = self.query_one("#source-detail", Static)
         source = self.selected()
         if source is None:
-            detail.update(Text(self.empty_note if not self.sources else "Nothing in this tab.", style="dim"))
+            words = " ".join(self.query_one(FilterBar).words)
+            note = self.empty_note if not self.sources else "Nothing in this tab."
+            if self.sources and words:
+                note = f"No source in this tab holds every word of the filter: {words}"
+            detail.update(Text(note, style="dim"))
             return
         meta = source.chunk.meta
         text = Text()
@@ -313,3 +342,9 @@ class SourcesPanel(Vertical):
         source = self.sources.get(int(event.row_key.value or 0))
         if source is not None:
             self.post_message(self.SourceChosen(source))
+
+
+def _page_cell(pages: str, first: str, width: int) -> str:
+    """A chunk's pages in the page column: `3-4`, or its first page and "+" when the range is wider than the
+    column (`12+`; the detail line names the whole range)."""
+    return pages if len(pages) <= width else f"{first}+"

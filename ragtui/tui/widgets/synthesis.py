@@ -21,7 +21,7 @@ from textual.widgets.markdown import MarkdownStream
 
 from ragtui.model.conversation import SessionSource
 from ragtui.quotes import QuoteCheck
-from ragtui.sanitize import clean
+from ragtui.sanitize import clean, one_line
 from ragtui.tui.engine import citation_spans, cited_numbers
 
 UNVERIFIED_MARK = "*(quote not in this source)*"
@@ -111,14 +111,17 @@ class SynthesisView(VerticalScroll):
             await stream.stop()
 
     async def finish(self, text: str, stop_reason: str, known: set[int], unknown: tuple[int, ...] = (),
-                     quotes: tuple[QuoteCheck, ...] = ()) -> None:
-        """The complete answer: re-render with citation links and say how it stopped and what it misquotes."""
+                     quotes: tuple[QuoteCheck, ...] = (), error: str = "") -> None:
+        """The complete answer: re-render with citation links and say how it stopped (`error`: why it failed)
+        and what it misquotes."""
         await self.stop_stream()
         self.text = text
         unverified = [q for q in quotes if not q.verified]
         await self.markdown.update(clean(linkify_citations(text, known, {q.cite_at for q in unverified})))
         self.anchor(False)
         level, message = STOP_NOTES.get(stop_reason, ("info", ""))
+        if stop_reason == "error" and error:
+            message = f"{message.removesuffix('.')}: {one_line(error)}"
         if unknown:
             cited = ", ".join(f"[{n}]" for n in unknown)
             message = f"{message} The answer cites {cited}, which is not among the sources.".strip()

@@ -1,0 +1,211 @@
+"""`ragtui mcp` as an MCP client starts it: a real `ragtui mcp` subprocess spoken to over stdio by the official
+SDK's own client, against collections ingested through the real CLI and the fake Ollama over HTTP."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from tests.cli_run import cli, command
+from tests.fake_ollama import FakeOllama, Reply, default_responder
+from tests.ingest.corpus import pdf
+
+PUMP = ("A centrifugal pump moves water by spinning an impeller inside its casing. The impeller throws water "
+        "outward, and the casing guides it to the outlet.")
+ROOF = "Clay tiles on a pitched roof shed rain into the gutters along the eaves."
+VALVE_PAGES = ["The float valve refills the cistern after each flush until the float rises.",
+               "A worn washer makes the valve drip; replace the washer to stop it."]
+
+
+@pytest.fixture(scope="module")
+def ollama() -> Iterator[FakeOllama]:
+    server = FakeOllama().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory, ollama: FakeOllama) -> Path:
+    """A data dir with collection `plumbing` (two text files and a two-page PDF) and `house` (one file)."""
+    root = tmp_path_factory.mktemp("mcp")
+    docs, other = root / "docs", root / "other"
+    docs.mkdir()
+    other.mkdir()
+    (docs / "pump.txt").write_text(PUMP)
+    pdf(docs / "valve.pdf", VALVE_PAGES)
+    (other / "roof.txt").write_text(ROOF)
+    for folder, name in ((docs, "plumbing"), (other, "house")):
+        done = cli(root, ollama.url, "ingest", str(folder), "-c", name)
+        assert done.returncode == 0, done.stderr
+    return root
+
+
+@pytest.fixture(autouse=True)
+def answers(ollama: FakeOllama) -> Iterator[None]:
+    ollama.responder = default_responder
+    yield
+    ollama.responder = default_responder
+
+
+@asynccontextmanager
+async def connected(home: Path, ollama: FakeOllama, *flags: str) -> AsyncIterator[Client]:
+    argv, env = command(home, ollama.url, "mcp", *flags)
+    async with Client(StdioServerParameters(command=argv[0], args=argv[1:], env=env)) as client:
+        yield client
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def refusal(client: Client, tool: str, **arguments: Any) -> str:
+    """The one error line a refused call gives."""
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error
+    [content] = result.content
+    text: str = content.text        # type: ignore[union-attr]
+    assert "\n" not in text and "Traceback" not in text, text
+    return text
+
+
+async def test_lists_its_tools_and_the_collections_as_resources(home: Path, ollama: FakeOllama) -> None:
+    async with connected(home, ollama) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert set(tools) == {"search", "ask", "read", "verify_quote"}
+        assert tools["search"].annotations is not None and tools["search"].annotations.read_only_hint
+        assert "query" in tools["search"].input_schema["required"]
+        listed = await client.read_resource("ragtui://collections")
+        collections = json.loads(listed.contents[0].text)      # type: ignore[union-attr]
+        assert {c["name"]: (c["state"], c["files"]) for c in collections} == \
+            {"house": ("ready", 1), "plumbing": ("ready", 2)}
+        one = await client.read_resource("ragtui://collections/house")
+        assert json.loads(one.contents[0].text)["chunks"] == 1       # type: ignore[union-attr]
+
+
+async def test_search_gives_ranked_chunks_with_collection_page_and_score(home: Path, ollama: FakeOllama) -> None:
+    async with connected(home, ollama) as client:
+        found = await call(client, "search", query="worn washer valve drip", limit=3)
+        top = found["results"][0]
+        assert (top["collection"], top["source"], top["page"]) == ("plumbing", "valve.pdf", "i")
+        assert "worn washer" in top["text"] and top["score"] > 0 and top["legs"]
+        assert found["keyword_only"] is False and len(found["results"]) <= 3
+
+        only_house = await call(client, "search", query="clay tiles roof", collections=["house"])
+        assert {r["collection"] for r in only_house["results"]} == {"house"}
+
+        unknown = await refusal(client, "search", query="pump", collections=["nope"])
+        assert "no collection 'nope'" in unknown and "house, plumbing" in unknown
+
+
+async def test_ask_returns_the_answer_its_sources_and_its_quotes_checked(home: Path, ollama: FakeOllama) -> None:
+    def respond(body: dict[str, Any]) -> Reply:
+        if "EXTRACT" in body["messages"][-1]["content"]:
+            return default_responder(body)
+        return Reply.text('The pump works by "spinning an impeller inside its casing" [1]. It also '
+                          '"pumps oil into the gutters" [1].')
+
+    ollama.responder = respond
+    async with connected(home, ollama) as client:
+        answer = await call(client, "ask", question="How does a centrifugal pump move water?",
+                            collections=["plumbing"])
+    assert answer["answer"].startswith("The pump works by") and answer["citations"] == [1]
+    assert answer["stop_reason"] == "stop" and answer["failures"] == [] and answer["session"] == 1
+    first = answer["sources"][0]
+    assert (first["number"], first["source"], first["relevant"]) == (1, "pump.txt", True)
+    assert first["annotation"].startswith('"A centrifugal pump moves water')
+    checks = {q["quote"]: q["verified"] for q in answer["quotes"]}
+    assert checks == {"spinning an impeller inside its casing": True, "pumps oil into the gutters": False}
+
+
+async def test_an_ask_that_gets_no_answer_is_one_error_line(home: Path, ollama: FakeOllama) -> None:
+    ollama.responder = lambda body: Reply(status=500, error="model crashed")
+    async with connected(home, ollama) as client:
+        failed = await refusal(client, "ask", question="How does a centrifugal pump move water?",
+                               collections=["plumbing"])
+    assert "synthesize failed: no relevant sources to answer from (1 annotation(s) failed)" in failed, failed
+    assert "is saved)" in failed
+
+
+async def test_verify_quote_in_a_chunk_and_in_a_whole_document(home: Path, ollama: FakeOllama) -> None:
+    async with connected(home, ollama) as client:
+        hit = (await call(client, "search", query="centrifugal pump impeller", collections=["plumbing"]))["results"][0]
+        assert hit["source"] == "pump.txt"
+        said = await call(client, "verify_quote", quote="The impeller throws water outward...guides it to the outlet",
+                          collection="plumbing", chunk_id=hit["chunk_id"])
+        assert said["found"] is True and said["checked"] == "chunk"
+        not_said = await call(client, "verify_quote", quote="The impeller throws oil outward",
+                              collection="plumbing", chunk_id=hit["chunk_id"])
+        assert not_said["found"] is False
+        elsewhere = await call(client, "verify_quote", quote="Clay tiles on a pitched roof", collection="plumbing",
+                               source="pump.txt")
+        assert elsewhere["found"] is False
+
+        in_pdf = await call(client, "verify_quote", quote="replace the washer to stop it", collection="plumbing",
+                            source="valve.pdf")
+        assert in_pdf["found"] is True and [c["page"] for c in in_pdf["in_chunks"]] == ["i"]
+        missing = await refusal(client, "verify_quote", quote="a b c", collection="plumbing", source="nope.txt")
+        assert "no indexed document 'nope.txt'" in missing
+
+
+async def test_read_shows_a_chunk_in_its_document_by_id_or_by_citation(home: Path, ollama: FakeOllama) -> None:
+    async with connected(home, ollama) as client:
+        hit = (await call(client, "search", query="float valve cistern", collections=["plumbing"]))["results"][0]
+        shown = await call(client, "read", collection="plumbing", chunk_id=hit["chunk_id"], context_chars=10)
+        assert shown["text"] == hit["text"] and shown["source"] == "valve.pdf"
+        assert len(shown["before"]) <= 10 and len(shown["after"]) <= 10
+        assert shown["shown"][1] - shown["shown"][0] <= len(shown["text"]) + 20
+
+        answer = await call(client, "ask", question="How does the float valve refill the cistern?",
+                            collections=["plumbing"])
+        cited = await call(client, "read", session=answer["session"], number=1)
+        assert cited["chunk_id"] == answer["sources"][0]["chunk_id"]
+        assert "no source [99]" in await refusal(client, "read", session=answer["session"], number=99)
+        assert "either by collection and chunk_id" in await refusal(client, "read", collection="plumbing",
+                                                                    chunk_id="x", session=1, number=1)
+        assert "holds no chunk 'x'" in await refusal(client, "read", collection="plumbing", chunk_id="x")
+
+
+async def test_an_oversized_argument_is_refused_with_one_line_and_the_server_goes_on(home: Path,
+                                                                                      ollama: FakeOllama) -> None:
+    async with connected(home, ollama) as client:
+        too_long = await refusal(client, "search", query="pump " * 1000)
+        assert "query is 5,000 characters; the most this server takes is 2,000" in too_long
+        assert "quote is 4,001 characters" in await refusal(client, "verify_quote", quote="x" * 4001,
+                                                             collection="plumbing", source="pump.txt")
+        assert "limit must be from 1 to 50, not 500" in await refusal(client, "search", query="pump", limit=500)
+        assert "context_chars must be from 0 to 8000" in await refusal(client, "read", collection="plumbing",
+                                                                       chunk_id="x", context_chars=10**9)
+        assert (await call(client, "search", query="pump"))["results"]
+    asked = [c for c in ollama.calls("/api/embed") if "pump pump" in json.dumps(c.body)]
+    assert asked == []          # refused before anything ran
+
+
+async def test_read_only_unless_started_with_allow_ingest(ollama: FakeOllama, tmp_path: Path) -> None:
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "lamp.txt").write_text("An oil lamp burns paraffin drawn up through a cotton wick.")
+    for name in ("stove", "kettle", "clock", "chair", "rug"):          # enough documents for a word to be rare
+        (extra / f"{name}.txt").write_text(f"The {name} stands in the room by the window.")
+    async with connected(tmp_path, ollama) as client:
+        assert "ingest" not in {t.name for t in (await client.list_tools()).tools}
+        refused = await client.call_tool("ingest", {"path": str(extra), "collection": "lamps"})
+        assert refused.is_error and "ingest" in refused.content[0].text      # type: ignore[union-attr]
+        assert "no collections yet" in await refusal(client, "search", query="paraffin wick")
+    assert not (tmp_path / "data" / "collections" / "lamps").exists()
+
+    async with connected(tmp_path, ollama, "--allow-ingest") as client:
+        assert "ingest" in {t.name for t in (await client.list_tools()).tools}
+        report = await call(client, "ingest", path=str(extra), collection="lamps")
+        assert report["report"][0].startswith("collection lamps: 6 added"), report
+        found = await call(client, "search", query="oil lamp paraffin wick", collections=["lamps"])
+        assert found["results"][0]["source"] == "lamp.txt"
