@@ -17,6 +17,9 @@ REAL_TIER = Path(__file__).parent / "real"
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--real", action="store_true",
                      help="also run the real-model tier, tests/real (`make test-real`; `make real-model` sets it up)")
+    parser.addoption("--stress", type=int, default=0, metavar="N",
+                     help="stress mode: run the first-run demo test N times, each under a CPU burner (one busy "
+                          "process per core)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

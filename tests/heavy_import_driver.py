@@ -2,7 +2,8 @@
 worker thread and each load heavy libraries, all started at once as a served TUI does on start-up (the
 collections pane, the warm-up, opening the active collections) while another thread lists collections
 directly and a CLI-style retrieval prepares two collections in parallel threads. Prints JSON: the errors
-(type and message) and whether every heavy library ended up loaded.
+(type and message), whether every heavy library ended up loaded, and every first import of a heavy module
+that bypassed `ragtui.heavy.load` (tests/import_audit.py).
 
     python -m tests.heavy_import_driver DATA_DIR
 """
@@ -15,9 +16,13 @@ import sys
 import threading
 from pathlib import Path
 
-from ragtui.config import load_settings
-from ragtui.tui.engine import AsyncWorkspace
-from ragtui.workspace import Workspace
+from tests import import_audit
+
+AUDIT = import_audit.install()      # before ragtui is imported
+
+from ragtui.config import load_settings  # noqa: E402
+from ragtui.tui.engine import AsyncWorkspace  # noqa: E402
+from ragtui.workspace import Workspace  # noqa: E402
 
 HEAVY = ("numpy", "whoosh", "chromadb", "llama_index.core", "wn")
 
@@ -68,7 +73,8 @@ def main() -> None:
     for thread in threads:
         thread.join()
     engine.close()
-    print(json.dumps({"errors": errors, "loaded": [m for m in HEAVY if m in sys.modules]}))
+    print(json.dumps({"errors": errors, "loaded": [m for m in HEAVY if m in sys.modules],
+                      "bypasses": AUDIT.bypasses}))
 
 
 if __name__ == "__main__":

@@ -237,3 +237,74 @@ def test_the_tui_reaches_the_engine_through_one_seam() -> None:
     direct = {m: sorted(i for i in ragtui_imports(m) if not within(i, shared))
               for m in MODULES if within(m, ("ragtui.tui",)) and m != "ragtui.tui.engine"}
     assert {m: found for m, found in direct.items() if found} == {}
+
+
+def runtime_imports(module: str) -> set[str]:
+    """Every import that can run: top level and in functions, but not under `if TYPE_CHECKING:`."""
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and is_type_checking(node):
+            return
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            found.update(imported(node, module))
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(MODULES[module].read_text(encoding="utf-8")))
+    return found
+
+
+def test_heavy_load_imports_every_heavy_module_ragtui_names() -> None:
+    """`heavy.load(L)` imports every module of library L that any ragtui module imports (a step named after
+    one module, the optional OpenAI-compatible client, imports that one), so once a thread has
+    called it, that thread's later imports of L are lookups in sys.modules: no first import of a heavy module
+    runs outside heavy's lock (a path that imports before calling `load` is caught by the import audit of
+    tests/demo_first_run_driver.py and tests/heavy_import_driver.py). Checked in a fresh interpreter."""
+    import json
+    import subprocess
+    import sys
+
+    from ragtui import heavy
+
+    named: dict[str, set[str]] = {step: set() for step in heavy.NAMES}
+    for module in MODULES:
+        if module != "ragtui.heavy":
+            for name in runtime_imports(module):
+                step = name if name in named else name.split(".", 1)[0]   # a step may be one module of its own
+                if step in named:
+                    named[step].add(name)
+    script = ("import json, sys\nfrom ragtui import heavy\nloaded = {}\nfor name in heavy.NAMES:\n"
+              "    heavy.load(name)\n    loaded[name] = sorted(sys.modules)\nprint(json.dumps(loaded))")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT.parent, capture_output=True, text=True,
+                          timeout=300, check=True)
+    loaded = json.loads(done.stdout)
+    missing = {step: sorted(names - set(loaded[step])) for step, names in named.items()}
+    assert {step: names for step, names in missing.items() if names} == {}
+
+
+def test_a_module_that_imports_a_heavy_library_at_its_top_loads_it_through_heavy_first() -> None:
+    """Importing such a module runs its heavy imports in whatever thread imports it first; a top-level
+    `heavy.load(step)` before them makes them lookups (the step covers every library before it in ORDER)."""
+    from ragtui import heavy
+
+    def step_of(name: str) -> str:
+        return name if name in heavy.NAMES else name.split(".", 1)[0]
+
+    script = "ragtui.demo.make_pdf"   # run by hand to rebuild the demo's PDF, in a process of its own
+    assert not [m for m in MODULES if script in ragtui_imports(m)]
+    offenders: dict[str, list[str]] = {}
+    for module in MODULES:
+        if module in ("ragtui.heavy", script):
+            continue
+        loaded = -1
+        for node in ast.parse(MODULES[module].read_text(encoding="utf-8")).body:
+            call = node.value if isinstance(node, ast.Expr) else None
+            if isinstance(call, ast.Call) and ast.unparse(call.func) == "heavy.load":
+                through = call.args[0].value if call.args else "pymupdf"  # type: ignore[attr-defined]
+                loaded = max(loaded, heavy.NAMES.index(through))
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                for name in imported(node, module):
+                    if step_of(name) in heavy.NAMES and heavy.NAMES.index(step_of(name)) > loaded:
+                        offenders.setdefault(module, []).append(name)
+    assert offenders == {}

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ragtui.config import Settings
@@ -145,8 +145,10 @@ class Embedder:
         self.dimension_from = ("the collection's index" if index_dimension is not None
                                else f"model {self.model!r}")
 
-    async def embed_chunks(self, chunks: Sequence[Chunk]) -> list[list[float]]:
-        """One unit vector per chunk, in order."""
+    async def embed_chunks(self, chunks: Sequence[Chunk],
+                           done: Callable[[int], None] | None = None) -> list[list[float]]:
+        """One unit vector per chunk, in order; after each /api/embed call, `done(n)`: the first n chunks have
+        all their vectors (so progress moves with each call, not with each page of calls)."""
         texts = [embed_input(c, self.contextual) for c in chunks]
         limit = await self.window()
         parts: list[str] = []
@@ -158,6 +160,8 @@ class Embedder:
         vectors: list[list[float]] = []
         for start in range(0, len(parts), self.batch_size):
             vectors.extend(await self._batch(parts[start:start + self.batch_size]))
+            if done is not None:
+                done(owners[len(vectors)] if len(vectors) < len(owners) else len(texts))
         grouped: list[list[list[float]]] = [[] for _ in texts]
         for owner, vector in zip(owners, vectors, strict=True):
             grouped[owner].append(vector)

@@ -153,6 +153,10 @@ class _IngestRun:
         self.chunks_read = 0                    # chunks of the files read so far (progress counts from the start)
         self._chunks_at_embed = 0               # chunks_read when the last embedding pass counted what it had left
         self.embed_time = 0.0
+        # Chunks whose vectors this run has made (stored or about to be), and when the page being embedded began:
+        # the progress moves with each embedding call, not only when a page is stored.
+        self.vectors_made = 0
+        self._page: tuple[float, int] | None = None      # (start, chunks of the page done so far)
         self.current = ""
         self._last_progress = 0.0
         self._pipeline: Any = None
@@ -543,11 +547,15 @@ class _IngestRun:
                         if embedder is None:
                             embedder = Embedder(self.settings, model)
                             await embedder.expect(await _in_thread(self._dimension, model))
-                        vectors = await embedder.embed_chunks(chunks)
+                        self._page = (began, 0)
+                        vectors = await embedder.embed_chunks(chunks, self._embedded_so_far)
                         spent = time.monotonic() - began
+                        self._page = None
+                        self.vectors_made += len(chunks)
                         if writing is not None:
                             await writing
                     except (ModelMissing, EmbedUnavailable, VectorServerDown) as exc:
+                        self._page = None
                         if writing is not None and writing.done() and writing.exception() is exc:
                             writing = None      # the previous page's write met the server down: said below
                         why = str(exc)
@@ -582,6 +590,13 @@ class _IngestRun:
         self.report.warnings.append(f"{why}; the {model} pass is skipped, ingest continues")
         return Notice("warning", f"{why}; the {model} pass is skipped, ingest continues")
 
+    def _embedded_so_far(self, chunks_done: int) -> None:
+        """An embedding call of the current page returned: progress (at most every PROGRESS_EVERY_S)."""
+        if self._page is not None:
+            self._page = (self._page[0], chunks_done)
+        if (progress := self._progress()) is not None:
+            self._events.put_nowait(progress)
+
     def _dimension(self, model: str) -> int | None:
         with self.coll.vector_access():
             return self.coll.vectors(model).dimension()
@@ -615,11 +630,17 @@ class _IngestRun:
 
     def _progress_now(self) -> IngestProgress:
         now = self._last_progress = time.monotonic()
-        rate = self.report.chunks_embedded / self.embed_time if self.embed_time else 0.0
-        eta = estimate_eta(now - self.started - self.embed_time, self.files_done, self.files_total,
-                           sum(self.embed_left.values()) + self._embeds_to_come(), rate)
+        made, embedding_s = self.vectors_made, self.embed_time
+        if self._page is not None:                # a page half embedded counts what it has made so far
+            made += self._page[1]
+            embedding_s += now - self._page[0]
+        embedded = max(self.report.chunks_embedded, made)
+        rate = made / embedding_s if made and embedding_s else 0.0
+        left = sum(self.embed_left.values()) - (self._page[1] if self._page is not None else 0)
+        eta = estimate_eta(now - self.started - embedding_s, self.files_done, self.files_total,
+                           max(left, 0) + self._embeds_to_come(), rate)
         return IngestProgress(self.files_done, self.files_total, max(self.chunks_read, self.report.chunks_indexed),
-                              self.report.chunks_embedded, rate, eta, self.current)
+                              embedded, rate, eta, self.current)
 
     def _embeds_to_come(self) -> int:
         """Embeddings the pending counts do not hold yet, so the ETA covers the whole job: the chunks read

@@ -13,9 +13,12 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from llama_index.core.bridge.pydantic import PrivateAttr
-from llama_index.core.node_parser import NodeParser
-from llama_index.core.schema import (
+from ragtui import heavy
+
+heavy.load("llama_index")  # first, so that this module's imports of it are lookups (ragtui/heavy.py)
+from llama_index.core.bridge.pydantic import PrivateAttr  # noqa: E402
+from llama_index.core.node_parser import NodeParser  # noqa: E402
+from llama_index.core.schema import (  # noqa: E402
     BaseNode,
     Document,
     MetadataMode,
@@ -25,11 +28,11 @@ from llama_index.core.schema import (
     TransformComponent,
 )
 
-from ragtui.config import Settings
-from ragtui.ingest.chunking import heading_at, markdown_sections, markdown_spans, trim_span, window_chars, window_spans
-from ragtui.ingest.entropy import junk_reason, text_entropy, word_count
-from ragtui.ingest.extract import Extracted, heading_path_at
-from ragtui.model.chunks import ChunkMeta, chunk_id
+from ragtui.config import Settings  # noqa: E402
+from ragtui.ingest.chunking import heading_at, markdown_sections, markdown_spans, trim_span, window_chars, window_spans  # noqa: E402
+from ragtui.ingest.entropy import junk_reason, text_entropy, word_count  # noqa: E402
+from ragtui.ingest.extract import Extracted, heading_path_at  # noqa: E402
+from ragtui.model.chunks import ChunkMeta, chunk_id  # noqa: E402
 
 PAGES_KEY = "pages_json"
 HEADINGS_KEY = "headings_json"

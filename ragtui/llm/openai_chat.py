@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from ragtui import heavy
 from ragtui.config import ConfigError, Secret
 from ragtui.llm.chat import (
     LlamaIndexChat,
@@ -32,6 +33,7 @@ class OpenAICompatibleChat(LlamaIndexChat):
     def __init__(self, *, base_url: str, api_key: Secret, model: str, context_window: int, max_tokens: int,
                  temperature: float, timeout: float, limits: ReplyLimits) -> None:
         try:
+            heavy.load("llama_index.llms.openai_like")
             from llama_index.llms.openai_like import OpenAILike
         except ImportError:
             raise ConfigError('config error: llm.provider = "openai" needs the optional package '

@@ -16,20 +16,23 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from llama_index.core.base.base_retriever import BaseRetriever
-from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+from ragtui import heavy
 
-from ragtui.config import Settings
-from ragtui.model.chunks import Chunk
-from ragtui.model.filters import SearchFilter
-from ragtui.model.retrieval import MODES, CollectionMeta, KeywordMeta, LegHits, Mode, RetrievalMeta, VectorMeta, node_id
-from ragtui.retrieve.filtering import FilterScope, resolve
-from ragtui.retrieve.fusion import best_per_chunk, boost_merge, ranked, rrf_merge
-from ragtui.retrieve.keyword_leg import KeywordResult, keyword_search
-from ragtui.retrieve.senses import QuerySynonyms, Synonyms
-from ragtui.retrieve.wordnet import Lexicon, SynonymLookup, missing_lexicon_notice
-from ragtui.server_limits import too_deep
-from ragtui.stores.vector import check_vectors
+heavy.load("llama_index")  # first, so that this module's imports of it are lookups (ragtui/heavy.py)
+from llama_index.core.base.base_retriever import BaseRetriever  # noqa: E402
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode  # noqa: E402
+
+from ragtui.config import Settings  # noqa: E402
+from ragtui.model.chunks import Chunk  # noqa: E402
+from ragtui.model.filters import SearchFilter  # noqa: E402
+from ragtui.model.retrieval import MODES, CollectionMeta, KeywordMeta, LegHits, Mode, RetrievalMeta, VectorMeta, node_id  # noqa: E402
+from ragtui.retrieve.filtering import FilterScope, resolve  # noqa: E402
+from ragtui.retrieve.fusion import best_per_chunk, boost_merge, ranked, rrf_merge  # noqa: E402
+from ragtui.retrieve.keyword_leg import KeywordResult, keyword_search  # noqa: E402
+from ragtui.retrieve.senses import QuerySynonyms, Synonyms  # noqa: E402
+from ragtui.retrieve.wordnet import Lexicon, SynonymLookup, missing_lexicon_notice  # noqa: E402
+from ragtui.server_limits import too_deep  # noqa: E402
+from ragtui.stores.vector import check_vectors  # noqa: E402
 
 if TYPE_CHECKING:
     from ragtui.library import Collection
@@ -324,6 +327,30 @@ class HybridRetriever(BaseRetriever):
             self.notices.append(f"{error}; it answered with keyword matches only.")
             return False, None
 
+    def _say_missing_vectors(self, collection: Collection, chunks: int, vectors: dict[str, int]) -> None:
+        """The one rule for what a query says about a collection's chunks without vectors, by why they have
+        none: an ingest still embedding them, an ingest cut before its end, or vectors its ingest could not
+        make (the embedder was unreachable)."""
+        name = collection.name
+        state = collection.state
+        if state in ("ingesting", "interrupted"):
+            model = next(iter(vectors), collection.settings.embed.model)
+            embedded = vectors[model] if model in vectors else len(collection.records.embedded_ids(model))
+            if state == "ingesting":
+                self.notices.append(f"Collection {name}: embedding in progress: {embedded:,} of {chunks:,}; the "
+                                    "chunks not embedded yet are found by keyword matches only.")
+            else:
+                self.notices.append(f"Collection {name}: ingest cancelled: run it again to finish ({embedded:,} of "
+                                    f"{chunks:,} chunks embedded; the others are found by keyword matches only).")
+        elif not any(vectors.values()):
+            self.notices.append(f"Collection {name} has no embeddings yet (its ingest could not reach the "
+                                "embedder); it answered with keyword matches only. Re-run the ingest to embed it.")
+        else:
+            for model, count in vectors.items():
+                if count < chunks:
+                    self.notices.append(f"Collection {name}: {chunks - count} of {chunks} chunks have no {model} "
+                                        "vectors yet; only the keyword leg can find those.")
+
     def _vector_leg(self, collection: Collection, embeddings: QueryEmbeddings, scored: dict[str, Scored],
                     timings_ms: dict[str, float], scope: FilterScope | None) -> tuple[bool, VectorMeta]:
         """Search every model index the collection has; False when none could answer (keyword-only)."""
@@ -360,14 +387,10 @@ class HybridRetriever(BaseRetriever):
         lost = self._vectors_lost(collection, {m: n for m, n in vectors.items() if n < chunks})
         if not models or (chunks and not any(vectors.values())):
             if not lost:
-                self.notices.append(f"Collection {collection.name} has no embeddings yet (its ingest could not "
-                                    "reach the embedder); it answered with keyword matches only. Re-run the "
-                                    "ingest to embed it.")
+                self._say_missing_vectors(collection, chunks, vectors)
             return False, meta
-        for model, count in vectors.items():
-            if count < chunks and model not in lost:
-                self.notices.append(f"Collection {collection.name}: {chunks - count} of {chunks} chunks have no "
-                                    f"{model} vectors yet; only the keyword leg can find those.")
+        if any(count < chunks and model not in lost for model, count in vectors.items()):
+            self._say_missing_vectors(collection, chunks, {m: n for m, n in vectors.items() if m not in lost})
         for cid, score in best_per_chunk(*answered).items():
             scored[cid].vector = score
         return bool(answered), meta

@@ -13,9 +13,12 @@ import math
 from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from llama_index.core.bridge.pydantic import Field
-from llama_index.core.postprocessor.types import BaseNodePostprocessor
-from llama_index.core.schema import NodeWithScore, QueryBundle
+from ragtui import heavy
+
+heavy.load("llama_index")  # first, so that this module's imports of it are lookups (ragtui/heavy.py)
+from llama_index.core.bridge.pydantic import Field  # noqa: E402
+from llama_index.core.postprocessor.types import BaseNodePostprocessor  # noqa: E402
+from llama_index.core.schema import NodeWithScore, QueryBundle  # noqa: E402
 
 if TYPE_CHECKING:
     from ragtui.config import RetrieveSettings

@@ -12,9 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from whoosh.analysis import Filter, LowercaseFilter, RegexTokenizer, StemFilter, StopFilter
+from ragtui import heavy
 
-from ragtui.text import normalize, split_cjk
+heavy.load("whoosh")  # first, so that this module's imports of it are lookups (ragtui/heavy.py)
+from whoosh.analysis import Filter, LowercaseFilter, RegexTokenizer, StemFilter, StopFilter  # noqa: E402
+
+from ragtui.text import normalize, split_cjk  # noqa: E402
 
 
 class NormalizeFilter(Filter):

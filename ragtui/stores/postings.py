@@ -37,10 +37,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
-import numpy as np
-import numpy.typing as npt
+from ragtui import heavy
 
-from ragtui.stores.stored import RawColumn, open_stored_fields, stored_fields
+heavy.load("numpy")  # first, so that this module's imports of it are lookups (ragtui/heavy.py)
+import numpy as np  # noqa: E402
+import numpy.typing as npt  # noqa: E402
+
+from ragtui.stores.stored import RawColumn, open_stored_fields, stored_fields  # noqa: E402
 
 Docs = npt.NDArray[np.int32]
 Freqs = npt.NDArray[np.float32]

@@ -217,6 +217,7 @@ class VectorIndex:
     """
 
     def __init__(self, client: Any, name: str, model: str, *, hnsw_ef: int, hnsw_m: int) -> None:
+        heavy.load("llama_index")   # its Chroma store and query types, one thread at a time
         from llama_index.vector_stores.chroma import ChromaVectorStore
 
         self.model = model

@@ -57,6 +57,7 @@ class AsyncWorkspace:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.workspace = Workspace(settings)
+        self.loaded = False      # whether the engine's modules are imported (the warm-up or a first call did it)
 
     def close(self) -> None:
         """Close what the workspace opened; called once the app has stopped."""
@@ -92,6 +93,7 @@ class AsyncWorkspace:
     async def _import(self, load: Callable[[], None]) -> None:
         """Run `load` in a thread: the heavy libraries come in through `ragtui.heavy`, one thread at a time."""
         await asyncio.to_thread(load)
+        self.loaded = True
 
     # --- collections -----------------------------------------------------------
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from ragtui.config import Settings
 from ragtui.events import IngestProgress
+from ragtui.ingest.pipeline import EMBED_PAGES
 from ragtui.library import CollectionRegistry
 from tests.collection_builder import index_chunks
 from tests.fake_ollama import FakeOllama
@@ -42,11 +44,20 @@ def assert_consistent(settings: Settings, name: str) -> set[str]:
         coll.close()
 
 
+PAGE = 2 * EMBED_PAGES          # chunks per page at batch size 2
+
+
+def past_two_pages(line: str) -> bool:
+    found = re.search(r" (\d+) embedded", line)
+    return line.startswith("progress:") and found is not None and int(found.group(1)) > 2 * PAGE
+
+
 def start_slow_ingest(settings: Settings, fake: FakeOllama, folder: Path, tmp_path: Path) -> subprocess.Popen[str]:
-    """`ragtui ingest` in a subprocess, returned once its progress shows the first vectors stored.
+    """`ragtui ingest` in a subprocess, returned once the first vectors are stored.
 
     Pages of 16 chunks (batch size 2), so several are still to embed then: a page's vectors are stored while
-    the next one is embedded."""
+    the next one is embedded, and the embedded count moves with each call, so once it passes two pages the
+    first page's write has ended (it is awaited before the third page is embedded)."""
     fake.embed_delay = 0.15
     cmd = [sys.executable, "-m", "ragtui", "--config", os.devnull,
            "--data-dir", str(settings.data_dir), "--ollama-host", fake.url,
@@ -58,9 +69,9 @@ def start_slow_ingest(settings: Settings, fake: FakeOllama, folder: Path, tmp_pa
     deadline = time.monotonic() + 60
     for line in proc.stdout:
         seen.append(line)
-        if (line.startswith("progress:") and " 0 embedded" not in line) or time.monotonic() > deadline:
+        if past_two_pages(line) or time.monotonic() > deadline:
             break
-    assert any(line.startswith("progress:") and " 0 embedded" not in line for line in seen), "".join(seen)
+    assert any(past_two_pages(line) for line in seen), "".join(seen)
     return proc
 
 
@@ -116,7 +127,7 @@ def test_cancelled_task_leaves_stores_consistent(make_settings: Callable[..., Se
         async def consume() -> None:
             async with Workspace(settings) as workspace:
                 async for event in workspace.ingest([folder], "c"):
-                    if isinstance(event, IngestProgress) and event.embedded:
+                    if isinstance(event, IngestProgress) and event.embedded > 2 * PAGE:  # page 1 stored
                         started.set()
 
         started = asyncio.Event()

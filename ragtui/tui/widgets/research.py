@@ -191,6 +191,8 @@ class ResearchView(Vertical):
             await previous.aclose()
         if self.status is not None and not self.status.reachable:
             await self.reprobe()
+        if not self.workspace.loaded:       # the start-up warm-up is still importing: say so, not nothing
+            self._status(Activity.LOADING, "(once per start)")
         self.session = await self.workspace.new_session(query, collections, search_filter=search_filter)
         self.show_filter(self.session.search_filter)
         await self.consume(self.session.run())

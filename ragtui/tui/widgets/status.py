@@ -23,6 +23,7 @@ class Activity(StrEnum):
     """The status line's first word: what the research view is doing, or how its last work ended."""
 
     READY = "ready"
+    LOADING = "loading the engine"     # a question typed while the start-up warm-up still imports the engine
     RETRIEVING = "retrieving"
     RETRIEVED = "retrieved"
     ANNOTATING = "annotating"
@@ -33,7 +34,7 @@ class Activity(StrEnum):
 
 
 # Work still running: a save that reports in the middle of it does not end it.
-RUNNING = frozenset({Activity.RETRIEVING, Activity.RETRIEVED, Activity.ANNOTATING, Activity.WRITING})
+RUNNING = frozenset({Activity.LOADING, Activity.RETRIEVING, Activity.RETRIEVED, Activity.ANNOTATING, Activity.WRITING})
 # The state words' colours: the outcomes in theirs, running work in cyan.
 STATE_STYLE = {Activity.DONE: "bold green", Activity.CANCELLED: "bold yellow", Activity.FAILED: "bold red",
                Activity.READY: "bold"}
