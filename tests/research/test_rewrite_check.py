@@ -159,5 +159,6 @@ def test_the_cli_says_in_one_line_that_a_refusal_was_not_used_as_the_rewrite(tmp
     assert [line for line in done.stderr.splitlines() if "rewrite of" in line] == [
         "ragtui: warning: chat's rewrite of the follow-up was not used (it reads as a refusal, not a question): "
         "'The sources do not answer this question.'; retrieving and annotating on the question as typed"]
-    assert "Follow-up rewritten" not in done.stdout and "relevant (by chat" in done.stdout
+    # the stand-in annotator's reply quotes nothing its source holds: relevant, and marked so
+    assert "Follow-up rewritten" not in done.stdout and "relevant, no quote (by chat" in done.stdout
     assert "Answered [" in done.stdout
