@@ -12,7 +12,8 @@ import os
 import shlex
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from textual.app import App, SuspendNotSupported
@@ -54,31 +55,32 @@ def run_editor(app: App[object], path: Path, env: Mapping[str, str] | None = Non
         raise EditorFailed(f"The editor {command[0]!r} exited with status {result.returncode}; nothing was read back.")
 
 
-def edit_text(app: App[object], text: str, suffix: str = ".md") -> str:
-    """`text` edited by the user: written to a private temporary file, the editor run on it, read back (at most
-    64 KiB, as any small file the user names: paths.read_small_text), the file removed."""
+@contextmanager
+def _written(text: str, suffix: str) -> Iterator[Path]:
+    """A private temporary file holding `text` (mkstemp: mode 0600), removed when the block ends."""
     handle, name = tempfile.mkstemp(prefix="ragtui-", suffix=suffix)
     path = Path(name)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as file:
             file.write(text)
+        yield path
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def edit_text(app: App[object], text: str, suffix: str = ".md") -> str:
+    """`text` edited by the user: written to a private temporary file, the editor run on it, read back (at most
+    64 KiB, as any small file the user names: paths.read_small_text), the file removed."""
+    with _written(text, suffix) as path:
         run_editor(app, path)
         try:
             return read_small_text(path)
         except UnreadableFile:
             raise EditorFailed(f"The edited text could not be read back: at most {SMALL_FILE_BYTES // 1024} KiB "
                                "of UTF-8 text.") from None
-    finally:
-        path.unlink(missing_ok=True)
 
 
 def show_text(app: App[object], text: str, suffix: str = ".md") -> None:
     """`text` opened in the user's editor to read (or save elsewhere); what the editor changes is not read back."""
-    handle, name = tempfile.mkstemp(prefix="ragtui-", suffix=suffix)
-    path = Path(name)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
+    with _written(text, suffix) as path:
         run_editor(app, path)
-    finally:
-        path.unlink(missing_ok=True)
