@@ -130,3 +130,16 @@ def test_wide_detail_with_chunk_text_200x50(snap_compare, snapshot_settings) -> 
         await _finished(pilot)
 
     assert snap_compare(quiet_app(snapshot_settings()), terminal_size=(200, 50), run_before=run_before)
+
+
+def test_embedding_in_progress_notice_80x24(snap_compare, snapshot_settings) -> None:
+    """The notice a query gives while the collection's ingest is still embedding: what is true (how far it is,
+    what finds the rest), never 're-run the ingest'. Its text is the engine's (tests/retrieve pin it)."""
+    async def run_before(pilot) -> None:
+        await _finished(pilot)
+        await post_events(pilot.app, [Notice("info", "Collection demo: embedding in progress: 768 of 1,539; the "
+                                                     "chunks not embedded yet are found by keyword matches only.")])
+        await pilot.pause()
+        await pilot.pause()
+
+    assert snap_compare(quiet_app(snapshot_settings()), terminal_size=(80, 24), run_before=run_before)
