@@ -53,10 +53,12 @@ from ragtui.evaluation.metrics import FEW_QUERIES, compare, score_runs, summaris
 from ragtui.model.retrieval import Mode
 
 if TYPE_CHECKING:
+    from ragtui.library import Collection
     from ragtui.model.chunks import Chunk
     from ragtui.model.library import IngestReport
     from ragtui.model.retrieval import Hit
     from ragtui.retrieve.hybrid_retriever import QueryEmbedder
+    from ragtui.retrieve.wordnet import Lexicon
     from ragtui.workspace import Workspace
 
 EVAL_TOP_K = 100
@@ -252,8 +254,6 @@ def _alive(pid: int) -> bool:
 async def _evaluate(workspace: Workspace, name: str, dataset: Dataset, modes: Sequence[str], progress: Progress,
                     concurrency: int, keep: bool, sources: bool) -> EvalReport:
     from ragtui.ingest.report import report_lines
-    from ragtui.retrieve.hybrid_retriever import HybridRetriever
-    from ragtui.retrieve.pipeline import retrieve
 
     settings = workspace.settings
     timings: dict[str, float] = {}
@@ -268,24 +268,15 @@ async def _evaluate(workspace: Workspace, name: str, dataset: Dataset, modes: Se
         notices += [f"ingest: {line}" for line in report_lines(ingest)[2:]]
     timings["ingest"] = round(time.perf_counter() - t, 1)
     collection = workspace.collection(name)
-    if len(dataset.queries) < FEW_QUERIES:
-        notices.append(f"only {len(dataset.queries)} queries (fewer than {FEW_QUERIES}): the confidence "
-                       "intervals are too wide to choose a setting by")
+    notices += few_queries(len(dataset.queries))
     t = time.perf_counter()
     cache = settings.data_dir / EVAL_DIR / "query-vectors.json" if keep else None
     embed = precomputed(await embed_queries(settings, list(dataset.queries.values()), cache))
     timings["embed_queries"] = round(time.perf_counter() - t, 1)
 
     async def one(qid: str, mode: Mode, synonyms: bool) -> tuple[list[str], list[str]]:
-        query = dataset.queries[qid]
-        if sources:
-            found = await retrieve(settings, query, [collection], lexicon=workspace.lexicon, mode=mode,
-                                   synonyms=synonyms, embed=embed)
-            return source_ranking(found.hits), found.notices
-        retriever = HybridRetriever(settings, [collection], lexicon=workspace.lexicon, mode=mode,
-                                    synonyms=synonyms, top_k=EVAL_TOP_K, embed=embed)
-        nodes = await retriever.aretrieve(query)
-        return doc_ranking(nodes), retriever.notices
+        return await ranked(settings, dataset.queries[qid], [collection], lexicon=workspace.lexicon, mode=mode,
+                            synonyms=synonyms, sources=sources, embed=embed)
 
     results, per_query = await score_modes(modes, dataset.qrels, one, progress=progress, concurrency=concurrency,
                                            timings=timings, notices=notices)
@@ -294,15 +285,46 @@ async def _evaluate(workspace: Workspace, name: str, dataset: Dataset, modes: Se
         chunks=chunks, per_query=per_query,
         models=settings.embed.all_models, results=results, timings_s=timings, notices=notices,
         settings={"scored": "sources (what a question annotates)" if sources else "fused ranking, documents",
-                  "top_k_per_leg": settings.retrieve.top_k if sources else EVAL_TOP_K,
-                  "per_file_cap": settings.retrieve.per_file_cap,
-                  "max_chunks_per_file": settings.retrieve.max_chunks_per_file,
-                  "annotate_max": settings.retrieve.annotate_max, "fusion": settings.retrieve.fusion,
-                  "fts.weight": settings.retrieve.keyword_weight, "rrf_k": settings.retrieve.rrf_k,
-                  "synonyms.lexicon": settings.synonyms.lexicon,
-                  "synonyms.max_per_word": settings.synonyms.max_per_word,
-                  "ndcg_gain": "ndcg@10 linear (gain = grade, trec_eval/BEIR); ndcge@10 exponential (2^grade - 1)",
-                  "chunk.size_tokens": settings.chunk.size_tokens, "chunk.overlap_pct": settings.chunk.overlap_pct})
+                  **retrieval_settings(settings, sources)})
+
+
+def few_queries(count: int) -> list[str]:
+    """The notice a run with too few queries to choose a setting by carries (none for enough)."""
+    if count >= FEW_QUERIES:
+        return []
+    return [f"only {count} queries (fewer than {FEW_QUERIES}): the confidence intervals are too wide to choose "
+            "a setting by"]
+
+
+def retrieval_settings(settings: Settings, sources: bool) -> dict[str, Any]:
+    """The settings that shape what an eval run retrieves, as its report states them."""
+    return {"top_k_per_leg": settings.retrieve.top_k if sources else EVAL_TOP_K,
+            "per_file_cap": settings.retrieve.per_file_cap,
+            "max_chunks_per_file": settings.retrieve.max_chunks_per_file,
+            "annotate_max": settings.retrieve.annotate_max, "fusion": settings.retrieve.fusion,
+            "fts.weight": settings.retrieve.keyword_weight, "rrf_k": settings.retrieve.rrf_k,
+            "synonyms.lexicon": settings.synonyms.lexicon,
+            "synonyms.max_per_word": settings.synonyms.max_per_word,
+            "ndcg_gain": "ndcg@10 linear (gain = grade, trec_eval/BEIR); ndcge@10 exponential (2^grade - 1)",
+            "chunk.size_tokens": settings.chunk.size_tokens, "chunk.overlap_pct": settings.chunk.overlap_pct}
+
+
+async def ranked(settings: Settings, query: str, collections: Sequence[Collection], *, lexicon: Lexicon,
+                 mode: Mode, synonyms: bool, sources: bool, embed: QueryEmbedder | None = None,
+                 key: Callable[[Chunk], str] = file_of) -> tuple[list[str], list[str]]:
+    """One query's ranking of document ids (`key` of each chunk) and its retrieval's notices: with `sources`
+    what the question would annotate (`source_ranking`), else the fused ranking, EVAL_TOP_K per leg."""
+    from ragtui.retrieve.hybrid_retriever import HybridRetriever
+    from ragtui.retrieve.pipeline import retrieve
+
+    if sources:
+        found = await retrieve(settings, query, collections, lexicon=lexicon, mode=mode, synonyms=synonyms,
+                               embed=embed)
+        return source_ranking(found.hits, key), found.notices
+    retriever = HybridRetriever(settings, collections, lexicon=lexicon, mode=mode, synonyms=synonyms,
+                                top_k=EVAL_TOP_K, embed=embed)
+    nodes = await retriever.aretrieve(query)
+    return doc_ranking(nodes, key=lambda n: key(retriever.evidence[n.node.node_id].chunk)), retriever.notices
 
 
 async def score_modes(modes: Sequence[str], qrels: Mapping[str, Mapping[str, int]], rank: Ranker, *,
