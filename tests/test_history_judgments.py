@@ -134,6 +134,9 @@ def test_history_judgments_lists_counts_and_exports_beir_qrels(judged: Path, fak
                                                                              "asked": ["2.1"]}}]
     assert main([*flags(tmp_path, fake_ollama), "history", "judgments", "--weak", "--export", str(out_file)]) == 0
     assert len(out_file.read_text().splitlines()) == 1 + 8
+    capsys.readouterr()
+    assert main([*flags(tmp_path, fake_ollama), "history", "judgments", "--export", str(tmp_path)]) == 2
+    assert f"cannot write {tmp_path}" in capsys.readouterr().err
     assert main([*flags(tmp_path, fake_ollama), "history", "judgments", "notes"]) == 0
     assert "No saved session that searched notes." in capsys.readouterr().out
 

@@ -27,7 +27,8 @@ COLUMNS = (("ndcg@10", "nDCG@10"), ("ndcge@10", "nDCGe@10"), ("p@5", "P@5"), ("r
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("eval", help="measure retrieval on a BEIR dataset (corpus, queries, qrels/test.tsv)")
+    parser = sub.add_parser("eval", help="measure retrieval on a BEIR dataset (corpus, queries, qrels/test.tsv), "
+                                         "or on your collections against your own judgments (--from-history)")
     parser.add_argument("--dataset", type=Path, metavar="DIR", help="BEIR-format folder")
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES), metavar="MODE",
                         help=f"modes to run (default: all of {', '.join(MODES)})")
