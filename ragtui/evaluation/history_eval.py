@@ -16,6 +16,7 @@ judged (any grade), which is how far its figures can be trusted.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Mapping, Sequence
 
@@ -43,8 +44,6 @@ async def run_history_eval(settings: Settings, collections: Sequence[str], modes
                            compare_pairs: Sequence[tuple[str, str]] = ()) -> EvalReport:
     """Score every mode on the queries of the saved sessions (those that searched `collections`, all when
     none are named) against their judgments."""
-    import asyncio
-
     from ragtui.errors import RagtuiError
     from ragtui.library import Collection, CollectionError
     from ragtui.workspace import Workspace
@@ -67,9 +66,10 @@ async def run_history_eval(settings: Settings, collections: Sequence[str], modes
             except CollectionError as exc:
                 notices.append(f"{exc}: not searched")
         chunks = sum(c.info().chunks for c in opened.values())
-        judged: dict[str, set[str]] = {q: set() for q in qrels}
+        judged: dict[str, set[str]] = {q: set() for q in qrels}      # any grade, in the collection still
         for j in judgments.used(weak):
-            judged.get(j.query_id, set()).add(j.doc_id)
+            if j.query_id in judged and j.doc_id not in gone:
+                judged[j.query_id].add(j.doc_id)
         runs: dict[tuple[Mode, bool], dict[str, list[str]]] = {}
 
         async def one(qid: str, mode: Mode, synonyms: bool) -> tuple[list[str], list[str]]:
