@@ -7,6 +7,7 @@ import hashlib
 import json
 import math
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -50,7 +51,9 @@ def crafted_history() -> list[Conversation]:
         source(6, FLOOR, AnnotationState.FAILED),                     # a failure judges nothing
         source(7, OLD, RELEVANT)))                                    # cited, its chunk since re-ingested away
     pumps = Turn(query="priming pumps", answer="Prime them [1].", citations=(1,), sources=(
-        source(1, PUMPS, AnnotationState.OFF),                        # annotation off, cited
+        # annotation off, cited; saved under the id of another chunking (its 8th chunk): the same text, so the
+        # same judged chunk, still in the collection
+        source(1, replace(PUMPS, id=PUMPS.id[:-5] + "00007"), AnnotationState.OFF),
         source(2, FLOOR, IRRELEVANT, Override.RESCUED)))              # rescued
     follow = Turn(query="and the seats?", rewrite="Valve  Seats", sources=(
         source(3, SEATS, RELEVANT),                                   # kept uncited: weaker than session 1's cite
