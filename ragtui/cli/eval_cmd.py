@@ -16,6 +16,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ragtui.cli.judgments_cmd import add_history_arguments, history_eval
 from ragtui.config import Settings
 from ragtui.evaluation.runner import EVAL_MODES
 
@@ -26,7 +27,8 @@ COLUMNS = (("ndcg@10", "nDCG@10"), ("ndcge@10", "nDCGe@10"), ("p@5", "P@5"), ("r
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("eval", help="measure retrieval on a BEIR dataset (corpus, queries, qrels/test.tsv)")
+    parser = sub.add_parser("eval", help="measure retrieval on a BEIR dataset (corpus, queries, qrels/test.tsv), "
+                                         "or on your collections against your own judgments (--from-history)")
     parser.add_argument("--dataset", type=Path, metavar="DIR", help="BEIR-format folder")
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES), metavar="MODE",
                         help=f"modes to run (default: all of {', '.join(MODES)})")
@@ -42,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--sources", action="store_true",
                         help="score the sources a question would annotate (per-file cap, cuts and annotate_max "
                              "applied; a document's repeat counts as not relevant) instead of the fused ranking")
+    add_history_arguments(parser)
     parser.set_defaults(run=run)
 
 
@@ -53,18 +56,23 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.compare_runs:
         print(compare_saved(*args.compare_runs))
         return 0
-    if args.dataset is None:
-        raise RagtuiError("eval needs --dataset DIR (or --compare-runs A.json B.json)", exit_code=2)
-    dataset = load_dataset(args.dataset).limited(args.limit)
+    if args.dataset is None and args.from_history is None:
+        raise RagtuiError("eval needs --dataset DIR, --from-history [COLLECTION ...] or --compare-runs A.json "
+                          "B.json", exit_code=2)
 
     def progress(message: str) -> None:
         print(f"eval: {message}", file=sys.stderr, flush=True)
 
-    progress(f"{dataset.name}: {len(dataset.corpus)} documents, {len(dataset.queries)} judged queries")
+    if args.from_history is not None:
+        evaluation = history_eval(args, settings, progress)
+    else:
+        dataset = load_dataset(args.dataset).limited(args.limit)
+        progress(f"{dataset.name}: {len(dataset.corpus)} documents, {len(dataset.queries)} judged queries")
+        evaluation = run_eval(settings, dataset, args.modes, progress=progress,
+                              compare_pairs=[tuple(args.compare)] if args.compare else [],
+                              keep_index=args.keep_index, sources=args.sources)
     try:
-        report = asyncio.run(run_eval(settings, dataset, args.modes, progress=progress,
-                                      compare_pairs=[tuple(args.compare)] if args.compare else [],
-                                      keep_index=args.keep_index, sources=args.sources))
+        report = asyncio.run(evaluation)
     except Exception as exc:  # an unreachable embedder or a store failure ends the run with one line
         raise RagtuiError(f"eval failed: {exc}",
                           exit_code=exc.exit_code if isinstance(exc, RagtuiError) else 1) from exc

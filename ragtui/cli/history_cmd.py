@@ -1,4 +1,5 @@
-"""`ragtui history list|show|export|delete|reannotate|rescue|drop`: the saved research sessions, and steering them.
+"""`ragtui history list|show|export|delete|reannotate|rescue|drop|judgments`: the saved research sessions, and
+steering them (`judgments`, the relevance judgments they hold, is in judgments_cmd).
 
 `reannotate`, `rescue` and `drop` change which sources the next answer uses;
 `ragtui ask --resynthesize --session ID` then answers again from them.
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from ragtui.bibliography.export import FORMATS
 from ragtui.cli.arg_types import record_id
+from ragtui.cli.judgments_cmd import add_history_action, list_judgments
 from ragtui.config import Settings
 from ragtui.errors import RagtuiError
 from ragtui.sanitize import clean, one_line
@@ -51,6 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         action = actions.add_parser(name, help=text)
         action.add_argument("id", type=record_id)
         action.add_argument("number", type=record_id, metavar="N", help="the source's [N]")
+    add_history_action(actions)
     parser.set_defaults(run=run)
 
 
@@ -85,6 +88,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             print(f"deleted session {args.id}")
         elif args.action == "reannotate":
             return _reannotate(args, workspace)
+        elif args.action == "judgments":
+            return list_judgments(args, workspace)
         else:
             session = _reopen_with(workspace, args.id, [args.number])
             source = session.rescue(args.number) if args.action == "rescue" else session.drop(args.number)

@@ -42,7 +42,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,8 +53,12 @@ from ragtui.evaluation.metrics import FEW_QUERIES, compare, score_runs, summaris
 from ragtui.model.retrieval import Mode
 
 if TYPE_CHECKING:
+    from ragtui.library import Collection
+    from ragtui.model.chunks import Chunk
     from ragtui.model.library import IngestReport
     from ragtui.model.retrieval import Hit
+    from ragtui.retrieve.hybrid_retriever import QueryEmbedder
+    from ragtui.retrieve.wordnet import Lexicon
     from ragtui.workspace import Workspace
 
 EVAL_TOP_K = 100
@@ -68,6 +72,8 @@ EVAL_MODES: dict[str, tuple[Mode, bool]] = {
     "hybrid-nosyn": ("hybrid", False),
 }
 Progress = Callable[[str], None]
+# (query id, mode, synonyms on) -> the query's ranking of document ids and the retrieval's notices
+Ranker = Callable[[str, Mode, bool], Awaitable[tuple[list[str], list[str]]]]
 
 
 @dataclass
@@ -138,23 +144,39 @@ async def embed_queries(settings: Settings, queries: Sequence[str],
     return out
 
 
-def source_ranking(hits: Sequence[Hit]) -> list[str]:
+def precomputed(cached: Mapping[str, Mapping[str, list[float]]]) -> QueryEmbedder:
+    """A query embedder that looks the vectors up in `embed_queries`' answer instead of asking the server."""
+    from ragtui.retrieve.hybrid_retriever import QueryEmbeddings
+
+    async def embed(_: Settings, query: str, models: Sequence[str]) -> QueryEmbeddings:
+        return QueryEmbeddings(vectors={m: cached[m][query.lower()] for m in models})
+
+    return embed
+
+
+def file_of(chunk: Chunk) -> str:
+    """A BEIR corpus entry's id: the file a chunk came from (ingest names each entry's file by its id)."""
+    return chunk.meta.source
+
+
+def source_ranking(hits: Sequence[Hit], key: Callable[[Chunk], str] = file_of) -> list[str]:
     """One entry per source in order: its document id, or a never-judged id when the document came earlier."""
     seen: set[str] = set()
     ranking: list[str] = []
     for i, hit in enumerate(hits):
-        doc = hit.chunk.meta.source
+        doc = key(hit.chunk)
         ranking.append(doc if doc not in seen else f"\0repeat {i}")
         seen.add(doc)
     return ranking
 
 
-def doc_ranking(nodes: Sequence[Any], depth: int = EVAL_TOP_K) -> list[str]:
-    """Document ids in order of their best chunk."""
+def doc_ranking(nodes: Sequence[Any], depth: int = EVAL_TOP_K,
+                key: Callable[[Any], str] = lambda n: n.node.metadata["source"]) -> list[str]:
+    """Document ids (`key` of a node) in order of their best chunk."""
     ranking: list[str] = []
     seen: set[str] = set()
     for n in nodes:
-        doc = n.node.metadata["source"]
+        doc = key(n)
         if doc not in seen:
             seen.add(doc)
             ranking.append(doc)
@@ -175,10 +197,7 @@ async def run_eval(settings: Settings, dataset: Dataset, modes: Sequence[str], *
     """
     from ragtui.workspace import Workspace
 
-    unknown = [m for m in [*modes, *(m for pair in compare_pairs for m in pair)] if m not in EVAL_MODES]
-    if unknown:
-        raise ValueError(f"unknown eval mode {unknown[0]!r}; choose from {', '.join(EVAL_MODES)}")
-    modes = list(dict.fromkeys([*modes, *(m for pair in compare_pairs for m in pair)]))
+    modes = modes_to_run(modes, compare_pairs)
     settings = settings.replace(embed__contextual_prefix=False)
     name = index_name(settings, dataset) if keep_index else f"eval-{os.getpid()}-{int(time.time())}"
     async with Workspace(settings, collections_root=eval_root(settings)) as workspace:
@@ -188,9 +207,23 @@ async def run_eval(settings: Settings, dataset: Dataset, modes: Sequence[str], *
         finally:
             if not keep_index and workspace.registry.exists(name):
                 workspace.delete_collection(name)
+    add_comparisons(report, compare_pairs)
+    return report
+
+
+def modes_to_run(modes: Sequence[str], compare_pairs: Sequence[tuple[str, str]]) -> list[str]:
+    """The modes asked for and those the comparisons need, each once; ValueError naming an unknown one."""
+    wanted = [*modes, *(m for pair in compare_pairs for m in pair)]
+    unknown = [m for m in wanted if m not in EVAL_MODES]
+    if unknown:
+        raise ValueError(f"unknown eval mode {unknown[0]!r}; choose from {', '.join(EVAL_MODES)}")
+    return list(dict.fromkeys(wanted))
+
+
+def add_comparisons(report: EvalReport, compare_pairs: Sequence[tuple[str, str]]) -> None:
+    """The paired bootstrap of B - A for each (A, B), from the report's per-query scores."""
     for a, b in compare_pairs:
         report.comparisons[f"{a} vs {b}"] = compare(report.per_query[a], report.per_query[b])
-    return report
 
 
 def eval_root(settings: Settings) -> Path:
@@ -221,8 +254,6 @@ def _alive(pid: int) -> bool:
 async def _evaluate(workspace: Workspace, name: str, dataset: Dataset, modes: Sequence[str], progress: Progress,
                     concurrency: int, keep: bool, sources: bool) -> EvalReport:
     from ragtui.ingest.report import report_lines
-    from ragtui.retrieve.hybrid_retriever import HybridRetriever, QueryEmbeddings
-    from ragtui.retrieve.pipeline import retrieve
 
     settings = workspace.settings
     timings: dict[str, float] = {}
@@ -237,55 +268,90 @@ async def _evaluate(workspace: Workspace, name: str, dataset: Dataset, modes: Se
         notices += [f"ingest: {line}" for line in report_lines(ingest)[2:]]
     timings["ingest"] = round(time.perf_counter() - t, 1)
     collection = workspace.collection(name)
-    if len(dataset.queries) < FEW_QUERIES:
-        notices.append(f"only {len(dataset.queries)} queries (fewer than {FEW_QUERIES}): the confidence "
-                       "intervals are too wide to choose a setting by")
+    notices += few_queries(len(dataset.queries))
     t = time.perf_counter()
     cache = settings.data_dir / EVAL_DIR / "query-vectors.json" if keep else None
-    cached = await embed_queries(settings, list(dataset.queries.values()), cache)
+    embed = precomputed(await embed_queries(settings, list(dataset.queries.values()), cache))
     timings["embed_queries"] = round(time.perf_counter() - t, 1)
 
-    async def precomputed(_: Settings, query: str, models: Sequence[str]) -> QueryEmbeddings:
-        return QueryEmbeddings(vectors={m: cached[m][query.lower()] for m in models})
+    async def one(qid: str, mode: Mode, synonyms: bool) -> tuple[list[str], list[str]]:
+        return await ranked(settings, dataset.queries[qid], [collection], lexicon=workspace.lexicon, mode=mode,
+                            synonyms=synonyms, sources=sources, embed=embed)
 
-    results: dict[str, dict[str, dict[str, float]]] = {}
-    per_query: dict[str, dict[str, dict[str, float]]] = {}
-    gate = asyncio.Semaphore(concurrency)
-
-    async def one(query: str, mode: Mode, synonyms: bool) -> tuple[list[str], list[str]]:
-        async with gate:
-            if sources:
-                found = await retrieve(settings, query, [collection], lexicon=workspace.lexicon, mode=mode,
-                                       synonyms=synonyms, embed=precomputed)
-                return source_ranking(found.hits), found.notices
-            retriever = HybridRetriever(settings, [collection], lexicon=workspace.lexicon, mode=mode,
-                                        synonyms=synonyms, top_k=EVAL_TOP_K, embed=precomputed)
-            nodes = await retriever.aretrieve(query)
-            return doc_ranking(nodes), retriever.notices
-
-    for mode_name in modes:
-        mode, synonyms = EVAL_MODES[mode_name]
-        t = time.perf_counter()
-        qids = list(dataset.queries)
-        answers = await asyncio.gather(*(one(dataset.queries[q], mode, synonyms) for q in qids))
-        timings[f"retrieve:{mode_name}"] = round(time.perf_counter() - t, 1)
-        for _, query_notices in answers:
-            notices.extend(n for n in query_notices if n not in notices)
-        runs = {q: ranking for q, (ranking, _) in zip(qids, answers, strict=True)}
-        per_query[mode_name] = score_runs(runs, dataset.qrels)
-        results[mode_name] = summarise_scores(per_query[mode_name])
-        progress(f"{mode_name}: nDCG@10 {results[mode_name]['ndcg@10']['mean']:.3f}")
+    results, per_query = await score_modes(modes, dataset.qrels, one, progress=progress, concurrency=concurrency,
+                                           timings=timings, notices=notices)
     return EvalReport(
         dataset=dataset.name, queries=len(dataset.queries), documents=len(dataset.corpus),
         chunks=chunks, per_query=per_query,
         models=settings.embed.all_models, results=results, timings_s=timings, notices=notices,
         settings={"scored": "sources (what a question annotates)" if sources else "fused ranking, documents",
-                  "top_k_per_leg": settings.retrieve.top_k if sources else EVAL_TOP_K,
-                  "per_file_cap": settings.retrieve.per_file_cap,
-                  "max_chunks_per_file": settings.retrieve.max_chunks_per_file,
-                  "annotate_max": settings.retrieve.annotate_max, "fusion": settings.retrieve.fusion,
-                  "fts.weight": settings.retrieve.keyword_weight, "rrf_k": settings.retrieve.rrf_k,
-                  "synonyms.lexicon": settings.synonyms.lexicon,
-                  "synonyms.max_per_word": settings.synonyms.max_per_word,
-                  "ndcg_gain": "ndcg@10 linear (gain = grade, trec_eval/BEIR); ndcge@10 exponential (2^grade - 1)",
-                  "chunk.size_tokens": settings.chunk.size_tokens, "chunk.overlap_pct": settings.chunk.overlap_pct})
+                  **retrieval_settings(settings, sources)})
+
+
+def few_queries(count: int) -> list[str]:
+    """The notice a run with too few queries to choose a setting by carries (none for enough)."""
+    if count >= FEW_QUERIES:
+        return []
+    return [f"only {count} queries (fewer than {FEW_QUERIES}): the confidence intervals are too wide to choose "
+            "a setting by"]
+
+
+def retrieval_settings(settings: Settings, sources: bool) -> dict[str, Any]:
+    """The settings that shape what an eval run retrieves, as its report states them."""
+    return {"top_k_per_leg": settings.retrieve.top_k if sources else EVAL_TOP_K,
+            "per_file_cap": settings.retrieve.per_file_cap,
+            "max_chunks_per_file": settings.retrieve.max_chunks_per_file,
+            "annotate_max": settings.retrieve.annotate_max, "fusion": settings.retrieve.fusion,
+            "fts.weight": settings.retrieve.keyword_weight, "rrf_k": settings.retrieve.rrf_k,
+            "synonyms.lexicon": settings.synonyms.lexicon,
+            "synonyms.max_per_word": settings.synonyms.max_per_word,
+            "ndcg_gain": "ndcg@10 linear (gain = grade, trec_eval/BEIR); ndcge@10 exponential (2^grade - 1)",
+            "chunk.size_tokens": settings.chunk.size_tokens, "chunk.overlap_pct": settings.chunk.overlap_pct}
+
+
+async def ranked(settings: Settings, query: str, collections: Sequence[Collection], *, lexicon: Lexicon,
+                 mode: Mode, synonyms: bool, sources: bool, embed: QueryEmbedder | None = None,
+                 key: Callable[[Chunk], str] = file_of) -> tuple[list[str], list[str]]:
+    """One query's ranking of document ids (`key` of each chunk) and its retrieval's notices: with `sources`
+    what the question would annotate (`source_ranking`), else the fused ranking, EVAL_TOP_K per leg."""
+    from ragtui.retrieve.hybrid_retriever import HybridRetriever
+    from ragtui.retrieve.pipeline import retrieve
+
+    if sources:
+        found = await retrieve(settings, query, collections, lexicon=lexicon, mode=mode, synonyms=synonyms,
+                               embed=embed)
+        return source_ranking(found.hits, key), found.notices
+    retriever = HybridRetriever(settings, collections, lexicon=lexicon, mode=mode, synonyms=synonyms,
+                                top_k=EVAL_TOP_K, embed=embed)
+    nodes = await retriever.aretrieve(query)
+    return doc_ranking(nodes, key=lambda n: key(retriever.evidence[n.node.node_id].chunk)), retriever.notices
+
+
+async def score_modes(modes: Sequence[str], qrels: Mapping[str, Mapping[str, int]], rank: Ranker, *,
+                      progress: Progress, concurrency: int, timings: dict[str, float],
+                      notices: list[str]) -> tuple[dict[str, dict[str, dict[str, float]]],
+                                                   dict[str, dict[str, dict[str, float]]]]:
+    """Every judged query ranked by `rank` in each mode (`concurrency` at a time) and scored against `qrels`:
+    (mode -> metric -> mean and CI, mode -> query -> metric). Each mode's time goes into `timings`, the
+    retrievals' notices (each once) into `notices`."""
+    gate = asyncio.Semaphore(concurrency)
+
+    async def gated(qid: str, mode: Mode, synonyms: bool) -> tuple[list[str], list[str]]:
+        async with gate:
+            return await rank(qid, mode, synonyms)
+
+    results: dict[str, dict[str, dict[str, float]]] = {}
+    per_query: dict[str, dict[str, dict[str, float]]] = {}
+    qids = list(qrels)
+    for mode_name in modes:
+        mode, synonyms = EVAL_MODES[mode_name]
+        t = time.perf_counter()
+        answers = await asyncio.gather(*(gated(q, mode, synonyms) for q in qids))
+        timings[f"retrieve:{mode_name}"] = round(time.perf_counter() - t, 1)
+        for _, query_notices in answers:
+            notices.extend(n for n in query_notices if n not in notices)
+        runs = {q: ranking for q, (ranking, _) in zip(qids, answers, strict=True)}
+        per_query[mode_name] = score_runs(runs, qrels)
+        results[mode_name] = summarise_scores(per_query[mode_name])
+        progress(f"{mode_name}: nDCG@10 {results[mode_name]['ndcg@10']['mean']:.3f}")
+    return results, per_query
