@@ -140,6 +140,24 @@ async def test_a_keyword_only_collections_best_hit_competes_with_a_collection_th
     assert any("raw has no embeddings yet" in n for n in result.notices)
 
 
+async def test_a_keyword_leg_that_found_nothing_answered_one_its_gate_skipped_did_not(
+        make_settings: Callable[..., Settings]) -> None:
+    """`tiny`: both query words are in every chunk, so the keyword leg's information gate skips the query there
+    and its vector hits are a mean over the one leg that answered. `unrelated`: the keyword leg ran and matched
+    nothing, which is evidence: its vector hits are a mean over two legs."""
+    settings = make_settings("retrieve.fusion=rrf", "retrieve.rrf_k=60", "retrieve.top_k=10",
+                             "retrieve.min_similarity=0")
+    build_collection(settings, "embedded", NOTES)
+    build_collection(settings, "tiny", {"t.txt": ["Filtration cartridge basics.", "Cartridge filtration notes."]})
+    build_collection(settings, "unrelated", {"o.txt": OTHER_PAGES})
+    result = await retrieve(settings, "filtration cartridge", ["embedded", "tiny", "unrelated"])
+    tiers = {name: meta.keyword.tier for name, meta in result.meta.collections.items()}
+    assert tiers["tiny"] == "skipped" and tiers["unrelated"] == 2 and tiers["embedded"] in (1, 2)
+    best = {name: next(h for h in result.hits if h.chunk.meta.collection == name) for name in ("tiny", "unrelated")}
+    assert best["tiny"].legs == ("vector",) and best["tiny"].score == pytest.approx(1 / 61)
+    assert best["unrelated"].legs == ("vector",) and best["unrelated"].score == pytest.approx(1 / 61 / 2)
+
+
 async def test_the_keyword_only_collections_hit_ranks_where_it_would_with_its_vectors(
         make_settings: Callable[..., Settings]) -> None:
     """The right page sits in a collection whose vectors are not made yet: it ranks as high as when the same
