@@ -138,7 +138,7 @@ class RetrieveSettings:
     pre_annotate_keep: int = _rule(1, 100)
     annotate_max: int = _rule(1, 10_000)
     min_similarity: float = _rule(0, 1)
-    fusion: str = _rule(choices=("boost", "rrf"))
+    fusion: str = _rule(choices=("boost", "rrf", "norm"))
     keyword_weight: float = _rule(0, 10)
     rrf_k: int = _rule(1, 10_000)
     neighbor_window: int = _rule(0, 5)

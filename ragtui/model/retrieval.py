@@ -126,7 +126,7 @@ class CollectionMeta:
     keyword: KeywordMeta = field(default_factory=KeywordMeta)
     vector: VectorMeta | None = None     # None in keyword mode
     hits: LegHits = field(default_factory=LegHits)
-    fusion: str = "single leg"           # retrieve.fusion ("boost", "rrf") when both legs found something
+    fusion: str = "single leg"           # retrieve.fusion ("boost", "rrf", "norm") when both legs found something
     vector_ms: Mapping[str, float] = field(default_factory=dict)   # per model
     merge_ms: float | None = None
 

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from ragtui.model.chunks import LegRank
 from ragtui.model.retrieval import Hit
-from ragtui.retrieve.fusion import ranked, rrf_merge
+from ragtui.retrieve.fusion import normalised, ranked, rrf_merge
 
 Key = tuple[str, str]
 
@@ -37,7 +37,7 @@ def fuse_runs(typed: Sequence[Hit], rewrite: Sequence[Hit], k: int, most: int) -
         rankings.append(ranking)
     scores = rrf_merge([r for r in rankings if r], k)
     order = _cut(ranked(scores), set(rankings[0]), most)
-    lo, hi = (min(scores[key] for key in order), max(scores[key] for key in order)) if order else (0.0, 0.0)
+    rel = normalised({key: scores[key] for key in order})
     out = []
     for key in order:
         entries = found[key]
@@ -47,8 +47,7 @@ def fuse_runs(typed: Sequence[Hit], rewrite: Sequence[Hit], k: int, most: int) -
             prefix = "" if name == "query" else "rewrite:"
             evidence += [replace(e, leg=prefix + e.leg) for e in hit.evidence]
         legs = tuple(dict.fromkeys(leg for _, _, hit in entries for leg in hit.legs))
-        rel = 1.0 if hi == lo else (scores[key] - lo) / (hi - lo)
-        out.append(replace(first, score=scores[key], rel_score=rel, legs=legs, evidence=tuple(evidence)))
+        out.append(replace(first, score=scores[key], rel_score=rel[key], legs=legs, evidence=tuple(evidence)))
     return out
 
 

@@ -27,7 +27,14 @@ from ragtui.model.chunks import Chunk  # noqa: E402
 from ragtui.model.filters import SearchFilter  # noqa: E402
 from ragtui.model.retrieval import MODES, CollectionMeta, KeywordMeta, LegHits, Mode, RetrievalMeta, VectorMeta, node_id  # noqa: E402
 from ragtui.retrieve.filtering import FilterScope, resolve  # noqa: E402
-from ragtui.retrieve.fusion import best_per_chunk, boost_merge, ranked, rrf_merge  # noqa: E402
+from ragtui.retrieve.fusion import (  # noqa: E402
+    best_per_chunk,
+    boost_merge,
+    mean_over_legs,
+    normalised,
+    ranked,
+    reciprocal_ranks,
+)
 from ragtui.retrieve.keyword_leg import KeywordResult, keyword_search  # noqa: E402
 from ragtui.retrieve.senses import QuerySynonyms, Synonyms  # noqa: E402
 from ragtui.retrieve.wordnet import Lexicon, SynonymLookup, missing_lexicon_notice  # noqa: E402
@@ -103,15 +110,26 @@ async def embed_query(settings: Settings, query: str, models: Sequence[str]) -> 
     return out
 
 
-def fuse(scored: Sequence[Scored], fusion: str, *, weight: float, rrf_k: int,
+Leg = str    # "vector" or "keyword"
+
+
+def fuse(scored: Sequence[Scored], fusion: str, *, weight: float, rrf_k: int, answered: int,
          raw_single: bool = True) -> list[tuple[Scored, float]]:
-    """Merged scores, best first (additive keyword boost or RRF).
+    """One collection's merged scores, best first: reciprocal rank fusion, the normalised score average, or the
+    additive keyword boost.
+
+    RRF and the normalised average are means over the `answered` legs, the legs
+    that answered for this collection (fusion.mean_over_legs): a collection
+    where only the keyword leg could run scores its best keyword hit as a
+    collection with both legs scores a chunk ranked first by both, so the
+    collections' results pool on one scale. The boost adds a constant for a
+    keyword match and has no such scale: a keyword-only collection's chunks
+    score keyword_weight under it.
 
     When only one leg produced anything and `raw_single` is set (every
     collection is in the same single-leg situation), that leg's own scores rank
     the results: a keyword-only answer is ordered by BM25, not by a constant
-    boost. Otherwise the fusion formula applies to the lone leg too, so that a
-    single-leg collection's scores stay comparable with the others'.
+    boost.
     """
     by_id = {s.chunk.id: s for s in scored}
     vector = {s.chunk.id: s.vector for s in scored if s.vector is not None}
@@ -121,10 +139,26 @@ def fuse(scored: Sequence[Scored], fusion: str, *, weight: float, rrf_k: int,
     elif raw_single and not vector:
         merged = keyword
     elif fusion == "rrf":
-        merged = rrf_merge([r for r in (ranked(vector), ranked(keyword)) if r], rrf_k)
+        merged = mean_over_legs([reciprocal_ranks(ranked(leg), rrf_k) for leg in (vector, keyword)], answered)
+    elif fusion == "norm":
+        merged = mean_over_legs([normalised(vector), normalised(keyword)], answered)
     else:
         merged = boost_merge(vector, ranked(keyword), weight)
     return [(by_id[cid], merged[cid]) for cid in ranked(merged)]
+
+
+def single_leg_everywhere(answered: Sequence[frozenset[Leg]]) -> bool:
+    """Every collection that answered at all answered with the same one leg (its raw scores then rank them)."""
+    sets = {legs for legs in answered if legs}
+    return len(sets) <= 1 and all(len(legs) == 1 for legs in sets)
+
+
+def answered_legs(meta: CollectionMeta | None, vector_ran: bool) -> frozenset[Leg]:
+    """The legs that answered for one collection: the vector leg when one of its indexes was searched, the keyword
+    leg when it ran a tier (not off, not skipped by its information gate). A leg that answered with nothing counts."""
+    if meta is None:
+        return frozenset()
+    return frozenset({*(["vector"] if vector_ran else []), *(["keyword"] if meta.keyword.tier in (1, 2) else [])})
 
 
 class HybridRetriever(BaseRetriever):
@@ -190,15 +224,16 @@ class HybridRetriever(BaseRetriever):
                                 f"{synonyms.error}); synonyms came from each word's first sense.")
         vector_ran = any(ran for _, _, ran in results)
         self.keyword_only = self.mode != "keyword" and not vector_ran
-        raw_single = self.mode != "hybrid" or not vector_ran
+        answered = [answered_legs(meta, ran) for _, meta, ran in results]
+        raw_single = self.mode != "hybrid" or single_leg_everywhere(answered)
         pooled: list[tuple[Scored, float]] = []
         collections: dict[str, CollectionMeta] = {}
-        for collection, (evidence, meta, _) in zip(self.collections, results, strict=True):
+        for collection, (evidence, meta, _), legs in zip(self.collections, results, answered, strict=True):
             if meta is None:
                 continue
             t = time.perf_counter()
             fused = fuse(evidence, self.settings.retrieve.fusion, weight=self.settings.retrieve.keyword_weight,
-                         rrf_k=self.settings.retrieve.rrf_k, raw_single=raw_single)
+                         rrf_k=self.settings.retrieve.rrf_k, answered=len(legs), raw_single=raw_single)
             collections[collection.name] = replace(meta, merge_ms=round((time.perf_counter() - t) * 1000, 2),
                                                    hits=replace(meta.hits, merged=len(fused)))
             pooled.extend(fused)

@@ -20,6 +20,8 @@ from llama_index.core.bridge.pydantic import Field  # noqa: E402
 from llama_index.core.postprocessor.types import BaseNodePostprocessor  # noqa: E402
 from llama_index.core.schema import NodeWithScore, QueryBundle  # noqa: E402
 
+from ragtui.retrieve.fusion import relative_scores  # noqa: E402
+
 if TYPE_CHECKING:
     from ragtui.config import RetrieveSettings
 
@@ -79,16 +81,6 @@ def dedupe_leading(items: Sequence[T], text: Callable[[T], str], chars: int = DE
             seen.add(lead)
             out.append(item)
     return out
-
-
-def relative_scores(scores: Sequence[float]) -> list[float]:
-    """(s - min) / (max - min): best 1.0, worst 0.0; all 1.0 when every score is equal."""
-    if not scores:
-        return []
-    lo, hi = min(scores), max(scores)
-    if hi == lo:
-        return [1.0] * len(scores)
-    return [(s - lo) / (hi - lo) for s in scores]
 
 
 def keep_top_percent(n: int, percent: int) -> int:

@@ -113,6 +113,14 @@ MOTION_KEYS: tuple[tuple[str, str], ...] = (
 TAKEN_KEYS = frozenset({"tab", "shift+tab", "enter", "space", "up", "down", "left", "right", "pageup", "pagedown",
                         "home", "end", "ctrl+p", "ctrl+c", "j", "k", "g", "G", "ctrl+d", "ctrl+u"})
 MODIFIERS = ("ctrl", "alt", "shift", "super")
+# tab / shift+tab in a dialog's fields. Textual checks a priority binding while the key is still in the app's queue,
+# before it forwards the keys typed after it; the screen's ordinary tab binding runs only after the focused field has
+# handled the key, by when the keys that came in the same read (fast typing, a paste) were already given to that
+# field, so the text meant for the next field was appended to this one.
+FIELD_TABS: tuple[Binding, ...] = (
+    Binding("tab", "app.focus_next", "Next field", show=False, priority=True),
+    Binding("shift+tab", "app.focus_previous", "Previous field", show=False, priority=True),
+)
 NAMED_KEYS = frozenset({"escape", "enter", "tab", "space", "backspace", "delete", "insert", "home", "end", "pageup",
                         "pagedown", "up", "down", "left", "right", *(f"f{n}" for n in range(1, 25)),
                         *(_character_to_key(c) for c in string.punctuation)})

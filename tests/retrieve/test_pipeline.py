@@ -101,7 +101,7 @@ async def test_and_tier_suffices_with_three_hits_and_rrf_merges(notes: Settings)
     assert kw.tier == 1 and kw.hits == 3
     top = result.hits[0]
     assert set(top.legs) == {"vector", "keyword"}
-    assert top.score == pytest.approx(2 / 61, rel=0.05)   # ranked first or second in both legs
+    assert top.score == pytest.approx(1 / 61, rel=0.05)   # ranked first or second in both legs: the mean of 1/61
 
 
 async def test_several_collections_and_models_are_pooled(make_settings: Callable[..., Settings]) -> None:
@@ -114,17 +114,63 @@ async def test_several_collections_and_models_are_pooled(make_settings: Callable
     assert vector is not None and vector.models == ("nomic-embed-text", "all-minilm")
 
 
-async def test_a_keyword_only_collection_is_fused_on_the_same_scale(make_settings: Callable[..., Settings]) -> None:
-    settings = make_settings("retrieve.fusion=rrf", "retrieve.rrf_k=60")
+RIGHT_PAGE = "Cartridge filtration of raw sewage: replace the cartridge when the flow drops."
+OTHER_PAGES = ["Paint drying on a cold wall.", "Roof tiles slipped in the storm.", "The boiler service is due in May.",
+               "Oak floors take two coats of oil.", "Gutters were cleared of leaves."]
+
+
+@pytest.mark.parametrize("fusion", ["rrf", "norm"])
+async def test_a_keyword_only_collections_best_hit_competes_with_a_collection_that_has_both_legs(
+        make_settings: Callable[..., Settings], fusion: str) -> None:
+    """Both legs answer for `embedded`, only the keyword leg for `raw` (no vectors): each collection's fused
+    scores are a mean over the legs that answered for it, so raw's best keyword hit scores as a chunk first in
+    both legs, not as a chunk half of whose legs missed it."""
+    settings = make_settings(f"retrieve.fusion={fusion}", "retrieve.rrf_k=60", "retrieve.top_k=10")
     build_collection(settings, "embedded", NOTES)
-    build_collection(settings, "raw", {"r.txt": ["Filtration of raw sewage.", "Paint drying."]}, models=[])
+    build_collection(settings, "raw", {"r.txt": [RIGHT_PAGE], "o.txt": OTHER_PAGES}, models=[])
     result = await retrieve(settings, "filtration cartridge", ["embedded", "raw"])
     assert not result.keyword_only
-    raw = [h for h in result.hits if h.chunk.meta.collection == "raw"]
-    assert raw and raw[0].legs == ("keyword",)
-    assert raw[0].score == pytest.approx(1 / 61)          # RRF of rank 1, not a raw BM25 score
-    assert result.hits[0].score <= 2 / 61
+    sources = [(h.chunk.meta.collection, h.chunk.meta.source) for h in result.hits]
+    right = sources.index(("raw", "r.txt"))
+    assert right <= 1, sources                    # first, or tied with embedded's best (pooled in collection order)
+    hit = result.hits[right]
+    assert hit.legs == ("keyword",)
+    assert hit.score == pytest.approx(1 / 61 if fusion == "rrf" else 1.0)   # first of its one leg: the mean's best
+    assert all(h.score <= hit.score + 1e-12 for h in result.hits)
     assert any("raw has no embeddings yet" in n for n in result.notices)
+
+
+async def test_a_keyword_leg_that_found_nothing_answered_one_its_gate_skipped_did_not(
+        make_settings: Callable[..., Settings]) -> None:
+    """`tiny`: both query words are in every chunk, so the keyword leg's information gate skips the query there
+    and its vector hits are a mean over the one leg that answered. `unrelated`: the keyword leg ran and matched
+    nothing, which is evidence: its vector hits are a mean over two legs."""
+    settings = make_settings("retrieve.fusion=rrf", "retrieve.rrf_k=60", "retrieve.top_k=10",
+                             "retrieve.min_similarity=0")
+    build_collection(settings, "embedded", NOTES)
+    build_collection(settings, "tiny", {"t.txt": ["Filtration cartridge basics.", "Cartridge filtration notes."]})
+    build_collection(settings, "unrelated", {"o.txt": OTHER_PAGES})
+    result = await retrieve(settings, "filtration cartridge", ["embedded", "tiny", "unrelated"])
+    tiers = {name: meta.keyword.tier for name, meta in result.meta.collections.items()}
+    assert tiers["tiny"] == "skipped" and tiers["unrelated"] == 2 and tiers["embedded"] in (1, 2)
+    best = {name: next(h for h in result.hits if h.chunk.meta.collection == name) for name in ("tiny", "unrelated")}
+    assert best["tiny"].legs == ("vector",) and best["tiny"].score == pytest.approx(1 / 61)
+    assert best["unrelated"].legs == ("vector",) and best["unrelated"].score == pytest.approx(1 / 61 / 2)
+
+
+async def test_the_keyword_only_collections_hit_ranks_where_it_would_with_its_vectors(
+        make_settings: Callable[..., Settings]) -> None:
+    """The right page sits in a collection whose vectors are not made yet: it ranks as high as when the same
+    page's collection has its vectors (here: first), not behind the other collection's two-leg chunks."""
+    settings = make_settings("retrieve.fusion=rrf", "retrieve.rrf_k=60", "retrieve.top_k=10")
+    build_collection(settings, "embedded", NOTES)
+    build_collection(settings, "raw", {"r.txt": [RIGHT_PAGE], "o.txt": OTHER_PAGES}, models=[])
+    build_collection(settings, "vectors", {"r.txt": [RIGHT_PAGE], "o.txt": OTHER_PAGES})
+    rank = {}
+    for name in ("raw", "vectors"):
+        result = await retrieve(settings, "cartridge filtration sewage", [name, "embedded"])
+        rank[name] = [(h.chunk.meta.collection, h.chunk.meta.source) for h in result.hits].index((name, "r.txt"))
+    assert rank == {"raw": 0, "vectors": 0}
 
 
 async def test_a_collection_recreated_under_its_name_is_reopened_and_the_old_one_closed(

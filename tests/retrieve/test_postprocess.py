@@ -10,7 +10,6 @@ from ragtui.retrieve.postprocess import (
     dedupe_leading,
     keep_top_percent,
     postprocessors,
-    relative_scores,
 )
 
 
@@ -24,12 +23,6 @@ def test_dedupe_on_leading_200_chars_keeps_first() -> None:
     same = "x" * 200
     items = [same + "tail one", "other", same + "tail two", "x" * 199 + "y"]
     assert dedupe_leading(items, str) == [same + "tail one", "other", "x" * 199 + "y"]
-
-
-def test_relative_scores() -> None:
-    assert relative_scores([0.9, 0.6, 0.3]) == pytest.approx([1.0, 0.5, 0.0])
-    assert relative_scores([0.4, 0.4]) == [1.0, 1.0]
-    assert relative_scores([]) == []
 
 
 def test_keep_top_percent() -> None:

@@ -42,8 +42,8 @@ async def test_details_for_a_crafted_query(settings: Settings, fake_ollama: Fake
     assert set(legs) == {"vector", "keyword", "fused"}
     assert legs["keyword"].rank == 1 and legs["fused"].rank == 1 and legs["fused"].score == top.score
     assert legs["vector"].score == max(e.score for h in result.hits for e in h.evidence if e.leg == "vector")
-    # RRF over the two legs, from the ranks the view shows (retrieve.rrf_k = 20)
-    assert top.score == pytest.approx(1 / (20 + legs["vector"].rank) + 1 / (20 + legs["keyword"].rank))
+    # RRF over the two legs, from the ranks the view shows (retrieve.rrf_k = 20): the mean of the legs' terms
+    assert top.score == pytest.approx((1 / (20 + legs["vector"].rank) + 1 / (20 + legs["keyword"].rank)) / 2)
     source = SessionSource(number=1, chunk=top.chunk, score=top.score, rel_score=top.rel_score, legs=top.legs,
                            evidence=top.evidence)
     lines = details(result.meta, [source])[7:]

@@ -239,3 +239,39 @@ async def test_tab_in_the_ingest_dialog_moves_from_the_path_to_the_collection(sn
         assert app.focused is app.screen.query_one("#ingest-path")
         assert app.screen.query_one("#ingest-path").value == "docs"
         assert app.screen.query_one("#ingest-collection").value == "notes"
+
+
+async def burst(app, pilot, keys: list[str]) -> None:
+    """Keys as a terminal delivers a quick typist's (or a paste's) bytes: read at once, queued before any is handled
+    (pilot.press waits for each key to be handled before sending the next)."""
+    from textual import events
+
+    for key in keys:
+        event = events.Key(key, key if len(key) == 1 else None)
+        event.set_sender(app)
+        app._driver.send_message(event)
+    await pilot.pause()
+    await pilot.pause()
+
+
+async def test_tab_typed_in_one_burst_moves_to_the_next_field_before_the_keys_after_it(snapshot_settings) -> None:
+    app = quiet_app(snapshot_settings())
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.query_one(SourcesPanel).active_table.focus()
+        await pilot.press("i")
+        await pilot.pause()
+        assert isinstance(app.screen, IngestScreen)
+        await burst(app, pilot, [*"docs", "tab", *"notes"])
+        assert app.screen.query_one("#ingest-path").value == "docs"
+        assert app.screen.query_one("#ingest-collection").value == "notes"
+        await burst(app, pilot, ["shift+tab", *"/x"])        # back in the path field (its text selected on focus)
+        assert app.screen.query_one("#ingest-path").value in ("docs/x", "/x")
+        assert app.screen.query_one("#ingest-collection").value == "notes"
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("n")
+        await pilot.pause()
+        assert isinstance(app.screen, NewCollectionScreen)
+        await burst(app, pilot, [*"papers", "tab", *"genetics"])
+        assert app.screen.query_one("#new-name").value == "papers"
+        assert app.screen.query_one("#new-topic").value == "genetics"

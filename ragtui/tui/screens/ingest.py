@@ -23,6 +23,7 @@ from ragtui.events import Event, FileSkipped, IngestFinished, IngestProgress, No
 from ragtui.paths import user_path
 from ragtui.sanitize import one_line
 from ragtui.tui.engine import AsyncWorkspace, CollectionError, report_lines, validate_collection_name
+from ragtui.tui.keymap import FIELD_TABS
 
 
 def format_eta(seconds: float | None) -> str:
@@ -35,7 +36,7 @@ def format_eta(seconds: float | None) -> str:
 class IngestScreen(ModalScreen[bool]):
     """Dismisses with True when something was ingested, so the caller refreshes the collections."""
 
-    BINDINGS: ClassVar = [Binding("escape", "cancel_or_close", "Cancel / close")]
+    BINDINGS: ClassVar = [*FIELD_TABS, Binding("escape", "cancel_or_close", "Cancel / close")]
 
     def __init__(self, workspace: AsyncWorkspace, default_collection: str = "", default_path: str = "",
                  start: bool = False, cursor_blink: bool = True,

@@ -14,6 +14,7 @@ from textual.validation import Function
 from textual.widgets import Input, Static
 
 from ragtui.tui.engine import NAME_RULE, CollectionError, validate_collection_name
+from ragtui.tui.keymap import FIELD_TABS
 
 HINT = "enter (in either field) creates it · tab: topic · esc cancels"
 
@@ -30,7 +31,7 @@ def name_problem(name: str, existing: set[str]) -> str:
 
 
 class NewCollectionScreen(ModalScreen[tuple[str, str] | None]):
-    BINDINGS: ClassVar = [Binding("escape", "dismiss(None)", "Cancel")]
+    BINDINGS: ClassVar = [*FIELD_TABS, Binding("escape", "dismiss(None)", "Cancel")]
 
     def __init__(self, existing: set[str]) -> None:
         super().__init__()
