@@ -23,9 +23,11 @@ import csv
 import gzip
 import io
 import json
+import os
 import posixpath
 import re
 import shutil
+import struct
 import subprocess
 import tempfile
 import zipfile
@@ -55,7 +57,7 @@ TEXT_FORMATS = {
 FORMATS = {
     **TEXT_FORMATS, **dict.fromkeys(("mp3", "mp4", "wav", "m4a", "webm", "ogg"), "av"),
     "pdf": "pdf", "html": "html", "htm": "html", "xhtml": "html", "svg": "svg", "docx": "docx", "odt": "odt",
-    "csv": "csv", "tsv": "csv", "xlsx": "xlsx", "json": "json", "tex": "tex", "rtf": "rtf", "zip": "zip",
+    "csv": "csv", "tsv": "csv", "xlsx": "xlsx", "xls": "xls", "json": "json", "tex": "tex", "rtf": "rtf", "zip": "zip",
 }
 # format -> (converter name, the IngestSettings key holding its binary)
 CONVERTERS = {"tex": ("detex", "detex_bin"), "rtf": ("unrtf", "unrtf_bin"), "av": ("whisper", "whisper_bin")}
@@ -64,7 +66,7 @@ BINARY_EXTS = frozenset((
     "png", "jpg", "jpeg", "gif", "bmp", "ico", "webp", "tif", "tiff", "woff", "woff2", "ttf", "otf", "eot",
     "tar", "tgz", "bz2", "xz", "zst", "7z", "rar", "deb", "rpm", "jar", "whl", "so", "o", "a", "dll", "exe",
     "bin", "pyc", "class", "mo", "db", "sqlite", "sqlite3", "pickle", "pkl", "npy", "ps", "dvi", "epub",
-    "avi", "mkv", "mov", "flac", "xls", "doc", "ppt", "pptx", "odp", "ods",
+    "avi", "mkv", "mov", "flac", "doc", "ppt", "pptx", "odp", "ods",
 ))
 MINIFIED_LINE = 500       # mean line length (chars) above which js/css/json is minified, not prose
 
@@ -115,7 +117,7 @@ def _ext(name: str) -> str:
 
 def unsupported_reason(name: str) -> str:
     ext = _ext(name)
-    if ext in ("xls", "doc", "ppt"):
+    if ext in ("doc", "ppt"):
         return f"unsupported format: .{ext} (legacy Office binary; save as .{ext}x)"
     return f"unsupported format: .{ext}" if ext else "unsupported format: no file extension"
 
@@ -343,6 +345,50 @@ def _xlsx(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
     return Extracted(source, "\n".join(out), "xlsx")
 
 
+def _xls(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
+    """A legacy Excel workbook, read with xlrd: like xlsx, a "## sheet" line, then a row per line with its
+    cells joined by " | "; whole numbers without ".0", dates as ISO dates."""
+    import xlrd
+
+    try:
+        book = xlrd.open_workbook(file_contents=data, on_demand=True, ragged_rows=True, logfile=io.StringIO())
+    except (xlrd.XLRDError, struct.error, AssertionError, IndexError, KeyError, ValueError) as exc:
+        raise ExtractError(f"corrupt xls: {exc}") from None
+    out = []
+    try:
+        for index in range(book.nsheets):
+            sheet = book.sheet_by_index(index)
+            out.append(f"## {sheet.name}")
+            for r in range(sheet.nrows):
+                cells = [_xls_cell(cell, book.datemode) for cell in sheet.row(r)]
+                if any(cells):
+                    out.append(" | ".join(cells))
+            book.unload_sheet(index)
+    except (xlrd.XLRDError, struct.error, AssertionError, IndexError, KeyError, ValueError) as exc:
+        raise ExtractError(f"corrupt xls: {exc}") from None
+    finally:
+        book.release_resources()
+    return Extracted(source, "\n".join(out), "xls")
+
+
+def _xls_cell(cell: Any, datemode: int) -> str:
+    import xlrd
+
+    if cell.ctype == xlrd.XL_CELL_NUMBER:
+        value = float(cell.value)
+        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+    if cell.ctype == xlrd.XL_CELL_DATE:
+        try:
+            return xlrd.xldate.xldate_as_datetime(cell.value, datemode).isoformat().removesuffix("T00:00:00")
+        except (xlrd.xldate.XLDateError, OverflowError, ValueError):
+            return str(cell.value)
+    if cell.ctype == xlrd.XL_CELL_BOOLEAN:
+        return "TRUE" if cell.value else "FALSE"
+    if cell.ctype in (xlrd.XL_CELL_EMPTY, xlrd.XL_CELL_BLANK, xlrd.XL_CELL_ERROR):
+        return ""
+    return " ".join(str(cell.value).split())
+
+
 def _xlsx_sheets(zf: zipfile.ZipFile, names: set[str]) -> list[tuple[str, str]]:
     """(sheet title, member path) in workbook order, via workbook.xml and its relationships."""
     try:
@@ -393,7 +439,7 @@ def _pdf(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
         offset = 0
         try:
             for page in doc.pages():
-                text = page.get_text("text")
+                text = _page_text(page)
                 if not text.strip() and cfg.tesseract_bin:
                     text = _ocr(page, cfg.tesseract_bin)
                 text = normalize(text.replace("\r\n", "\n"))
@@ -410,6 +456,51 @@ def _pdf(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
         hint = "" if cfg.tesseract_bin else "; set ingest.tesseract_bin for OCR"
         raise ExtractError(f"no text layer in PDF (scanned?){hint}")
     return Extracted(source, text, "pdf", kind="pdf", pages=pages, headings=outline_headings(toc, text, pages))
+
+
+def _page_text(page: Any) -> str:
+    """The page's text, with each ruled table that PyMuPDF's `find_tables` finds as one line per row,
+    cells joined by " | ", in place of its cells' loose lines. Only pages with vector drawings are searched
+    (a table needs ruling lines), without the layout model (seconds a page)."""
+    plain = str(page.get_text("text"))
+    if not page.get_cdrawings():
+        return plain
+    os.environ.setdefault("PYMUPDF_SUGGEST_LAYOUT_ANALYZER", "0")   # its advice would print to our terminal
+    try:
+        try:
+            tables = list(page.find_tables(use_layout=False).tables)
+        except TypeError:                  # PyMuPDF before the layout model has no use_layout
+            tables = list(page.find_tables().tables)
+    except (RuntimeError, ValueError, IndexError, ZeroDivisionError):
+        return plain                       # the finder failing on an odd page leaves its plain text
+    if not tables:
+        return plain
+    boxes = [tuple(t.bbox) for t in tables]
+    out: list[str] = []
+    placed: set[int] = set()
+    for x0, y0, x1, y1, text, _, kind in page.get_text("blocks"):
+        if kind != 0:
+            continue
+        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+        k = next((i for i, (a, b, c, d) in enumerate(boxes) if a <= cx <= c and b <= cy <= d), -1)
+        if k < 0:
+            out.append(text if text.endswith("\n") else text + "\n")
+        elif k not in placed:
+            placed.add(k)
+            out.append(_table_rows(page, tables[k]))
+    out.extend(_table_rows(page, t) for k, t in enumerate(tables) if k not in placed)
+    return "".join(out)
+
+
+def _table_rows(page: Any, table: Any) -> str:
+    """A found table's rows, each cell's text read from its box (the table's own extract drops the spaces
+    between words of a cell)."""
+    rows = []
+    for row in table.rows:
+        cells = [" ".join(page.get_textbox(cell).split()) if cell else "" for cell in row.cells]
+        if any(cells):
+            rows.append(" | ".join(cells) + "\n")
+    return "".join(rows)
 
 
 def outline_headings(toc: list[list[Any]], text: str, pages: list[Page]) -> list[tuple[int, str]]:
@@ -543,5 +634,5 @@ def _zip(source: str, data: bytes, cfg: IngestSettings, workdir: Path, depth: in
 
 _HANDLERS: dict[str, Callable[[str, bytes, IngestSettings], Extracted]] = {
     "sniff": _sniffed, "txt": _text, "md": _text, "rst": _text, "code": _text, "json": _json, "csv": _csv,
-    "html": _html, "svg": _svg, "docx": _docx, "odt": _odt, "xlsx": _xlsx, "pdf": _pdf,
+    "html": _html, "svg": _svg, "docx": _docx, "odt": _odt, "xlsx": _xlsx, "xls": _xls, "pdf": _pdf,
 }

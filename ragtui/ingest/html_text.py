@@ -5,6 +5,12 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
+# Where a <pre> block opens and closes in the parser's text: private-use characters no page's text holds
+# after `tidy` (which turns the block between them into a code fence).
+PRE_OPEN = "\ue000pre"
+PRE_CLOSE = "\ue000/pre"
+CODE_CLASS = re.compile(r"(?:^|\s)(?:highlight|language|lang)-([\w+#.-]{1,30})(?:\s|$)")
+
 
 class HtmlText(HTMLParser):
     """Text of a page in segments, each marked as inside the main content or inside boilerplate.
@@ -12,7 +18,10 @@ class HtmlText(HTMLParser):
     Main content is `<main>`, `role="main"` or `<article>` (Sphinx marks its body
     role=main); boilerplate is navigation, sidebars, headers and footers, by tag,
     ARIA role or a class/id such as Sphinx's "sphinxsidebar" and "footer". Headings
-    h1-h6 are collected with their level for the heading paths.
+    h1-h6 are collected with their level for the heading paths. A table row is one
+    line with its cells joined by " | " (blocks inside a cell do not break the row);
+    `<pre>` keeps its whitespace and becomes a fenced code block, in the language its
+    class names (Sphinx's "highlight-python", "language-python").
     """
 
     SKIP = frozenset(("script", "style", "noscript", "template", "svg", "head"))
@@ -33,17 +42,34 @@ class HtmlText(HTMLParser):
         self.headings: list[tuple[int, str, bool, bool]] = []  # (level, title, in main, in boilerplate)
         self.heading: list[str] | None = None
         self.has_main = False
+        self.cells = 0                  # cells opened in the current table row
+        self.in_cell = 0                # depth of open td/th
+        self.pre = 0                    # depth of open pre
+        self.table = 0                  # depth of open table
+        self.lang = ""                  # the language of the next or current pre, from a class
 
     def _state(self) -> tuple[bool, bool, bool]:
         skip = any(s[1] for s in self.stack)
         return skip, any(s[2] for s in self.stack), any(s[3] for s in self.stack)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag in ("td", "th"):
+            self._cell_start()
+        elif tag == "tr":
+            self.cells = 0
+        elif tag == "pre" and not self.pre:
+            self._mark(f"\n{PRE_OPEN}{self._language(a) or self.lang}\n")
+        elif lang := self._language(a):
+            self.lang = lang
+        if tag == "pre":
+            self.pre += 1
+        if tag == "table":
+            self.table += 1
         if tag in self.BLOCK:
-            self.segments.append(("\n", True, False))
+            self._mark("\n")
         if tag in self.VOID:
             return
-        a = {k: v or "" for k, v in attrs}
         main = tag in ("main", "article") or a.get("role") == "main"
         self.has_main = self.has_main or main
         boiler = (tag in self.BOILER_TAGS or a.get("role", "") in self.BOILER_ROLES
@@ -56,9 +82,18 @@ class HtmlText(HTMLParser):
 
     def handle_endtag(self, tag: str) -> None:
         if tag in self.BLOCK:
-            self.segments.append(("\n", True, False))
+            self._mark("\n")
         if not any(s[0] == tag for s in self.stack):
             return
+        if tag in ("td", "th") and self.in_cell:
+            self.in_cell -= 1
+        elif tag == "table" and self.table:
+            self.table -= 1
+        elif tag == "pre" and self.pre:
+            self.pre -= 1
+            if not self.pre:
+                self._mark(f"\n{PRE_CLOSE}\n")
+                self.lang = ""
         while self.stack:
             top = self.stack.pop()[0]
             if top == tag:
@@ -70,10 +105,37 @@ class HtmlText(HTMLParser):
                 self.headings.append((int(tag[1]), title, main, boiler))
             self.heading = None
 
+    def _mark(self, text: str) -> None:
+        """A line break (a space inside a table cell, nothing inside pre, one between rows) or a pre marker,
+        in any context."""
+        if text == "\n" and (self.pre or self.in_cell):
+            text = "" if self.pre else " "
+        elif text == "\n" and self.table and self.segments and self.segments[-1][0] == "\n":
+            text = ""
+        if text:
+            self.segments.append((text, True, False))
+
+    def _cell_start(self) -> None:
+        _, main, boiler = self._state()
+        if self.cells and not self.in_cell:
+            self.segments.append((" | ", main, boiler))
+        self.cells += 1
+        self.in_cell += 1
+
+    @staticmethod
+    def _language(attrs: dict[str, str]) -> str:
+        m = CODE_CLASS.search(attrs.get("class", ""))
+        return m.group(1) if m else ""
+
     def handle_data(self, data: str) -> None:
         skip, main, boiler = self._state()
         if skip:
             return
+        data = data.replace("\ue000", "")     # the pre markers' character never comes from the page
+        if self.table and not self.in_cell and not data.strip():
+            return                             # the layout between rows would put blank lines among them
+        if self.in_cell and not self.pre:
+            data = " ".join(data.split()) and f" {' '.join(data.split())} "
         self.segments.append((data, main, boiler))
         if self.heading is not None and not boiler:
             self.heading.append(data)
@@ -109,5 +171,30 @@ def line_start_find(text: str, line: str, start: int) -> int:
 
 
 def tidy(text: str) -> str:
-    lines = (" ".join(line.split()) for line in text.splitlines())
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    """Runs of whitespace to one space and at most one blank line in a row; a `<pre>` block (between the
+    parser's markers) keeps its lines as they are and becomes a code fence that its content cannot close."""
+    out: list[str] = []
+    code: list[str] | None = None
+    lang = ""
+    blank = True
+    for line in text.splitlines():
+        if code is None and line.startswith(PRE_OPEN):
+            code, lang = [], line[len(PRE_OPEN):].strip()
+        elif code is not None and line == PRE_CLOSE:
+            body = "\n".join(code).strip("\n")
+            if body.strip():
+                longest = max((len(m) for m in re.findall(r"`{3,}", body)), default=2)
+                fence = "`" * max(3, longest + 1)
+                out.extend(([] if blank else [""]) + [f"{fence}{lang}", body.rstrip(), fence, ""])
+                blank = True
+            code = None
+        elif code is not None:
+            code.append(line.rstrip())
+        else:
+            tidied = " ".join(line.split())
+            if tidied or not blank:
+                out.append(tidied)
+            blank = not tidied
+    if code:
+        out.extend(" ".join(line.split()) for line in code)
+    return "\n".join(out).strip()
