@@ -5,7 +5,9 @@ written anywhere except converter input for zip members, into the caller's work
 folder inside the collection. Binary content is never read as text: NUL bytes or
 control characters mark it. Office formats are zip + XML, read with the standard
 library (python-docx/odfpy/openpyxl would add three dependencies to read the same
-XML). External converters (detex, unrtf, whisper, tesseract) run only when their
+XML); legacy .xls (binary BIFF) is read with xlrd. Tables come out as one line per
+row, cells joined by " | " (csv, spreadsheets, HTML, ruled PDF tables), so the
+chunker can keep a table with its header row. External converters (detex, unrtf, whisper, tesseract) run only when their
 binary is configured and present.
 
 Text is folded (`ragtui.text.normalize`: ligatures, full-width forms) where it is
