@@ -65,9 +65,9 @@ def window_spans(text: str, chars: int, overlap: int, start: int = 0, stop: int 
     Next start = max(pos + 1, boundary - OVL). `units` (sorted, disjoint spans no longer
     than `chars`: code fences, tables, list items, or the parts of a longer one, see
     `structure.parts`) are never cut: a cut that would land inside one moves to its
-    start, and the next window then begins there (not OVL before it, which would only
-    reach the same unit again and creep through it a character at a time); a cut inside
-    the unit the window begins with moves to its end. A next start inside a unit moves
+    start, and when a window OVL before it could not get past the unit's end (it would
+    only reach the same unit again and creep through it a character at a time) the next
+    window begins there; a cut inside the unit the window begins with moves to its end. A next start inside a unit moves
     back to the unit's start when that keeps the overlap near OVL, else on to its end.
     A window that begins where `leads` has a length (a later part of a table or fence, whose
     chunk repeats its header or opening line) is that much shorter.
@@ -80,13 +80,13 @@ def window_spans(text: str, chars: int, overlap: int, start: int = 0, stop: int 
     while pos < stop:
         end = min(pos + chars - (leads.get(pos, 0) if leads else 0), stop)
         boundary = stop if end >= stop else find_boundary(text, pos, end, overlap)
-        at_unit = False
+        held = -1
         if bounds:
-            boundary, at_unit = _outside_unit(boundary, pos, bounds, starts, stop)
+            boundary, held = _outside_unit(boundary, pos, bounds, starts, stop)
         spans.append((pos, boundary))
         if boundary >= stop:
             break
-        if at_unit:
+        if held - boundary > chars - overlap:
             pos = boundary
             continue
         pos = next_start(text, max(pos + 1, boundary - overlap), boundary, pos + 1, overlap)
@@ -104,14 +104,14 @@ def _unit_around(at: int, bounds: Sequence[tuple[int, int]], starts: list[int]) 
 
 
 def _outside_unit(cut: int, pos: int, bounds: Sequence[tuple[int, int]], starts: list[int],
-                  stop: int) -> tuple[int, bool]:
-    """The cut moved out of any unit, and whether it moved back to a unit's start."""
+                  stop: int) -> tuple[int, int]:
+    """The cut moved out of any unit, and the end of the unit it moved back to the start of (-1 if none)."""
     unit = _unit_around(cut, bounds, starts)
     if unit is None:
-        return cut, False
+        return cut, -1
     if unit[0] > pos:
-        return unit[0], True
-    return min(unit[1], stop), False
+        return unit[0], unit[1]
+    return min(unit[1], stop), -1
 
 
 def _start_outside(at: int, window: tuple[int, int], overlap: int, bounds: Sequence[tuple[int, int]],

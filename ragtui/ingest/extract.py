@@ -462,46 +462,80 @@ def _pdf(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
 
 def _page_text(page: Any) -> str:
     """The page's text, with each ruled table that PyMuPDF's `find_tables` finds as one line per row,
-    cells joined by " | ", in place of its cells' loose lines. Only pages with vector drawings are searched
-    (a table needs ruling lines), without the layout model (seconds a page)."""
+    cells joined by " | ", in place of its cells' loose lines. Only pages with ruling lines both ways are
+    searched, only where those lines are (the finder reads every character of the area it searches), and
+    without the layout model (seconds a page)."""
     plain = str(page.get_text("text"))
-    if not page.get_cdrawings():
+    area = _ruled_area(page)
+    if area is None:
         return plain
     os.environ.setdefault("PYMUPDF_SUGGEST_LAYOUT_ANALYZER", "0")   # its advice would print to our terminal
     try:
         try:
-            tables = list(page.find_tables(use_layout=False).tables)
+            tables = list(page.find_tables(clip=area, use_layout=False).tables)
         except TypeError:                  # PyMuPDF before the layout model has no use_layout
-            tables = list(page.find_tables().tables)
+            tables = list(page.find_tables(clip=area).tables)
     except (RuntimeError, ValueError, IndexError, ZeroDivisionError):
         return plain                       # the finder failing on an odd page leaves its plain text
     if not tables:
         return plain
     boxes = [tuple(t.bbox) for t in tables]
+    words = page.get_text("words")
     out: list[str] = []
     placed: set[int] = set()
     for x0, y0, x1, y1, text, _, kind in page.get_text("blocks"):
         if kind != 0:
             continue
-        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
-        k = next((i for i, (a, b, c, d) in enumerate(boxes) if a <= cx <= c and b <= cy <= d), -1)
+        k = _box_of((x0 + x1) / 2, (y0 + y1) / 2, boxes)
         if k < 0:
             out.append(text if text.endswith("\n") else text + "\n")
         elif k not in placed:
             placed.add(k)
-            out.append(_table_rows(page, tables[k]))
-    out.extend(_table_rows(page, t) for k, t in enumerate(tables) if k not in placed)
+            out.append(_table_rows(tables[k], words))
+    out.extend(_table_rows(t, words) for k, t in enumerate(tables) if k not in placed)
     return "".join(out)
 
 
-def _table_rows(page: Any, table: Any) -> str:
-    """A found table's rows, each cell's text read from its box (the table's own extract drops the spaces
-    between words of a cell)."""
+def _ruled_area(page: Any) -> tuple[float, float, float, float] | None:
+    """The box around the page's straight lines and rectangles when there are at least two each way (a
+    ruled table needs both), else None."""
+    across = down = 0
+    x0 = y0 = float("inf")
+    x1 = y1 = float("-inf")
+    for path in page.get_cdrawings():
+        for item in path.get("items", ()):
+            if item[0] == "l":
+                (ax, ay), (bx, by) = item[1], item[2]
+                across += abs(ay - by) < 1 < abs(ax - bx)
+                down += abs(ax - bx) < 1 < abs(ay - by)
+            elif item[0] == "re":
+                ax, ay, bx, by = item[1]
+                across, down = across + 2, down + 2
+            else:
+                continue
+            x0, y0, x1, y1 = min(x0, ax, bx), min(y0, ay, by), max(x1, ax, bx), max(y1, ay, by)
+    return (x0 - 1, y0 - 1, x1 + 1, y1 + 1) if across >= 2 and down >= 2 else None
+
+
+def _box_of(x: float, y: float, boxes: list[tuple[float, float, float, float]]) -> int:
+    """Index of the box holding the point, or -1."""
+    return next((i for i, (a, b, c, d) in enumerate(boxes) if a <= x <= c and b <= y <= d), -1)
+
+
+def _table_rows(table: Any, words: list[Any]) -> str:
+    """A found table's rows, each cell's words in reading order (the table's own extract drops the spaces
+    between a cell's words)."""
     rows = []
     for row in table.rows:
-        cells = [" ".join(page.get_textbox(cell).split()) if cell else "" for cell in row.cells]
-        if any(cells):
-            rows.append(" | ".join(cells) + "\n")
+        cells = [tuple(cell) if cell else None for cell in row.cells]
+        texts: list[list[str]] = [[] for _ in cells]
+        for x0, y0, x1, y1, word, *_ in words:
+            k = _box_of((x0 + x1) / 2, (y0 + y1) / 2, [c or (0.0, 0.0, -1.0, -1.0) for c in cells])
+            if k >= 0:
+                texts[k].append(word)
+        line = " | ".join(" ".join(t) for t in texts)
+        if any(texts):
+            rows.append(line + "\n")
     return "".join(rows)
 
 

@@ -18,7 +18,8 @@ class HtmlText(HTMLParser):
     Main content is `<main>`, `role="main"` or `<article>` (Sphinx marks its body
     role=main); boilerplate is navigation, sidebars, headers and footers, by tag,
     ARIA role or a class/id such as Sphinx's "sphinxsidebar" and "footer". Headings
-    h1-h6 are collected with their level for the heading paths. A table row is one
+    h1-h6 are collected with their level for the heading paths. A list item starts
+    with "- ", its first paragraph on that line. A table row is one
     line with its cells joined by " | " (blocks inside a cell do not break the row);
     `<pre>` keeps its whitespace and becomes a fenced code block, in the language its
     class names (Sphinx's "highlight-python", "language-python").
@@ -47,6 +48,7 @@ class HtmlText(HTMLParser):
         self.pre = 0                    # depth of open pre
         self.table = 0                  # depth of open table
         self.lang = ""                  # the language of the next or current pre, from a class
+        self.bullet = False             # a list item's "- " is out and its text not yet
 
     def _state(self) -> tuple[bool, bool, bool]:
         skip = any(s[1] for s in self.stack)
@@ -68,6 +70,10 @@ class HtmlText(HTMLParser):
             self.table += 1
         if tag in self.BLOCK:
             self._mark("\n")
+        if tag == "li" and not self.pre and not self.in_cell:
+            _, main, boiler = self._state()
+            self.segments.append(("- ", main, boiler))
+            self.bullet = True
         if tag in self.VOID:
             return
         main = tag in ("main", "article") or a.get("role") == "main"
@@ -81,6 +87,8 @@ class HtmlText(HTMLParser):
             self.heading = []
 
     def handle_endtag(self, tag: str) -> None:
+        if tag == "li":
+            self.bullet = False
         if tag in self.BLOCK:
             self._mark("\n")
         if not any(s[0] == tag for s in self.stack):
@@ -108,6 +116,8 @@ class HtmlText(HTMLParser):
     def _mark(self, text: str) -> None:
         """A line break (a space inside a table cell, nothing inside pre, one between rows) or a pre marker,
         in any context."""
+        if text == "\n" and self.bullet:
+            return                             # the item's first block starts on its "- " line
         if text == "\n" and (self.pre or self.in_cell):
             text = "" if self.pre else " "
         elif text == "\n" and self.table and self.segments and self.segments[-1][0] == "\n":
@@ -134,6 +144,8 @@ class HtmlText(HTMLParser):
         data = data.replace("\ue000", "")     # the pre markers' character never comes from the page
         if self.table and not self.in_cell and not data.strip():
             return                             # the layout between rows would put blank lines among them
+        if self.bullet and data.strip():
+            self.bullet = False
         if self.in_cell and not self.pre:
             data = " ".join(data.split()) and f" {' '.join(data.split())} "
         self.segments.append((data, main, boiler))

@@ -21,6 +21,7 @@ from ragtui.ingest.chunking import FENCE, HEADING, code_fences
 _ITEM = re.compile(r"^[ \t]*(?:[-*+•▪◦‣]|\d{1,3}[.)])(?:[ \t]+|$)")
 _DELIMITER_ROW = re.compile(r"^[ \t]*\|?[ \t]*:?-{2,}:?[ \t]*(?:\|[ \t]*:?-{2,}:?[ \t]*)*\|?[ \t]*$")
 _TABLE_CAPTION = re.compile(r"^[ \t]*(?:table|tab\.)\s*[\w.:-]*", re.I)
+SENTENCE_END = ".!?:;"      # a line ending so is not continued by the unindented line after it
 CAPTION_MAX = 200          # characters: a longer line above a table is prose, not its caption
 LEAD_SHARE = 4             # a lead longer than 1/4 of a chunk is not repeated (the parts still split at lines)
 
@@ -113,7 +114,8 @@ def _caption(text: str, lines: list[tuple[int, int]], i: int, before: list[Part]
 
 
 def _item_end(text: str, lines: list[tuple[int, int]], i: int) -> int:
-    """Index past a list item: its continuation lines, and after a blank line the lines indented under it."""
+    """Index past a list item: its indented lines, the unindented ones that continue an unfinished
+    sentence (a wrapped line, as PDF text has them), and after a blank line the lines indented under it."""
     j = i + 1
     while j < len(lines):
         line = text[slice(*lines[j])]
@@ -124,6 +126,8 @@ def _item_end(text: str, lines: list[tuple[int, int]], i: int) -> int:
                 continue
             return j
         if _ITEM.match(line) or FENCE.match(line) or HEADING.match(line) or table_row(line):
+            return j
+        if line[:1] not in " \t" and text[lines[j - 1][0]:lines[j - 1][1]].rstrip()[-1:] in SENTENCE_END:
             return j
         j += 1
     return j

@@ -6,6 +6,7 @@ that carries tables: markdown, HTML, a PDF with a ruled table, xlsx, csv, xls.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -153,10 +154,19 @@ def test_list_items_are_never_cut_mid_item(settings: Settings, tmp_path: Path) -
             if "- Step" in line or "valve" in line:
                 assert line in items, (line, c.text)
     assert {line for c in chunks for line in c.text.splitlines()} >= set(items)
+    assert all(b.meta.char_start < a.meta.char_end for a, b in itertools.pairwise(chunks))   # overlap kept
+
+
+def test_a_wrapped_list_item_goes_on_until_its_sentence_ends() -> None:
+    text = ("Steps:\n1. Open valve 1, wait until\nthe gauge settles.\nThe pump draws water.\n"
+            "- an item\n  indented more\n\n  a second paragraph under it.\nNot in it.\n")
+    items = [text[u.start:u.end] for u in parts(text, CHARS) if u.kind == "item"]
+    assert items == ["1. Open valve 1, wait until\nthe gauge settles.\n",
+                     "- an item\n  indented more\n\n  a second paragraph under it.\n"]
 
 
 HTML = """<html><body><div class="sphinxsidebar">Navigation</div><div role="main">
-<h1>Gauges</h1><p>{prose}</p>
+<h1>Gauges</h1><p>{prose}</p><ul><li><p>Step 1: open valve 1</p></li><li>Step 2</li></ul>
 <table><caption>Table 2: Gauge ranges</caption>
 <thead><tr><th>gauge</th><th>range</th><th>faults</th></tr></thead>
 <tbody>{rows}</tbody></table>
@@ -194,6 +204,7 @@ def test_html_pre_is_a_fence_with_its_indentation_kept_whole(settings: Settings,
     code = ('```python\ndef check(gauge):\n    if gauge.reading > 10:\n        return "high"\n'
             '    return "ok"\n```')
     assert code in text and "Navigation" not in text
+    assert "\n- Step 1: open valve 1" in text                      # a list item starts with its "- "
     assert any(code in c.text for c in chunks)
     assert all(c.text.count("```") in (0, 2) for c in chunks)
     rows_whole_with_header(chunks, "gauge | range | faults", HTML_ROW)
