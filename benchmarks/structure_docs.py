@@ -1,6 +1,6 @@
 """Two documents with structure, and how their chunks keep it: a PDF manual with ruled tables, a Sphinx page.
 
-    python -m benchmarks.structure_docs write DIR          # manual.pdf, sphinx.html and mkdocs.html into DIR
+    python -m benchmarks.structure_docs write DIR          # manual.pdf, sphinx.html, mkdocs.html, notes.md
     ragtui --data-dir D ingest DIR -c manuals && ragtui --data-dir D collections info manuals
     python -m benchmarks.structure_docs check D manuals            # per file: the figures below
 
@@ -9,7 +9,9 @@ fit a chunk (4 and 40 short rows) and one of 40 longer rows that does not. The
 Sphinx page has the body marked role=main, a sidebar, a docutils table (a <p>
 in each cell), a bullet list and four `highlight-python` code blocks, one longer
 than a chunk; the MkDocs-like page has a table with bare cells and a long
-`language-python` code block. `check` reads the
+`language-python` code block; notes.md has the fault table and the long code
+block in markdown (whose structure any version can see, so `collections info`
+counts the chunks that start inside them). `check` reads the
 collection's chunks (any ragtui version) and counts, per file: chunks, chunks
 holding a table row, those of them that also hold the table's header row,
 chunks that open or close a code fence without the other end (a fence cut
@@ -115,6 +117,14 @@ def write_mkdocs(path: Path) -> None:
         f"</code></pre><p>{PROSE}</p></article></body></html>")
 
 
+def write_markdown(path: Path) -> None:
+    """Service notes in markdown: the fault table (longer than a chunk) and the long code block, fenced."""
+    table = "".join(f"| {a} | {b} | {c} |\n" for a, b, c in FAULTS[1:])
+    code = "".join(f"    pump.set_speed(stage={i}, rpm={i * 250})  # stage {i}\n" for i in range(70))
+    path.write_text(f"# Service notes\n\n{PROSE * 4}\n\nTable 1: Fault codes\n\n| code | symptom | remedy |\n"
+                    f"|---|---|---|\n{table}\n{PROSE * 3}\n\n```python\ndef run(pump):\n{code}```\n\n{PROSE * 3}\n")
+
+
 def check(data_dir: Path, name: str) -> None:
     from ragtui.config import load_settings
     from ragtui.library import CollectionRegistry
@@ -153,6 +163,7 @@ def main() -> int:
         write_manual(args.dir / "manual.pdf")
         write_sphinx(args.dir / "sphinx.html")
         write_mkdocs(args.dir / "mkdocs.html")
+        write_markdown(args.dir / "notes.md")
     else:
         check(args.data_dir, args.collection)
     return 0
