@@ -3,6 +3,7 @@
     python -m benchmarks.structure_docs write DIR          # manual.pdf, sphinx.html, mkdocs.html, notes.md
     ragtui --data-dir D ingest DIR -c manuals && ragtui --data-dir D collections info manuals
     python -m benchmarks.structure_docs check D manuals            # per file: the figures below
+    python -m benchmarks.structure_docs speed [--mib 5]            # CPU cost of finding the units
 
 The manual (8 pages) has prose, numbered steps, and three ruled tables: two that
 fit a chunk (4 and 40 short rows) and one of 40 longer rows that does not. The
@@ -149,6 +150,45 @@ def check(data_dir: Path, name: str) -> None:
               f"{'yes' if indented else 'no'} |")
 
 
+def speed(mib: int) -> None:
+    """CPU seconds of the chunk spans with and without the structure units, on a markdown text
+    that is half tables, lists and fences, a csv-like table, and prose (the yardstick: no structure)."""
+    import time
+
+    from ragtui.ingest.chunking import markdown_spans, window_chars, window_spans
+    from ragtui.ingest.structure import parts
+
+    size = mib * 2**20
+    block = (f"## Part\n\n{PROSE * 3}\n\nTable: faults\n\n| code | symptom | remedy |\n|---|---|---|\n"
+             + "".join(f"| {a} | {b} | {c} |\n" for a, b, c in FAULTS[1:20])
+             + "\n" + "".join(f"- Step {i}: open valve {i} and wait.\n" for i in range(12))
+             + "\n```python\n" + "".join(f"    pump.set_speed(stage={i})\n" for i in range(30)) + "```\n\n")
+    texts = {"markdown with tables, lists, fences": block * (size // len(block)),
+             "csv-like table": "a | b | c\n" + "".join(f"row {i} | {i * 7} | value {i}\n" for i in range(size // 24)),
+             "prose": PROSE * (size // len(PROSE))}
+    chars, overlap = window_chars(384, 50)
+    print("| text | MiB | window alone | finding the units (`parts`) | window with units | markdown sections "
+          "with units | units + window / window alone |")
+    print("|---|---|---|---|---|---|---|")
+    for name, text in texts.items():
+        t = time.process_time()
+        window_spans(text, chars, overlap)
+        plain = time.process_time() - t
+        t = time.process_time()
+        units = parts(text, chars)
+        found = time.process_time() - t
+        bounds = [(u.start, u.end) for u in units]
+        leads = {u.start: len(u.lead) for u in units if u.lead}
+        t = time.process_time()
+        window_spans(text, chars, overlap, units=bounds, leads=leads)
+        windowed = time.process_time() - t
+        t = time.process_time()
+        markdown_spans(text, chars, overlap, bounds, leads)
+        md = time.process_time() - t
+        print(f"| {name} | {len(text) / 2**20:.1f} | {plain:.2f} | {found:.2f} | {windowed:.2f} | {md:.2f} | "
+              f"{(found + windowed) / plain:.1f}x |")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -157,6 +197,8 @@ def main() -> int:
     c = sub.add_parser("check")
     c.add_argument("data_dir", type=Path)
     c.add_argument("collection")
+    sp = sub.add_parser("speed")
+    sp.add_argument("--mib", type=int, default=5)
     args = parser.parse_args()
     if args.command == "write":
         args.dir.mkdir(parents=True, exist_ok=True)
@@ -164,6 +206,8 @@ def main() -> int:
         write_sphinx(args.dir / "sphinx.html")
         write_mkdocs(args.dir / "mkdocs.html")
         write_markdown(args.dir / "notes.md")
+    elif args.command == "speed":
+        speed(args.mib)
     else:
         check(args.data_dir, args.collection)
     return 0

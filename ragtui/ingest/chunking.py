@@ -231,7 +231,9 @@ def markdown_spans(text: str, chars: int, overlap: int, units: Sequence[tuple[in
                    leads: Mapping[int, int] | None = None) -> list[tuple[int, int, str]]:
     """Sections first, then the window inside each, never cutting a unit (`window_spans`)."""
     out = []
+    starts = [u[0] for u in units]
     for s in markdown_sections(text):
-        for a, b in window_spans(text, chars, overlap, s.start, s.end, units, leads):
+        section = units[bisect.bisect_left(starts, s.start):bisect.bisect_left(starts, s.end)]
+        for a, b in window_spans(text, chars, overlap, s.start, s.end, section, leads):
             out.append((a, b, s.heading))
     return out
