@@ -38,34 +38,35 @@ class Part:
 
 
 def table_row(line: str) -> bool:
-    """Cells joined by " | " (as the extractors write them), or a markdown row "| a | b |"."""
+    """Cells joined by " | " (as the extractors write them), a markdown row "| a | b |", or a markdown
+    delimiter row ("---|:--:")."""
     s = line.strip()
-    return (" | " in s or (len(s) > 1 and s[0] == "|" and s[-1] == "|")) and not HEADING.match(line)
+    cells = " | " in s or (len(s) > 1 and s[0] == "|" and s[-1] == "|")
+    return (cells or ("|" in s and bool(_DELIMITER_ROW.match(s)))) and not HEADING.match(line)
 
 
-def _lines(text: str, start: int, stop: int) -> list[tuple[int, int]]:
-    """(start, end) of each line of text[start:stop], the end past its newline."""
-    out, at = [], start
+def _lines(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each line, the end past its newline."""
+    out, at, stop = [], 0, len(text)
     while at < stop:
-        nl = text.find("\n", at, stop)
+        nl = text.find("\n", at)
         end = stop if nl < 0 else nl + 1
         out.append((at, end))
         at = end
     return out
 
 
-def parts(text: str, chars: int, start: int = 0, stop: int | None = None) -> list[Part]:
-    """The units of text[start:stop] that a window of `chars` characters must keep whole, in order."""
-    stop = len(text) if stop is None else stop
-    lines = _lines(text, start, stop)
-    fence_ends = {a: b for a, b in code_fences(text[start:stop])}
+def parts(text: str, chars: int) -> list[Part]:
+    """The units of the text that a window of `chars` characters must keep whole, in order."""
+    lines = _lines(text)
+    fence_ends = dict(code_fences(text))
     out: list[Part] = []
     i = 0
     while i < len(lines):
         a, b = lines[i]
         line = text[a:b]
-        if (m := FENCE.match(line)) and a - start in fence_ends:
-            j = _line_at(lines, i, start + fence_ends[a - start])
+        if (m := FENCE.match(line)) and a in fence_ends:
+            j = _line_at(lines, i, fence_ends[a])
             marker = m.group(1)
             out.extend(_split(text, lines[i:j], chars, "fence", lead=line if line.endswith("\n") else line + "\n",
                               tail="\n" + marker))

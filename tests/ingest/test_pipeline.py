@@ -341,7 +341,8 @@ def test_a_second_ingest_into_the_same_collection_is_refused(settings: Settings,
     assert sorted(ingest(settings, [folder]).added) == ["a.md", "b.txt", "d.pdf", "sub/c.html"]
 
 
-def test_markdown_strategy_cuts_code_fences_only_at_line_ends(make_settings: Callable[..., Settings], tmp_path: Path) -> None:
+def test_markdown_strategy_cuts_code_fences_only_at_line_ends(make_settings: Callable[..., Settings],
+                                                              tmp_path: Path) -> None:
     settings = make_settings("chunk.size_tokens=32", "chunk.strategy=markdown", "embed.backoff_s=0.01")
     code = "```python\n" + "".join(f"value_{i} = compute({i})  # step {i}\n" for i in range(12)) + "```\n"
     (tmp_path / "d").mkdir()
