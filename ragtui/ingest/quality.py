@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragtui.ingest.chunking import mid_word
-from ragtui.ingest.structure import parts
+from ragtui.ingest.structure import FENCED_FORMATS, parts
 
 STRUCTURED = ("pdf", "html", "md")      # formats whose headings ingest reads (plain text has none)
 
@@ -73,7 +73,7 @@ def quality(edges: Iterable[tuple[str, str, str, int, int]],
     seen: str | None = None
     for fmt, heading, text, start, lead in edges:
         if text is not seen:
-            seen, blocks = text, _blocks(text)
+            seen, blocks = text, _blocks(text, fmt)
         q.chunks += 1
         q.by_format[fmt] += 1
         q.mid_word += start > 0 and mid_word(text[start - 1:start + 1], 1)
@@ -89,6 +89,6 @@ def quality(edges: Iterable[tuple[str, str, str, int, int]],
     return q
 
 
-def _blocks(text: str) -> list[tuple[int, int]]:
-    """The whole tables and code fences of a text (list items left out: a long one may be cut)."""
-    return [(u.start, u.end) for u in parts(text, len(text) + 1) if u.kind != "item"]
+def _blocks(text: str, fmt: str) -> list[tuple[int, int]]:
+    """The whole tables and code fences of a file's text (list items left out: a long one may be cut)."""
+    return [(u.start, u.end) for u in parts(text, len(text) + 1, fmt in FENCED_FORMATS) if u.kind != "item"]

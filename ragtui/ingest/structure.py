@@ -22,6 +22,7 @@ _ITEM = re.compile(r"^[ \t]*(?:[-*+•▪◦‣]|\d{1,3}[.)])(?:[ \t]+|$)")
 _DELIMITER_ROW = re.compile(r"^[ \t]*\|?[ \t]*:?-{2,}:?[ \t]*(?:\|[ \t]*:?-{2,}:?[ \t]*)*\|?[ \t]*$")
 _TABLE_CAPTION = re.compile(r"^[ \t]*(?:table|tab\.)\s*[\w.:-]*", re.I)
 SENTENCE_END = ".!?:;"      # a line ending so is not continued by the unindented line after it
+FENCED_FORMATS = frozenset(("md", "html"))   # formats whose ``` and ~~~ lines are code fences
 CAPTION_MAX = 200          # characters: a longer line above a table is prose, not its caption
 LEAD_SHARE = 4             # a lead longer than 1/4 of a chunk is not repeated (the parts still split at lines)
 
@@ -56,10 +57,12 @@ def _lines(text: str) -> list[tuple[int, int]]:
     return out
 
 
-def parts(text: str, chars: int) -> list[Part]:
-    """The units of the text that a window of `chars` characters must keep whole, in order."""
+def parts(text: str, chars: int, fences: bool = True) -> list[Part]:
+    """The units of the text that a window of `chars` characters must keep whole, in order; code fences
+    only with `fences` (markdown, and HTML whose <pre> the extractor fenced: elsewhere a line of ~~~ or ```
+    is an underline or a quote, and an unclosed one would swallow the rest of the text)."""
     lines = _lines(text)
-    fence_ends = dict(code_fences(text))
+    fence_ends = dict(code_fences(text)) if fences else {}
     out: list[Part] = []
     i = 0
     while i < len(lines):

@@ -288,3 +288,25 @@ def test_collection_quality_counts_chunks_starting_inside_a_table_or_fence() -> 
     assert (q.cut_block, q.with_lead) == (2, 1)                    # a list item cut is not counted
     assert "  starting inside a table or code fence: 2 (40.0%); repeating a table header or fence line: 1" \
         in q.lines()
+
+
+def test_a_table_that_lays_out_the_page_keeps_its_blocks_and_headings(settings: Settings, tmp_path: Path) -> None:
+    page = ("<html><body><table><tr><td><h1>Library</h1><p>Menu</p></td><td><h2>Module utils</h2>"
+            f"<p>{PROSE}</p><table><tr><th>name</th><th>kind</th></tr><tr><td>xslAddCall</td><td>function</td>"
+            "</tr></table></td></tr></table></body></html>")
+    doc = extract("api.html", page.encode(), settings.ingest, tmp_path)[0]
+    text = getattr(doc, "text", "")
+    assert "Library\n\nMenu\n\nModule utils\n\n" in text and " | Module utils" not in text
+    assert "name | kind\nxslAddCall | function" in text            # the data table inside it keeps its rows
+    assert [path for _, path in getattr(doc, "headings", [])] == ["Library", "Library > Module utils"]
+
+
+def test_tildes_and_backticks_fence_code_only_in_markdown_and_html(settings: Settings, tmp_path: Path) -> None:
+    news = "Release 3.17\n~~~~~~~~~~~~\n" + PROSE * 10 + "\nRelease 3.16\n~~~~~~~~~~~~\n" + PROSE * 10
+    assert {u.kind for u in parts(news, CHARS, fences=True)} == {"fence"}       # as markdown reads it
+    assert parts(news, CHARS, fences=False) == []
+    folder = write(tmp_path, "NEWS.txt", news)
+    ingest(settings, [folder])
+    chunks, _ = chunks_of(settings, "NEWS.txt")
+    assert all(c.meta.lead == 0 and "```" not in c.text for c in chunks)
+    assert quality([("txt", "", news, news.index("Release 3.16"), 0)], []).cut_block == 0
