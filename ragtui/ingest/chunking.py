@@ -67,10 +67,11 @@ def window_spans(text: str, chars: int, overlap: int, start: int = 0, stop: int 
     `structure.parts`) are never cut: a cut that would land inside one moves to its
     start, and when a window OVL before it could not get past the unit's end (it would
     only reach the same unit again and creep through it a character at a time) the next
-    window begins there; a cut inside the unit the window begins with moves to its end. A next start inside a unit moves
-    back to the unit's start when that keeps the overlap near OVL, else on to its end.
-    A window that begins where `leads` has a length (a later part of a table or fence, whose
-    chunk repeats its header or opening line) is that much shorter.
+    window begins there; a cut inside the unit the window begins with moves to its end.
+    A next start inside a unit moves back to the unit's start when that keeps the overlap
+    near OVL, else on to its end. A window that begins where `leads` has a length (a later
+    part of a table or fence, whose chunk repeats its header or opening line) is that much
+    shorter.
     """
     stop = len(text) if stop is None else stop
     bounds = [u for u in units if start <= u[0] < stop]
