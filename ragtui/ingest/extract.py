@@ -462,7 +462,7 @@ def _pdf(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
 
 def _page_text(page: Any) -> str:
     """The page's text, with each ruled table that PyMuPDF's `find_tables` finds as one line per row,
-    cells joined by " | ", in place of its cells' loose lines. Only pages with ruling lines both ways are
+    cells joined by " | ", in place of its cells' loose lines. Only pages whose lines make a grid are
     searched, only where those lines are (the finder reads every character of the area it searches), and
     without the layout model (seconds a page)."""
     plain = str(page.get_text("text"))
@@ -497,24 +497,28 @@ def _page_text(page: Any) -> str:
 
 
 def _ruled_area(page: Any) -> tuple[float, float, float, float] | None:
-    """The box around the page's straight lines and rectangles when there are at least two each way (a
-    ruled table needs both), else None."""
-    across = down = 0
+    """The box around the page's straight lines and rectangles when they make a grid (at least three
+    places across and three down: a frame around a code listing has two), else None."""
+    across: set[int] = set()
+    down: set[int] = set()
     x0 = y0 = float("inf")
     x1 = y1 = float("-inf")
     for path in page.get_cdrawings():
         for item in path.get("items", ()):
             if item[0] == "l":
                 (ax, ay), (bx, by) = item[1], item[2]
-                across += abs(ay - by) < 1 < abs(ax - bx)
-                down += abs(ax - bx) < 1 < abs(ay - by)
+                if abs(ay - by) < 1 < abs(ax - bx):
+                    across.add(round(ay))
+                elif abs(ax - bx) < 1 < abs(ay - by):
+                    down.add(round(ax))
             elif item[0] == "re":
                 ax, ay, bx, by = item[1]
-                across, down = across + 2, down + 2
+                across.update((round(ay), round(by)))
+                down.update((round(ax), round(bx)))
             else:
                 continue
             x0, y0, x1, y1 = min(x0, ax, bx), min(y0, ay, by), max(x1, ax, bx), max(y1, ay, by)
-    return (x0 - 1, y0 - 1, x1 + 1, y1 + 1) if across >= 2 and down >= 2 else None
+    return (x0 - 1, y0 - 1, x1 + 1, y1 + 1) if len(across) >= 3 and len(down) >= 3 else None
 
 
 def _box_of(x: float, y: float, boxes: list[tuple[float, float, float, float]]) -> int:
