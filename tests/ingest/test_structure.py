@@ -6,6 +6,7 @@ that carries tables: markdown, HTML, a PDF with a ruled table, xlsx, csv, xls.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import re
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from ragtui.ingest.quality import quality
 from ragtui.ingest.structure import parts
 from ragtui.library import CollectionRegistry
 from ragtui.model.chunks import Chunk
+from ragtui.workspace import DocumentView, Workspace
 from tests.fake_ollama import FakeOllama
 from tests.ingest import corpus
 from tests.ingest.conftest import ingest
@@ -310,3 +312,18 @@ def test_tildes_and_backticks_fence_code_only_in_markdown_and_html(settings: Set
     chunks, _ = chunks_of(settings, "NEWS.txt")
     assert all(c.meta.lead == 0 and "```" not in c.text for c in chunks)
     assert quality([("txt", "", news, news.index("Release 3.16"), 0)], []).cut_block == 0
+
+
+def test_the_document_view_places_a_piece_that_repeats_its_header(settings: Settings, tmp_path: Path) -> None:
+    folder = write(tmp_path, "pump.md", "# Pump\n\n" + PROSE + "\n\n" + md_table(40) + "\n" + PROSE * 2)
+    ingest(settings, [folder])
+    chunks, _ = chunks_of(settings, "pump.md")
+    piece = next(c for c in chunks if c.meta.lead)
+
+    async def view() -> DocumentView:
+        async with Workspace(settings) as workspace:
+            return workspace.document_of(piece)
+
+    doc = asyncio.run(view())
+    assert (doc.start, doc.end, doc.note) == (piece.meta.char_start, piece.meta.char_end, "")
+    assert (piece.meta.char_start, piece.meta.char_end) in doc.chunks
