@@ -303,12 +303,12 @@ class Workspace:
         except Exception as exc:  # a moved, changed or unreadable file still leaves the chunk to show
             return DocumentView(chunk.text, 0, len(chunk.text), note=f"showing the chunk only: {exc}")
         start, end = chunk.meta.char_start, chunk.meta.char_end
-        if text[start:end] != chunk.text:
-            start = text.find(chunk.text)
+        if text[start:end] != chunk.span_text:
+            start = text.find(chunk.span_text)
             if start < 0:
                 return DocumentView(chunk.text, 0, len(chunk.text),
                                     note="showing the chunk only: the document changed since this session")
-            end = start + len(chunk.text)
+            end = start + len(chunk.span_text)
         return DocumentView(text, start, end, chunks=spans, pages=pages)
 
     def _document_text(self, meta: ChunkMeta) -> tuple[str, Pages, Spans]:
@@ -320,7 +320,7 @@ class Workspace:
             raise CollectionError(f"{meta.source} is no longer indexed in {meta.collection}")
         text, pages = found
         spans = sorted({(c.meta.char_start, c.meta.char_end) for c in collection.records.chunks_of([meta.source])
-                        if text[c.meta.char_start:c.meta.char_end] == c.text})
+                        if text[c.meta.char_start:c.meta.char_end] == c.span_text})
         return text, tuple((start, label) for start, label, _ in pages), tuple(spans)
 
     # --- ingest ------------------------------------------------------------------------

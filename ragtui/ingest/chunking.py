@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ragtui.text import CJK_CLASS, is_cjk
@@ -26,8 +27,8 @@ _SENTENCE_START = re.compile(r"""(?:[.!?]["'”’)\]]*\s+|[。！？]\s*|\n[ \t
 # chunks as fast as prose.
 _WORD_START = re.compile(rf"(?<!\S)\S|[{CJK_CLASS}]")
 
-_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 def window_chars(tokens: int, overlap_pct: int) -> tuple[int, int]:
@@ -57,29 +58,74 @@ def find_boundary(text: str, pos: int, end: int, overlap: int = 0) -> int:
 
 
 def window_spans(text: str, chars: int, overlap: int, start: int = 0, stop: int | None = None,
-                 fences: list[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
+                 units: Sequence[tuple[int, int]] = (),
+                 leads: Mapping[int, int] | None = None) -> list[tuple[int, int]]:
     """(start, end) offsets of the sliding-window chunks of text[start:stop].
 
-    Next start = max(pos + 1, boundary - OVL). With `fences` (sorted code-fence spans),
-    a cut that would land inside a fence moves to the fence's start, and the next window
-    then begins at the fence (not OVL before it, which would only reach the same fence
-    again and creep through it a character at a time); a window that begins at or inside
-    the fence runs past its end (the chunk runs long rather than split code).
+    Next start = max(pos + 1, boundary - OVL). `units` (sorted, disjoint spans no longer
+    than `chars`: code fences, tables, list items, or the parts of a longer one, see
+    `structure.parts`) are never cut: a cut that would land inside one moves to its
+    start, and when a window OVL before it could not get past the unit's end (it would
+    only reach the same unit again and creep through it a character at a time) the next
+    window begins there; a cut inside the unit the window begins with moves to its end.
+    A next start inside a unit moves back to the unit's start when that keeps the overlap
+    near OVL, else on to its end. A window that begins where `leads` has a length (a later
+    part of a table or fence, whose chunk repeats its header or opening line) is that much
+    shorter.
     """
     stop = len(text) if stop is None else stop
+    bounds = [u for u in units if start <= u[0] < stop]
+    starts = [u[0] for u in bounds]
     spans: list[tuple[int, int]] = []
     pos = start
     while pos < stop:
-        end = min(pos + chars, stop)
+        end = min(pos + chars - (leads.get(pos, 0) if leads else 0), stop)
         boundary = stop if end >= stop else find_boundary(text, pos, end, overlap)
-        at_fence = False
-        if fences:
-            boundary, at_fence = _outside_fence(boundary, pos, fences, stop)
+        held = -1
+        if bounds:
+            boundary, held = _outside_unit(boundary, pos, bounds, starts, stop)
         spans.append((pos, boundary))
         if boundary >= stop:
             break
-        pos = boundary if at_fence else next_start(text, max(pos + 1, boundary - overlap), boundary, pos + 1, overlap)
+        if held - boundary > chars - overlap:
+            pos = boundary
+            continue
+        pos = next_start(text, max(pos + 1, boundary - overlap), boundary, pos + 1, overlap)
+        if bounds:
+            pos = _start_outside(pos, spans[-1], overlap, bounds, starts)
     return spans
+
+
+def _unit_around(at: int, bounds: Sequence[tuple[int, int]], starts: list[int]) -> tuple[int, int] | None:
+    """The unit that `at` lies strictly inside, if any."""
+    i = bisect.bisect_right(starts, at - 1) - 1
+    if i >= 0 and bounds[i][0] < at < bounds[i][1]:
+        return bounds[i]
+    return None
+
+
+def _outside_unit(cut: int, pos: int, bounds: Sequence[tuple[int, int]], starts: list[int],
+                  stop: int) -> tuple[int, int]:
+    """The cut moved out of any unit, and the end of the unit it moved back to the start of (-1 if none)."""
+    unit = _unit_around(cut, bounds, starts)
+    if unit is None:
+        return cut, -1
+    if unit[0] > pos:
+        return unit[0], unit[1]
+    return min(unit[1], stop), -1
+
+
+def _start_outside(at: int, window: tuple[int, int], overlap: int, bounds: Sequence[tuple[int, int]],
+                   starts: list[int]) -> int:
+    """A next start moved out of any unit: back to the unit's start when it lies after the window's start
+    and the overlap stays within 5/4 of OVL, else to the unit's end (never past the window's end)."""
+    unit = _unit_around(at, bounds, starts)
+    if unit is None:
+        return at
+    pos, boundary = window
+    if unit[0] > pos and boundary - unit[0] <= overlap + overlap // 4:
+        return unit[0]
+    return min(unit[1], boundary)
 
 
 def next_start(text: str, lo: int, hi: int, floor: int = 0, overlap: int = 0) -> int:
@@ -118,24 +164,11 @@ def mid_word(text: str, i: int) -> bool:
     return a.isalnum() and b.isalnum() and not (is_cjk(a) or is_cjk(b))
 
 
-def _outside_fence(cut: int, pos: int, fences: list[tuple[int, int]], stop: int) -> tuple[int, bool]:
-    """The cut moved out of any fence, and whether it moved back to a fence's start."""
-    i = bisect.bisect_right([f[0] for f in fences], cut - 1) - 1
-    if i < 0:
-        return cut, False
-    f_start, f_end = fences[i]
-    if not f_start < cut < f_end:
-        return cut, False
-    if f_start > pos:
-        return f_start, True
-    return min(f_end, stop), False
-
-
 def code_fences(text: str) -> list[tuple[int, int]]:
     """Character spans of fenced code blocks (``` or ~~~); an unclosed fence runs to the end."""
     spans, offset, open_at, marker = [], 0, -1, ""
     for line in text.splitlines(keepends=True):
-        m = _FENCE.match(line)
+        m = FENCE.match(line)
         if m:
             if open_at < 0:
                 open_at, marker = offset, m.group(1)
@@ -163,7 +196,7 @@ def markdown_sections(text: str) -> list[Section]:
     path: list[tuple[int, str]] = []
     offset = 0
     for line in text.splitlines(keepends=True):
-        m = _HEADING.match(line.rstrip("\r\n"))
+        m = HEADING.match(line.rstrip("\r\n"))
         if m:
             i = bisect.bisect_right(starts, offset) - 1
             if not (i >= 0 and fences[i][0] <= offset < fences[i][1]):
@@ -195,11 +228,13 @@ def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def markdown_spans(text: str, chars: int, overlap: int) -> list[tuple[int, int, str]]:
-    """Sections first, then the window inside each, never cutting a code fence."""
-    fences = code_fences(text)
+def markdown_spans(text: str, chars: int, overlap: int, units: Sequence[tuple[int, int]] = (),
+                   leads: Mapping[int, int] | None = None) -> list[tuple[int, int, str]]:
+    """Sections first, then the window inside each, never cutting a unit (`window_spans`)."""
     out = []
+    starts = [u[0] for u in units]
     for s in markdown_sections(text):
-        for a, b in window_spans(text, chars, overlap, s.start, s.end, fences):
+        section = units[bisect.bisect_left(starts, s.start):bisect.bisect_left(starts, s.end)]
+        for a, b in window_spans(text, chars, overlap, s.start, s.end, section, leads):
             out.append((a, b, s.heading))
     return out

@@ -5,7 +5,9 @@ written anywhere except converter input for zip members, into the caller's work
 folder inside the collection. Binary content is never read as text: NUL bytes or
 control characters mark it. Office formats are zip + XML, read with the standard
 library (python-docx/odfpy/openpyxl would add three dependencies to read the same
-XML). External converters (detex, unrtf, whisper, tesseract) run only when their
+XML); legacy .xls (binary BIFF) is read with xlrd. Tables come out as one line per
+row, cells joined by " | " (csv, spreadsheets, HTML, ruled PDF tables), so the
+chunker can keep a table with its header row. External converters (detex, unrtf, whisper, tesseract) run only when their
 binary is configured and present.
 
 Text is folded (`ragtui.text.normalize`: ligatures, full-width forms) where it is
@@ -23,9 +25,11 @@ import csv
 import gzip
 import io
 import json
+import os
 import posixpath
 import re
 import shutil
+import struct
 import subprocess
 import tempfile
 import zipfile
@@ -55,7 +59,7 @@ TEXT_FORMATS = {
 FORMATS = {
     **TEXT_FORMATS, **dict.fromkeys(("mp3", "mp4", "wav", "m4a", "webm", "ogg"), "av"),
     "pdf": "pdf", "html": "html", "htm": "html", "xhtml": "html", "svg": "svg", "docx": "docx", "odt": "odt",
-    "csv": "csv", "tsv": "csv", "xlsx": "xlsx", "json": "json", "tex": "tex", "rtf": "rtf", "zip": "zip",
+    "csv": "csv", "tsv": "csv", "xlsx": "xlsx", "xls": "xls", "json": "json", "tex": "tex", "rtf": "rtf", "zip": "zip",
 }
 # format -> (converter name, the IngestSettings key holding its binary)
 CONVERTERS = {"tex": ("detex", "detex_bin"), "rtf": ("unrtf", "unrtf_bin"), "av": ("whisper", "whisper_bin")}
@@ -64,7 +68,7 @@ BINARY_EXTS = frozenset((
     "png", "jpg", "jpeg", "gif", "bmp", "ico", "webp", "tif", "tiff", "woff", "woff2", "ttf", "otf", "eot",
     "tar", "tgz", "bz2", "xz", "zst", "7z", "rar", "deb", "rpm", "jar", "whl", "so", "o", "a", "dll", "exe",
     "bin", "pyc", "class", "mo", "db", "sqlite", "sqlite3", "pickle", "pkl", "npy", "ps", "dvi", "epub",
-    "avi", "mkv", "mov", "flac", "xls", "doc", "ppt", "pptx", "odp", "ods",
+    "avi", "mkv", "mov", "flac", "doc", "ppt", "pptx", "odp", "ods",
 ))
 MINIFIED_LINE = 500       # mean line length (chars) above which js/css/json is minified, not prose
 
@@ -115,7 +119,7 @@ def _ext(name: str) -> str:
 
 def unsupported_reason(name: str) -> str:
     ext = _ext(name)
-    if ext in ("xls", "doc", "ppt"):
+    if ext in ("doc", "ppt"):
         return f"unsupported format: .{ext} (legacy Office binary; save as .{ext}x)"
     return f"unsupported format: .{ext}" if ext else "unsupported format: no file extension"
 
@@ -343,6 +347,50 @@ def _xlsx(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
     return Extracted(source, "\n".join(out), "xlsx")
 
 
+def _xls(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
+    """A legacy Excel workbook, read with xlrd: like xlsx, a "## sheet" line, then a row per line with its
+    cells joined by " | "; whole numbers without ".0", dates as ISO dates."""
+    import xlrd
+
+    try:
+        book = xlrd.open_workbook(file_contents=data, on_demand=True, ragged_rows=True, logfile=io.StringIO())
+    except (xlrd.XLRDError, struct.error, AssertionError, IndexError, KeyError, ValueError) as exc:
+        raise ExtractError(f"corrupt xls: {exc}") from None
+    out = []
+    try:
+        for index in range(book.nsheets):
+            sheet = book.sheet_by_index(index)
+            out.append(f"## {sheet.name}")
+            for r in range(sheet.nrows):
+                cells = [_xls_cell(cell, book.datemode) for cell in sheet.row(r)]
+                if any(cells):
+                    out.append(" | ".join(cells))
+            book.unload_sheet(index)
+    except (xlrd.XLRDError, struct.error, AssertionError, IndexError, KeyError, ValueError) as exc:
+        raise ExtractError(f"corrupt xls: {exc}") from None
+    finally:
+        book.release_resources()
+    return Extracted(source, "\n".join(out), "xls")
+
+
+def _xls_cell(cell: Any, datemode: int) -> str:
+    import xlrd
+
+    if cell.ctype == xlrd.XL_CELL_NUMBER:
+        value = float(cell.value)
+        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+    if cell.ctype == xlrd.XL_CELL_DATE:
+        try:
+            return xlrd.xldate.xldate_as_datetime(cell.value, datemode).isoformat().removesuffix("T00:00:00")
+        except (xlrd.xldate.XLDateError, OverflowError, ValueError):
+            return str(cell.value)
+    if cell.ctype == xlrd.XL_CELL_BOOLEAN:
+        return "TRUE" if cell.value else "FALSE"
+    if cell.ctype in (xlrd.XL_CELL_EMPTY, xlrd.XL_CELL_BLANK, xlrd.XL_CELL_ERROR):
+        return ""
+    return " ".join(str(cell.value).split())
+
+
 def _xlsx_sheets(zf: zipfile.ZipFile, names: set[str]) -> list[tuple[str, str]]:
     """(sheet title, member path) in workbook order, via workbook.xml and its relationships."""
     try:
@@ -393,7 +441,7 @@ def _pdf(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
         offset = 0
         try:
             for page in doc.pages():
-                text = page.get_text("text")
+                text = _page_text(page)
                 if not text.strip() and cfg.tesseract_bin:
                     text = _ocr(page, cfg.tesseract_bin)
                 text = normalize(text.replace("\r\n", "\n"))
@@ -410,6 +458,89 @@ def _pdf(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
         hint = "" if cfg.tesseract_bin else "; set ingest.tesseract_bin for OCR"
         raise ExtractError(f"no text layer in PDF (scanned?){hint}")
     return Extracted(source, text, "pdf", kind="pdf", pages=pages, headings=outline_headings(toc, text, pages))
+
+
+def _page_text(page: Any) -> str:
+    """The page's text, with each ruled table that PyMuPDF's `find_tables` finds as one line per row,
+    cells joined by " | ", in place of its cells' loose lines. Only pages whose lines make a grid are
+    searched, only where those lines are (the finder reads every character of the area it searches), and
+    without the layout model (seconds a page)."""
+    plain = str(page.get_text("text"))
+    area = _ruled_area(page)
+    if area is None:
+        return plain
+    os.environ.setdefault("PYMUPDF_SUGGEST_LAYOUT_ANALYZER", "0")   # its advice would print to our terminal
+    try:
+        try:
+            tables = list(page.find_tables(clip=area, use_layout=False).tables)
+        except TypeError:                  # PyMuPDF before the layout model has no use_layout
+            tables = list(page.find_tables(clip=area).tables)
+    except (RuntimeError, ValueError, IndexError, ZeroDivisionError):
+        return plain                       # the finder failing on an odd page leaves its plain text
+    if not tables:
+        return plain
+    boxes = [tuple(t.bbox) for t in tables]
+    words = page.get_text("words")
+    out: list[str] = []
+    placed: set[int] = set()
+    for x0, y0, x1, y1, text, _, kind in page.get_text("blocks"):
+        if kind != 0:
+            continue
+        k = _box_of((x0 + x1) / 2, (y0 + y1) / 2, boxes)
+        if k < 0:
+            out.append(text if text.endswith("\n") else text + "\n")
+        elif k not in placed:
+            placed.add(k)
+            out.append(_table_rows(tables[k], words))
+    out.extend(_table_rows(t, words) for k, t in enumerate(tables) if k not in placed)
+    return "".join(out)
+
+
+def _ruled_area(page: Any) -> tuple[float, float, float, float] | None:
+    """The box around the page's straight lines and rectangles when they make a grid (at least three
+    places across and three down: a frame around a code listing has two), else None."""
+    across: set[int] = set()
+    down: set[int] = set()
+    x0 = y0 = float("inf")
+    x1 = y1 = float("-inf")
+    for path in page.get_cdrawings():
+        for item in path.get("items", ()):
+            if item[0] == "l":
+                (ax, ay), (bx, by) = item[1], item[2]
+                if abs(ay - by) < 1 < abs(ax - bx):
+                    across.add(round(ay))
+                elif abs(ax - bx) < 1 < abs(ay - by):
+                    down.add(round(ax))
+            elif item[0] == "re":
+                ax, ay, bx, by = item[1]
+                across.update((round(ay), round(by)))
+                down.update((round(ax), round(bx)))
+            else:
+                continue
+            x0, y0, x1, y1 = min(x0, ax, bx), min(y0, ay, by), max(x1, ax, bx), max(y1, ay, by)
+    return (x0 - 1, y0 - 1, x1 + 1, y1 + 1) if len(across) >= 3 and len(down) >= 3 else None
+
+
+def _box_of(x: float, y: float, boxes: list[tuple[float, float, float, float]]) -> int:
+    """Index of the box holding the point, or -1."""
+    return next((i for i, (a, b, c, d) in enumerate(boxes) if a <= x <= c and b <= y <= d), -1)
+
+
+def _table_rows(table: Any, words: list[Any]) -> str:
+    """A found table's rows, each cell's words in reading order (the table's own extract drops the spaces
+    between a cell's words)."""
+    rows = []
+    for row in table.rows:
+        cells = [tuple(cell) if cell else None for cell in row.cells]
+        texts: list[list[str]] = [[] for _ in cells]
+        for x0, y0, x1, y1, word, *_ in words:
+            k = _box_of((x0 + x1) / 2, (y0 + y1) / 2, [c or (0.0, 0.0, -1.0, -1.0) for c in cells])
+            if k >= 0:
+                texts[k].append(word)
+        line = " | ".join(" ".join(t) for t in texts)
+        if any(texts):
+            rows.append(line + "\n")
+    return "".join(rows)
 
 
 def outline_headings(toc: list[list[Any]], text: str, pages: list[Page]) -> list[tuple[int, str]]:
@@ -543,5 +674,5 @@ def _zip(source: str, data: bytes, cfg: IngestSettings, workdir: Path, depth: in
 
 _HANDLERS: dict[str, Callable[[str, bytes, IngestSettings], Extracted]] = {
     "sniff": _sniffed, "txt": _text, "md": _text, "rst": _text, "code": _text, "json": _json, "csv": _csv,
-    "html": _html, "svg": _svg, "docx": _docx, "odt": _odt, "xlsx": _xlsx, "pdf": _pdf,
+    "html": _html, "svg": _svg, "docx": _docx, "odt": _odt, "xlsx": _xlsx, "xls": _xls, "pdf": _pdf,
 }

@@ -56,7 +56,9 @@ EMBED_PAGES = 8              # embed batches per Chroma write + journal commit (
 PROGRESS_EVERY_S = 0.25
 # 2: folded text, HTML main content and heading paths, PDF outline headings, .gz and sniffed files,
 #    chunks starting at sentence/word starts, byte entropy, dotted-leader TOC and index filter.
-EXTRACTION_VERSION = 2
+# 3: tables (HTML cells, PDF ruled tables), code fences (HTML <pre>) and list items kept whole or split
+#    with the header row / fence repeated; .xls read.
+EXTRACTION_VERSION = 3
 
 
 # Below this much free space, a failed store write is taken for a full disk: Chroma's Rust core reports one

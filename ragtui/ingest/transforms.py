@@ -32,10 +32,13 @@ from ragtui.config import Settings  # noqa: E402
 from ragtui.ingest.chunking import heading_at, markdown_sections, markdown_spans, trim_span, window_chars, window_spans  # noqa: E402
 from ragtui.ingest.entropy import junk_reason, text_entropy, word_count  # noqa: E402
 from ragtui.ingest.extract import Extracted, heading_path_at  # noqa: E402
+from ragtui.ingest.structure import FENCED_FORMATS, parts  # noqa: E402
 from ragtui.model.chunks import ChunkMeta, chunk_id  # noqa: E402
 
 PAGES_KEY = "pages_json"
 HEADINGS_KEY = "headings_json"
+# Formats whose text is source code or data, not prose with tables and lists: chunked by the plain window.
+UNSTRUCTURED = frozenset(("code", "json"))
 
 
 def to_document(collection: str, doc: Extracted, file_hash: str) -> Document:
@@ -75,15 +78,21 @@ class ChunkParser(NodeParser):
         text = doc.get_content(MetadataMode.NONE)
         tokens = {"pdf": self.pdf_tokens, "av": self.av_tokens}.get(meta.get("kind", ""), self.text_tokens)
         chars, overlap = window_chars(tokens, self.overlap_pct)
+        units = parts(text, chars, meta["format"] in FENCED_FORMATS) if meta["format"] not in UNSTRUCTURED else []
+        bounds = [(u.start, u.end) for u in units]
+        leads = {u.start: u.lead for u in units if u.lead}
+        tails = {u.end: u.tail for u in units if u.tail}
+        shorter = {at: len(lead) for at, lead in leads.items()}
         if meta["format"] == "md" and self.strategy == "markdown":
-            spans = markdown_spans(text, chars, overlap)
+            spans = markdown_spans(text, chars, overlap, bounds, shorter)
         elif meta["format"] == "md":
             sections = markdown_sections(text)
-            spans = [(a, b, heading_at(sections, a)) for a, b in window_spans(text, chars, overlap)]
+            spans = [(a, b, heading_at(sections, a))
+                     for a, b in window_spans(text, chars, overlap, units=bounds, leads=shorter)]
         else:
             headings = [(int(at), str(path)) for at, path in json.loads(meta.get(HEADINGS_KEY) or "[]")]
             spans = [(a, b, heading_path_at(headings, trim_span(text, a, b)[0]))
-                     for a, b in window_spans(text, chars, overlap)]
+                     for a, b in window_spans(text, chars, overlap, units=bounds, leads=shorter)]
         pages = json.loads(meta.get(PAGES_KEY) or "[]")
         starts = [p[0] for p in pages]
         out = []
@@ -91,18 +100,22 @@ class ChunkParser(NodeParser):
             start, end = trim_span(text, a, b)
             if start == end:
                 continue
+            lead, tail = leads.get(a, ""), tails.get(b, "")
+            if lead:
+                start = a          # a later part of a fence keeps its first line's indentation
             page, page_index, breaks = "", -1, ""
             if pages:
                 first = max(0, bisect.bisect_right(starts, start) - 1)
                 last = max(0, bisect.bisect_right(starts, end - 1) - 1)
                 _, page, page_index = pages[first]
                 if last > first:
-                    breaks = json.dumps([[at - start, str(label), int(i)]
+                    breaks = json.dumps([[at - start + len(lead), str(label), int(i)]
                                          for at, label, i in pages[first + 1:last + 1]])
             cmeta = ChunkMeta(collection=meta["collection"], source=meta["source"], file_hash=meta["file_hash"],
                               format=meta["format"], chunk_index=index, char_start=start, char_end=end,
-                              page=str(page), page_index=int(page_index), heading=heading, page_breaks=breaks)
-            node = TextNode(id_=chunk_id(meta["source"], index), text=text[start:end],
+                              page=str(page), page_index=int(page_index), heading=heading, page_breaks=breaks,
+                              lead=len(lead))
+            node = TextNode(id_=chunk_id(meta["source"], index), text=lead + text[start:end] + tail,
                             metadata={**cmeta.to_dict(), "encoding": meta.get("encoding") or "utf-8"})
             node.relationships[NodeRelationship.SOURCE] = RelatedNodeInfo(node_id=meta["source"])
             out.append(node)

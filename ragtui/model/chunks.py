@@ -38,6 +38,10 @@ class ChunkMeta:
     # [[offset into the chunk's text, page label, page index], ...]; "" when it lies on one page
     # (and in chunks ingested before this was recorded: they are cited by their first page).
     page_breaks: str = ""
+    # Characters the chunk's text repeats before its span: a table's caption and header row, or a code
+    # fence's opening line, when the chunk holds a later part of a table or fence too long for one chunk.
+    # The span text[char_start:char_end] follows them (and a split fence's closing marker follows it).
+    lead: int = 0
 
     def breaks(self) -> list[tuple[int, str, int]]:
         """The page breaks inside the chunk, in order; none when the record is missing or unreadable."""
@@ -92,6 +96,12 @@ class Chunk:
     id: str
     text: str
     meta: ChunkMeta
+
+    @property
+    def span_text(self) -> str:
+        """The part of the text that is the document's text[char_start:char_end] (the text without a
+        repeated header row or fence line)."""
+        return self.text[self.meta.lead:self.meta.lead + self.meta.char_end - self.meta.char_start]
 
     @property
     def label(self) -> str:

@@ -313,17 +313,16 @@ class IngestRecords:
             "SELECT source, chunks, filtered FROM files WHERE status = ? AND filtered != '' ORDER BY source",
             (DONE,))]
 
-    def chunk_edges(self) -> Iterator[tuple[str, str, str, str]]:
-        """(format, heading path, character before the start, first character) of every indexed chunk,
-        read file by file with each file's extracted text."""
+    def chunk_edges(self) -> Iterator[tuple[str, str, str, int, int]]:
+        """(format, heading path, the file's extracted text, char_start, lead) of every indexed chunk, read
+        file by file (one text per file, shared by its chunks)."""
         for (source,) in self._rows("SELECT source FROM files WHERE status = ? ORDER BY source", (DONE,)):
             doc = self.document(source)
+            text = doc[0] if doc else ""
             for (meta,) in self._rows("SELECT meta FROM chunks WHERE source = ?", (source,)):
                 m = json.loads(meta)
-                start = int(m.get("char_start", 0))
-                text = doc[0] if doc else ""
-                yield (str(m.get("format", "")), str(m.get("heading", "")),
-                       text[start - 1:start] if start > 0 else "", text[start:start + 1])
+                yield (str(m.get("format", "")), str(m.get("heading", "")), text, int(m.get("char_start", 0)),
+                       int(m.get("lead", 0)))
 
     def chunk_stats(self) -> list[tuple[float, int]]:
         """(text_entropy, word_count) of every indexed chunk."""

@@ -68,3 +68,29 @@ def converter(path: Path, output: str) -> Path:
     path.write_text(f"#!/bin/sh\ncat <<'END'\n{output}\nEND\n")
     path.chmod(0o755)
     return path
+
+
+def ruled_table_pdf(path: Path, caption: str, rows: list[list[str]], prose_after: str = "") -> Path:
+    """A page with a caption and a table drawn with ruling lines (as manuals print them), then a page of
+    `prose_after` when given."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((72, 60), "Chapter 3. Gauges", fontsize=14)
+    page.insert_text((72, 90), caption, fontsize=10)
+    x0, y0, width, height = 72, 100, 150, 16
+    for r, row in enumerate(rows):
+        for c, cell in enumerate(row):
+            page.insert_text((x0 + c * width + 4, y0 + r * height + 12), cell, fontsize=9)
+    cols = max(len(r) for r in rows)
+    for r in range(len(rows) + 1):
+        page.draw_line((x0, y0 + r * height), (x0 + cols * width, y0 + r * height))
+    for c in range(cols + 1):
+        page.draw_line((x0 + c * width, y0), (x0 + c * width, y0 + len(rows) * height))
+    page.insert_text((72, y0 + len(rows) * height + 30), "Check every gauge before the pump starts.", fontsize=10)
+    if prose_after:
+        doc.new_page().insert_textbox(pymupdf.Rect(72, 72, 540, 770), prose_after)
+    doc.save(path)
+    doc.close()
+    return path

@@ -55,7 +55,7 @@ def test_unknown_empty_and_legacy(cfg: IngestSettings, tmp_path: Path) -> None:
     assert skipped("blob", b"\x7fELF\x00\x00", cfg, tmp_path).startswith(
         "unsupported format: no file extension, and not text: binary content")
     assert skipped("pic.png", b"\x89PNG\r\n", cfg, tmp_path) == "unsupported format: .png"   # never sniffed
-    assert "legacy Office" in skipped("old.xls", b"\xd0\xcf", cfg, tmp_path)
+    assert "legacy Office" in skipped("old.doc", b"\xd0\xcf", cfg, tmp_path)
     assert skipped("empty.txt", b"", cfg, tmp_path) == "empty file"
     assert format_of("a/b.HTM") == "html" and format_of("x.tsv") == "csv" and format_of("song.mp3") == "av"
 

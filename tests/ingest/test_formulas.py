@@ -30,6 +30,7 @@ from ragtui.ingest.entropy import (
     toc_ratio,
     word_count,
 )
+from ragtui.ingest.structure import parts
 
 
 def test_window_chars_is_tokens_times_four_and_floor_overlap() -> None:
@@ -90,16 +91,16 @@ def test_markdown_sections_keep_heading_path_and_ignore_headings_in_fences() -> 
     assert text[sections[1].start:sections[1].end] == "# A\ntext a\n```\n# not a heading\n```\n"
 
 
-def test_markdown_window_never_cuts_inside_a_code_fence() -> None:
+def test_markdown_window_cuts_a_long_code_fence_only_at_line_ends() -> None:
     code = "```python\n" + "".join(f"x{i} = {i}.\n" for i in range(30)) + "```\n"
     text = "# T\n" + "Words here. " * 3 + "\n" + code + "Tail text.\n"
     fences = code_fences(text)
     assert len(fences) == 1
     f_start, f_end = fences[0]
-    spans = markdown_spans(text, 80, 20)
+    spans = markdown_spans(text, 80, 20, [(u.start, u.end) for u in parts(text, 80)])
     for a, b, heading in spans:
         assert heading == "T"
-        assert not (f_start < b < f_end), (a, b)
+        assert not (f_start < b < f_end) or text[b - 1] == "\n", (a, b)
     starts = [a for a, _, _ in spans]
     assert len(spans) <= len(text) // (80 - 20) + 2 and starts == sorted(set(starts))  # no creeping windows
 
@@ -107,7 +108,7 @@ def test_markdown_window_never_cuts_inside_a_code_fence() -> None:
 def test_long_fence_does_not_multiply_chunks() -> None:
     code = "```\n" + "".join(f"line {i} of code.\n" for i in range(1500)) + "```\n"
     text = "# Doc\n" + "Prose sentence here. " * 1100 + "\n" + code + "More prose. " * 100
-    spans = markdown_spans(text, 8192, 4096)
+    spans = markdown_spans(text, 8192, 4096, [(u.start, u.end) for u in parts(text, 8192)])
     assert len(spans) < 2 * len(text) // 4096 + 2
 
 
