@@ -42,6 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--sources", action="store_true",
                         help="score the sources a question would annotate (per-file cap, cuts and annotate_max "
                              "applied; a document's repeat counts as not relevant) instead of the fused ranking")
+    parser.add_argument("--concurrency", type=int, default=4, metavar="N",
+                        help="queries retrieved at once (default 4; 1 for a chat server that serves one stream "
+                             "at a time, e.g. llama-cpp-python's, when a [strategies] option asks the model)")
     parser.set_defaults(run=run)
 
 
@@ -55,6 +58,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     if args.dataset is None:
         raise RagtuiError("eval needs --dataset DIR (or --compare-runs A.json B.json)", exit_code=2)
+    if args.concurrency < 1:
+        raise RagtuiError(f"--concurrency {args.concurrency}: expected 1 or more", exit_code=2)
     dataset = load_dataset(args.dataset).limited(args.limit)
 
     def progress(message: str) -> None:
@@ -64,7 +69,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     try:
         report = asyncio.run(run_eval(settings, dataset, args.modes, progress=progress,
                                       compare_pairs=[tuple(args.compare)] if args.compare else [],
-                                      keep_index=args.keep_index, sources=args.sources))
+                                      keep_index=args.keep_index, sources=args.sources,
+                                      concurrency=args.concurrency))
     except Exception as exc:  # an unreachable embedder or a store failure ends the run with one line
         raise RagtuiError(f"eval failed: {exc}",
                           exit_code=exc.exit_code if isinstance(exc, RagtuiError) else 1) from exc
@@ -85,6 +91,9 @@ def markdown_table(report: Any) -> str:
         cells = [f"{metrics[k]['mean']:.3f} [{metrics[k]['ci_low']:.3f}, {metrics[k]['ci_high']:.3f}]"
                  for k, _ in COLUMNS]
         lines.append(f"| {mode} | " + " | ".join(cells) + " |")
+    lines.append("")
+    lines += [f"cost per query ({mode}): {c['llm_calls']:.2f} model calls, {c['llm_s']:.2f} s of model time, "
+              f"{c['searches']:.2f} searches, {c['seconds']:.2f} s in all" for mode, c in report.costs.items()]
     for pair, diffs in report.comparisons.items():
         lines += ["", comparison_table(pair, diffs)]
     lines += [f"note: {n}" for n in report.notices]

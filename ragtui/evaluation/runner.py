@@ -42,7 +42,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 from ragtui.config import Settings
 from ragtui.evaluation.beir import Dataset
 from ragtui.evaluation.metrics import FEW_QUERIES, compare, score_runs, summarise_scores
-from ragtui.model.retrieval import Mode
+from ragtui.model.retrieval import Mode, StrategyMeta
 
 if TYPE_CHECKING:
     from ragtui.model.library import IngestReport
@@ -68,6 +68,7 @@ EVAL_MODES: dict[str, tuple[Mode, bool]] = {
     "hybrid-nosyn": ("hybrid", False),
 }
 Progress = Callable[[str], None]
+COST_KEYS = ("llm_calls", "llm_s", "searches", "seconds")
 
 
 @dataclass
@@ -83,6 +84,13 @@ class EvalReport:
     notices: list[str] = field(default_factory=list)
     per_query: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)   # mode -> query -> metric
     comparisons: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)  # "a vs b" -> metric -> diff
+    costs: dict[str, dict[str, float]] = field(default_factory=dict)   # mode -> COST_KEYS -> mean per query
+
+
+def query_cost(meta: StrategyMeta | None, seconds: float) -> dict[str, float]:
+    """One query's cost: the strategies' model calls and seconds, its searches, and its wall seconds."""
+    return {"llm_calls": meta.llm_calls if meta else 0, "llm_s": meta.llm_s if meta else 0.0,
+            "searches": meta.searches if meta else 1, "seconds": seconds}
 
 
 def index_name(settings: Settings, dataset: Dataset) -> str:
@@ -149,12 +157,11 @@ def source_ranking(hits: Sequence[Hit]) -> list[str]:
     return ranking
 
 
-def doc_ranking(nodes: Sequence[Any], depth: int = EVAL_TOP_K) -> list[str]:
-    """Document ids in order of their best chunk."""
+def doc_ranking(sources: Iterable[str], depth: int = EVAL_TOP_K) -> list[str]:
+    """Document ids (the sources of a ranking's chunks, best first) in order of their best chunk."""
     ranking: list[str] = []
     seen: set[str] = set()
-    for n in nodes:
-        doc = n.node.metadata["source"]
+    for doc in sources:
         if doc not in seen:
             seen.add(doc)
             ranking.append(doc)
@@ -221,8 +228,10 @@ def _alive(pid: int) -> bool:
 async def _evaluate(workspace: Workspace, name: str, dataset: Dataset, modes: Sequence[str], progress: Progress,
                     concurrency: int, keep: bool, sources: bool) -> EvalReport:
     from ragtui.ingest.report import report_lines
-    from ragtui.retrieve.hybrid_retriever import HybridRetriever, QueryEmbeddings
-    from ragtui.retrieve.pipeline import retrieve
+    from ragtui.model.retrieval import Retrieval
+    from ragtui.research.strategies import search
+    from ragtui.retrieve.hybrid_retriever import HybridRetriever, QueryEmbedder, QueryEmbeddings, embed_query
+    from ragtui.retrieve.pipeline import retrieve, unprocessed_hits
 
     settings = workspace.settings
     timings: dict[str, float] = {}
@@ -246,22 +255,33 @@ async def _evaluate(workspace: Workspace, name: str, dataset: Dataset, modes: Se
     timings["embed_queries"] = round(time.perf_counter() - t, 1)
 
     async def precomputed(_: Settings, query: str, models: Sequence[str]) -> QueryEmbeddings:
-        return QueryEmbeddings(vectors={m: cached[m][query.lower()] for m in models})
+        known = {m: cached[m][query.lower()] for m in models if query.lower() in cached.get(m, {})}
+        if len(known) == len(models):
+            return QueryEmbeddings(vectors=known)
+        return await embed_query(settings, query, models)     # a strategy's own text (a HyDE passage, a variant)
 
     results: dict[str, dict[str, dict[str, float]]] = {}
     per_query: dict[str, dict[str, dict[str, float]]] = {}
+    costs: dict[str, dict[str, float]] = {}
     gate = asyncio.Semaphore(concurrency)
 
-    async def one(query: str, mode: Mode, synonyms: bool) -> tuple[list[str], list[str]]:
-        async with gate:
+    async def one(query: str, mode: Mode, synonyms: bool) -> tuple[list[str], list[str], dict[str, float]]:
+        async def run(text: str, embed: QueryEmbedder | None) -> Retrieval:
             if sources:
-                found = await retrieve(settings, query, [collection], lexicon=workspace.lexicon, mode=mode,
-                                       synonyms=synonyms, embed=precomputed)
-                return source_ranking(found.hits), found.notices
+                return await retrieve(settings, text, [collection], lexicon=workspace.lexicon, mode=mode,
+                                      synonyms=synonyms, embed=embed or precomputed)
             retriever = HybridRetriever(settings, [collection], lexicon=workspace.lexicon, mode=mode,
-                                        synonyms=synonyms, top_k=EVAL_TOP_K, embed=precomputed)
-            nodes = await retriever.aretrieve(query)
-            return doc_ranking(nodes), retriever.notices
+                                        synonyms=synonyms, top_k=EVAL_TOP_K, embed=embed or precomputed)
+            nodes = await retriever.aretrieve(text)
+            return Retrieval(text, unprocessed_hits(retriever, nodes), retriever.meta, notices=retriever.notices)
+
+        async with gate:
+            started = time.perf_counter()
+            found = await search(settings, query, run, most=settings.retrieve.annotate_max if sources else 10_000,
+                                 embed=precomputed, vectors=mode != "keyword")
+            cost = query_cost(found.meta.strategies, time.perf_counter() - started)
+            ranking = source_ranking(found.hits) if sources else doc_ranking(h.chunk.meta.source for h in found.hits)
+            return ranking, found.notices, cost
 
     for mode_name in modes:
         mode, synonyms = EVAL_MODES[mode_name]
@@ -269,15 +289,17 @@ async def _evaluate(workspace: Workspace, name: str, dataset: Dataset, modes: Se
         qids = list(dataset.queries)
         answers = await asyncio.gather(*(one(dataset.queries[q], mode, synonyms) for q in qids))
         timings[f"retrieve:{mode_name}"] = round(time.perf_counter() - t, 1)
-        for _, query_notices in answers:
+        for _, query_notices, _ in answers:
             notices.extend(n for n in query_notices if n not in notices)
-        runs = {q: ranking for q, (ranking, _) in zip(qids, answers, strict=True)}
+        runs = {q: ranking for q, (ranking, _, _) in zip(qids, answers, strict=True)}
+        costs[mode_name] = {key: round(sum(c[key] for _, _, c in answers) / max(len(answers), 1), 3)
+                            for key in COST_KEYS}
         per_query[mode_name] = score_runs(runs, dataset.qrels)
         results[mode_name] = summarise_scores(per_query[mode_name])
         progress(f"{mode_name}: nDCG@10 {results[mode_name]['ndcg@10']['mean']:.3f}")
     return EvalReport(
         dataset=dataset.name, queries=len(dataset.queries), documents=len(dataset.corpus),
-        chunks=chunks, per_query=per_query,
+        chunks=chunks, per_query=per_query, costs=costs,
         models=settings.embed.all_models, results=results, timings_s=timings, notices=notices,
         settings={"scored": "sources (what a question annotates)" if sources else "fused ranking, documents",
                   "top_k_per_leg": settings.retrieve.top_k if sources else EVAL_TOP_K,
@@ -288,4 +310,7 @@ async def _evaluate(workspace: Workspace, name: str, dataset: Dataset, modes: Se
                   "synonyms.lexicon": settings.synonyms.lexicon,
                   "synonyms.max_per_word": settings.synonyms.max_per_word,
                   "ndcg_gain": "ndcg@10 linear (gain = grade, trec_eval/BEIR); ndcge@10 exponential (2^grade - 1)",
-                  "chunk.size_tokens": settings.chunk.size_tokens, "chunk.overlap_pct": settings.chunk.overlap_pct})
+                  "chunk.size_tokens": settings.chunk.size_tokens, "chunk.overlap_pct": settings.chunk.overlap_pct,
+                  "strategies": vars(settings.strategies), "llm.model": settings.llm.model,
+                  "min_token_overlap": settings.retrieve.min_token_overlap,
+                  "min_vector_score": settings.retrieve.min_vector_score})
