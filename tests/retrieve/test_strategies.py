@@ -12,6 +12,7 @@ import pytest
 from ragtui.config import ConfigError, Settings
 from ragtui.model.chunks import leg_score
 from ragtui.model.retrieval import Retrieval
+from ragtui.retrieve.explain import leg_label, meta_lines
 from ragtui.retrieve.fragments import query_fragments
 from ragtui.workspace import Workspace
 from tests.collection_builder import build_collection
@@ -64,6 +65,10 @@ async def test_multi_query_searches_each_query_the_model_writes_and_fuses_them(
     assert {e.leg for e in cistern.evidence} >= {"variant 1", "variant 1:keyword"}
     assert "differently worded" not in chats(fake_ollama)[0] and "3 search queries" in chats(fake_ollama)[0]
     assert found.meta.to_json()["strategies"]["queries"] == list(meta.queries)
+    shown = meta_lines(found.meta)
+    assert shown[-3].startswith("Strategies: multi-query; 3 search(es), 1 model call(s) in ")
+    assert shown[-2:] == ["  also searched: Toilet cistern", "  also searched: lavatory cistern toilet refill"]
+    assert leg_label("variant 1:keyword") == "variant 1 · keyword leg"
 
 
 async def test_a_refusing_model_falls_back_to_the_question_as_typed_with_a_notice(
@@ -108,7 +113,7 @@ async def test_without_a_chat_model_the_strategy_says_so(house: Callable[..., Se
 
 
 def test_multi_query_takes_two_to_four_queries(make_settings: Callable[..., Settings]) -> None:
-    with pytest.raises(ConfigError, match="strategies.multi_query"):
+    with pytest.raises(ConfigError, match=r"strategies\.multi_query"):
         make_settings("strategies.multi_query=1")
 
 
@@ -203,6 +208,11 @@ def test_a_question_is_split_on_full_stops_question_marks_and_semicolons() -> No
     assert query_fragments("What is 2.5 bar in psi?") == []                 # one fragment: not split
     assert query_fragments("Why? Pumps.") == []                             # "Why?" has no content word
     assert query_fragments("pumps. " * 20) == []                            # the same part repeated is one
+    for whole in ("For what invention was U.S. Patent 1,655,114 granted?", "When was St. John's built?",
+                  'Who said, "Here I stand. I can do no other"?', "In what year was Rev. Jimmy Creech tried?",
+                  "what is the (the ?slip? effect) here"):
+        assert query_fragments(whole) == [], whole
+    assert query_fragments("pumps; seals; valves; motors; gears; belts; fans; pipes")[-1] == "belts"  # at most six
 
 
 async def test_fragments_are_each_searched_and_fused(house: Callable[..., Settings],
