@@ -93,13 +93,13 @@ async def test_junk_off_the_subject_is_not_searched(house: Callable[..., Setting
 
 async def test_a_model_that_does_not_answer_in_time_is_cut_off(house: Callable[..., Settings],
                                                                fake_ollama: FakeOllama) -> None:
-    fake_ollama.script(Reply.text("toilet cistern and more words", delay=1.5))
+    fake_ollama.script(Reply.text("toilet cistern and more words", delay=4))    # 20 s for the whole reply
     started = time.perf_counter()
     found = await retrieve(house("strategies.multi_query=2", "strategies.timeout_s=1"), "toilet", mode="keyword")
-    assert time.perf_counter() - started < 4
+    assert time.perf_counter() - started < 15                   # a wide margin for a loaded machine
     assert sources(found) == ["hall.txt"]
     meta = found.meta.strategies
-    assert meta is not None and meta.llm_calls == 1 and 0.9 < meta.llm_s < 3
+    assert meta is not None and meta.llm_calls == 1 and 0.9 < meta.llm_s < 4
     assert any("within strategies.timeout_s = 1 s" in n for n in found.notices)
 
 
