@@ -241,3 +241,12 @@ async def test_the_absolute_score_floor_holds_for_keyword_hits_too(house: Callab
     assert found.hits == [] and found.meta.below_floors >= 1
     assert any("below the quality floors" in n and "retrieve.min_vector_score = 0.99" in n for n in found.notices)
 
+
+
+async def test_a_question_the_floors_empty_says_so_and_not_that_no_keyword_matched(
+        house: Callable[..., Settings]) -> None:
+    found = await retrieve(house("retrieve.min_token_overlap=1", "retrieve.min_similarity=0.99"), "toilet cistern")
+    assert found.hits == [] and found.meta.below_floors == 2 and found.meta.below_min_similarity == 1
+    assert found.notices == ["Nothing relevant in house: the 2 passages found are all below the quality floors "
+                             "(retrieve.min_token_overlap = 1, retrieve.min_vector_score = 0), and 1 more below "
+                             "retrieve.min_similarity = 0.99."]
