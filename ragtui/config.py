@@ -157,12 +157,9 @@ class StrategySettings:
     max_tokens: int = _rule(16, 4_096)
 
     @property
-    def uses_llm(self) -> bool:
-        return bool(self.multi_query) or self.hyde != "off"
-
-    @property
     def active(self) -> bool:
-        return self.uses_llm or self.fragments
+        """Any strategy is on: a question is searched more than once, or with a model's help."""
+        return bool(self.multi_query) or self.hyde != "off" or self.fragments
 
 
 @dataclass(frozen=True)
