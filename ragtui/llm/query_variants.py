@@ -59,7 +59,7 @@ def clean_queries(reply: str, question: str, most: int) -> tuple[list[str], str]
             continue
         why = unusable(text, question, [])
         if why:
-            reasons.append(why)
+            reasons.append(why.replace("the conversation", "the question"))   # here the question is all of it
             continue
         folded.add(key)
         queries.append(text)

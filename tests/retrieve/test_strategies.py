@@ -88,7 +88,7 @@ async def test_junk_off_the_subject_is_not_searched(house: Callable[..., Setting
     found = await retrieve(house("strategies.multi_query=2"), "toilet", mode="keyword")
     assert sources(found) == ["hall.txt"]
     assert found.meta.strategies is not None and found.meta.strategies.queries == ()
-    assert any("shares no word with the conversation" in n for n in found.notices)
+    assert any("no usable query: it shares no word with the question" in n for n in found.notices)
 
 
 async def test_a_model_that_does_not_answer_in_time_is_cut_off(house: Callable[..., Settings],
