@@ -63,7 +63,7 @@ def main() -> int:
             runs = {}
             for qid, text in dataset.queries.items():
                 retriever = HybridRetriever(tuned, [collection], lexicon=lexicon, mode="keyword", top_k=EVAL_TOP_K)
-                runs[qid] = doc_ranking(await retriever.aretrieve(text))
+                runs[qid] = doc_ranking(n.node.metadata["source"] for n in await retriever.aretrieve(text))
             result = summarise_scores(score_runs(runs, dataset.qrels))
             print(f"k1={k1} b={b}: nDCG@10 {result['ndcg@10']['mean']:.4f}  MAP {result['map']['mean']:.4f}  "
                   f"({len(runs)} queries, {time.perf_counter() - began:.1f} s)", flush=True)

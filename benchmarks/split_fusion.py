@@ -117,7 +117,7 @@ async def _run(settings: Any, dataset: Any, root: Path) -> dict[str, Any]:
                 async with gate:
                     retriever = HybridRetriever(settings, collections, lexicon=workspace.lexicon,
                                                 top_k=EVAL_TOP_K, embed=precomputed)
-                    return doc_ranking(await retriever.aretrieve(query))
+                    return doc_ranking(n.node.metadata["source"] for n in await retriever.aretrieve(query))
 
             t = time.perf_counter()
             qids = list(dataset.queries)

@@ -142,6 +142,24 @@ class RetrieveSettings:
     keyword_weight: float = _rule(0, 10)
     rrf_k: int = _rule(1, 10_000)
     neighbor_window: int = _rule(0, 5)
+    min_token_overlap: float = _rule(0, 1)
+    min_vector_score: float = _rule(0, 1)
+
+
+@dataclass(frozen=True)
+class StrategySettings:
+    multi_query: int = _rule(0, 4)
+    fragments: bool = _rule()
+    hyde: str = _rule(choices=("off", "on", "adaptive"))
+    hyde_prompts: int = _rule(1, 3)
+    hyde_below: float = _rule(0, 1)
+    timeout_s: float = _rule(1, 3_600)
+    max_tokens: int = _rule(16, 4_096)
+
+    @property
+    def active(self) -> bool:
+        """Any strategy is on: a question is searched more than once, or with a model's help."""
+        return bool(self.multi_query) or self.hyde != "off" or self.fragments
 
 
 @dataclass(frozen=True)
@@ -303,6 +321,7 @@ SECTIONS: dict[str, type] = {
     "ingest": IngestSettings,
     "embed": EmbedSettings,
     "retrieve": RetrieveSettings,
+    "strategies": StrategySettings,
     "rerank": RerankSettings,
     "keyword": KeywordSettings,
     "synonyms": SynonymSettings,
@@ -337,6 +356,7 @@ class Settings:
     ingest: IngestSettings
     embed: EmbedSettings
     retrieve: RetrieveSettings
+    strategies: StrategySettings
     rerank: RerankSettings
     keyword: KeywordSettings
     synonyms: SynonymSettings
@@ -488,6 +508,8 @@ def _check_cross(s: Settings) -> None:
     except re.error as exc:
         raise ConfigError(_msg("annotation.irrelevant_re", s.annotation.irrelevant_re, s.origins,
                                f"a valid regular expression ({exc})")) from None
+    if s.strategies.multi_query == 1:
+        raise ConfigError(_msg("strategies.multi_query", 1, s.origins, "0 (off) or 2-4 queries"))
     if s.ingest.entropy_min >= s.ingest.entropy_max:
         raise ConfigError(_msg("ingest.entropy_min", s.ingest.entropy_min, s.origins,
                                f"a value below ingest.entropy_max ({s.ingest.entropy_max})"))

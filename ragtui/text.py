@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from functools import lru_cache
+
+from ragtui.words import FUNCTION_WORDS
 
 # Compatibility decompositions that would change meaning if folded: x² is not x2, ½ is not 1/2,
 # ① is not 1. Every other compatibility form (ligatures, full-width, Arabic presentation forms,
@@ -73,3 +76,14 @@ def search_words(text: str) -> list[str]:
     """Word runs of normalised, lowercased text, CJK runs as bigrams, first occurrence kept."""
     words = (part for w in _WORD.findall(normalize(text).lower()) for part in split_cjk(w))
     return list(dict.fromkeys(w for w in words if w != "_" * len(w)))
+
+
+def content_words(texts: Iterable[str]) -> set[str]:
+    """The words of `texts` that say what they are about: folded, without function words, plural "s" dropped."""
+    words = set()
+    for text in texts:
+        for word in search_words(text.lower()):
+            if word in FUNCTION_WORDS or len(word) < 2:
+                continue
+            words.add(word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word)
+    return words

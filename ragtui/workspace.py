@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from ragtui.model.filters import SearchFilter
     from ragtui.model.retrieval import Mode, Retrieval
     from ragtui.research.session import ResearchSession
+    from ragtui.retrieve.hybrid_retriever import QueryEmbedder
     from ragtui.retrieve.why import WhyNot
 
 
@@ -207,6 +208,7 @@ class Workspace:
         """Hybrid retrieval over the named collections (CollectionError for an unknown name), within
         `search_filter` when given. A damaged one, or one deleted since it was named, is left out with a
         notice; the others are searched."""
+        from ragtui.research.strategies import search
         from ragtui.retrieve.pipeline import retrieve
 
         collections, notices = [], []
@@ -215,8 +217,12 @@ class Workspace:
                 collections.append(self.collection(name))
             except (CollectionDamaged, CollectionGone) as exc:
                 notices.append(f"{exc}; it was not searched.")
-        found = await retrieve(self.settings, query, collections, lexicon=self.lexicon, mode=mode,
-                               synonyms=synonyms, search_filter=search_filter)
+        async def run(text: str, embed: QueryEmbedder | None) -> Retrieval:
+            return await retrieve(self.settings, text, collections, lexicon=self.lexicon, mode=mode,
+                                  synonyms=synonyms, embed=embed, search_filter=search_filter)
+
+        found = await search(self.settings, query, run, most=self.settings.retrieve.annotate_max,
+                             vectors=mode != "keyword")
         if not collections:             # every named one was left out: the notices say why, not "none selected"
             return replace(found, notices=notices)
         return replace(found, notices=[*notices, *found.notices]) if notices else found

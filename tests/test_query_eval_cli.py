@@ -4,13 +4,14 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ragtui.cli import main
 from ragtui.config import Settings
 from tests.collection_builder import build_collection
-from tests.fake_ollama import FakeOllama
+from tests.fake_ollama import FakeOllama, Reply
 
 
 def flags(tmp_path: Path, fake: FakeOllama) -> list[str]:
@@ -198,3 +199,28 @@ def test_source_ranking_counts_a_documents_repeat_as_not_relevant() -> None:
     ranking = source_ranking(hits)
     assert ranking[0] == "d1" and ranking[2] == "d2" and ranking[1] not in ("d1", "d2")
     assert per_query(ranking, {"d1": 1, "d2": 1})["p@5"] == pytest.approx(2 / 5)
+
+
+def test_eval_runs_a_strategy_and_reports_its_cost_per_query(fake_ollama: FakeOllama, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A [strategies] option set for the run is what eval measures: here HyDE, whose passage is embedded
+    though no query vector was precomputed for it."""
+    def passage(body: dict[str, Any]) -> Reply:
+        question = str(body["messages"][-1]["content"]).split("Question: ", 1)[1].split("\n", 1)[0]
+        return Reply.text(f"In short, {question} is explained here.")
+
+    fake_ollama.responder = passage
+    dataset = write_beir(tmp_path / "mini")
+    args = [*flags(tmp_path, fake_ollama), "--set", "llm.model=chat", "--set", "strategies.hyde=on", "eval",
+            "--dataset", str(dataset), "--modes", "hybrid", "--concurrency", "1"]
+    assert main([*args, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    cost = report["costs"]["hybrid"]
+    assert cost["llm_calls"] == 1 and cost["searches"] == 1 and cost["llm_s"] > 0 and cost["seconds"] > 0
+    assert report["settings"]["strategies"]["hyde"] == "on"
+    assert len(fake_ollama.calls("/api/chat")) == 3 and fake_ollama.max_in_flight == 1
+    embedded = json.dumps([c.body["input"] for c in fake_ollama.calls("/api/embed")])
+    assert "in short, swept wing drag is explained here." in embedded           # the passage, lowercased
+    assert main([*args]) == 0
+    assert "cost per query (hybrid): 1.00 model calls, " in capsys.readouterr().out
+    assert main([*args[:-2], "--concurrency", "0"]) == 2

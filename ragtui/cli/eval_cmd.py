@@ -45,6 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="score the sources a question would annotate (per-file cap, cuts and annotate_max "
                              "applied; a document's repeat counts as not relevant) instead of the fused ranking")
     add_history_arguments(parser)
+    parser.add_argument("--concurrency", type=int, default=4, metavar="N",
+                        help="queries retrieved at once (default 4; 1 for a chat server that serves one stream "
+                             "at a time, e.g. llama-cpp-python's, when a [strategies] option asks the model)")
     parser.set_defaults(run=run)
 
 
@@ -59,6 +62,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.dataset is None and args.from_history is None:
         raise RagtuiError("eval needs --dataset DIR, --from-history [COLLECTION ...] or --compare-runs A.json "
                           "B.json", exit_code=2)
+    if args.concurrency < 1:
+        raise RagtuiError(f"--concurrency {args.concurrency}: expected 1 or more", exit_code=2)
 
     def progress(message: str) -> None:
         print(f"eval: {message}", file=sys.stderr, flush=True)
@@ -70,7 +75,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         progress(f"{dataset.name}: {len(dataset.corpus)} documents, {len(dataset.queries)} judged queries")
         evaluation = run_eval(settings, dataset, args.modes, progress=progress,
                               compare_pairs=[tuple(args.compare)] if args.compare else [],
-                              keep_index=args.keep_index, sources=args.sources)
+                              keep_index=args.keep_index, sources=args.sources,
+                              concurrency=args.concurrency)
     try:
         report = asyncio.run(evaluation)
     except Exception as exc:  # an unreachable embedder or a store failure ends the run with one line
@@ -93,6 +99,9 @@ def markdown_table(report: Any) -> str:
         cells = [f"{metrics[k]['mean']:.3f} [{metrics[k]['ci_low']:.3f}, {metrics[k]['ci_high']:.3f}]"
                  for k, _ in COLUMNS]
         lines.append(f"| {mode} | " + " | ".join(cells) + " |")
+    lines.append("")
+    lines += [f"cost per query ({mode}): {c['llm_calls']:.2f} model calls, {c['llm_s']:.2f} s of model time, "
+              f"{c['searches']:.2f} searches, {c['seconds']:.2f} s in all" for mode, c in report.costs.items()]
     for pair, diffs in report.comparisons.items():
         lines += ["", comparison_table(pair, diffs)]
     lines += [f"note: {n}" for n in report.notices]

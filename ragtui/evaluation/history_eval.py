@@ -72,27 +72,27 @@ async def run_history_eval(settings: Settings, collections: Sequence[str], modes
                 judged[j.query_id].add(j.doc_id)
         runs: dict[tuple[Mode, bool], dict[str, list[str]]] = {}
 
-        async def one(qid: str, mode: Mode, synonyms: bool) -> tuple[list[str], list[str]]:
+        async def one(qid: str, mode: Mode, synonyms: bool) -> tuple[list[str], list[str], dict[str, float]]:
             query = judgments.queries[qid]
-            ranking, found = await ranked(settings, query.text,
+            ranking, found, cost = await ranked(settings, query.text,
                                           [opened[c] for c in query.collections if c in opened],
                                           lexicon=workspace.lexicon, mode=mode, synonyms=synonyms, sources=sources,
                                           key=chunk_key)
             runs.setdefault((mode, synonyms), {})[qid] = ranking
-            return ranking, found
+            return ranking, found, cost
 
         timings: dict[str, float] = {}
         t = time.perf_counter()
         progress(f"{len(qrels)} judged queries over {', '.join(searched)} ({chunks} chunks)")
-        results, per_query = await score_modes(modes, qrels, one, progress=progress, concurrency=concurrency,
-                                               timings=timings, notices=notices)
+        results, per_query, costs = await score_modes(modes, qrels, one, progress=progress,
+                                                      concurrency=concurrency, timings=timings, notices=notices)
         timings["total"] = round(time.perf_counter() - t, 1)
     notices += [f"{name}: {judged_share(runs[EVAL_MODES[name]], judged):.0%} of each query's top "
                 f"{JUDGED_DEPTH} on average was judged (the rest counts as not relevant)" for name in modes]
     report = EvalReport(
         dataset=f"your judgments in {', '.join(searched)}", queries=len(qrels),
         documents=sum(len(d) for d in judged.values()), chunks=chunks, models=settings.embed.all_models,
-        results=results, per_query=per_query, timings_s=timings, notices=notices,
+        results=results, per_query=per_query, costs=costs, timings_s=timings, notices=notices,
         settings={"scored": ("sources (what a question annotates)" if sources else "fused ranking") +
                   ", chunks of your collections judged in your sessions",
                   "labels": "rescued and cited 2, dropped 0" + (", annotator-kept 1, filtered 0 (weak)" if weak

@@ -42,7 +42,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 from ragtui.config import Settings
 from ragtui.evaluation.beir import Dataset
 from ragtui.evaluation.metrics import FEW_QUERIES, compare, score_runs, summarise_scores
-from ragtui.model.retrieval import Mode
+from ragtui.model.retrieval import Mode, StrategyMeta
 
 if TYPE_CHECKING:
     from ragtui.library import Collection
@@ -72,8 +72,9 @@ EVAL_MODES: dict[str, tuple[Mode, bool]] = {
     "hybrid-nosyn": ("hybrid", False),
 }
 Progress = Callable[[str], None]
-# (query id, mode, synonyms on) -> the query's ranking of document ids and the retrieval's notices
-Ranker = Callable[[str, Mode, bool], Awaitable[tuple[list[str], list[str]]]]
+COST_KEYS = ("llm_calls", "llm_s", "searches", "seconds")
+# (query id, mode, synonyms on) -> the query's ranking of document ids, the retrieval's notices, its cost (COST_KEYS)
+Ranker = Callable[[str, Mode, bool], Awaitable[tuple[list[str], list[str], dict[str, float]]]]
 
 
 @dataclass
@@ -89,6 +90,13 @@ class EvalReport:
     notices: list[str] = field(default_factory=list)
     per_query: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)   # mode -> query -> metric
     comparisons: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)  # "a vs b" -> metric -> diff
+    costs: dict[str, dict[str, float]] = field(default_factory=dict)   # mode -> COST_KEYS -> mean per query
+
+
+def query_cost(meta: StrategyMeta | None, seconds: float) -> dict[str, float]:
+    """One query's cost: the strategies' model calls and seconds, its searches, and its wall seconds."""
+    return {"llm_calls": meta.llm_calls if meta else 0, "llm_s": meta.llm_s if meta else 0.0,
+            "searches": meta.searches if meta else 1, "seconds": seconds}
 
 
 def index_name(settings: Settings, dataset: Dataset) -> str:
@@ -146,10 +154,13 @@ async def embed_queries(settings: Settings, queries: Sequence[str],
 
 def precomputed(cached: Mapping[str, Mapping[str, list[float]]]) -> QueryEmbedder:
     """A query embedder that looks the vectors up in `embed_queries`' answer instead of asking the server."""
-    from ragtui.retrieve.hybrid_retriever import QueryEmbeddings
+    from ragtui.retrieve.hybrid_retriever import QueryEmbeddings, embed_query
 
-    async def embed(_: Settings, query: str, models: Sequence[str]) -> QueryEmbeddings:
-        return QueryEmbeddings(vectors={m: cached[m][query.lower()] for m in models})
+    async def embed(settings: Settings, query: str, models: Sequence[str]) -> QueryEmbeddings:
+        known = {m: cached[m][query.lower()] for m in models if query.lower() in cached.get(m, {})}
+        if len(known) == len(models):
+            return QueryEmbeddings(vectors=known)
+        return await embed_query(settings, query, models)     # a strategy's own text (a HyDE passage, a variant)
 
     return embed
 
@@ -170,13 +181,11 @@ def source_ranking(hits: Sequence[Hit], key: Callable[[Chunk], str] = file_of) -
     return ranking
 
 
-def doc_ranking(nodes: Sequence[Any], depth: int = EVAL_TOP_K,
-                key: Callable[[Any], str] = lambda n: n.node.metadata["source"]) -> list[str]:
-    """Document ids (`key` of a node) in order of their best chunk."""
+def doc_ranking(sources: Iterable[str], depth: int = EVAL_TOP_K) -> list[str]:
+    """Document ids (the sources of a ranking's chunks, best first) in order of their best chunk."""
     ranking: list[str] = []
     seen: set[str] = set()
-    for n in nodes:
-        doc = key(n)
+    for doc in sources:
         if doc not in seen:
             seen.add(doc)
             ranking.append(doc)
@@ -274,15 +283,15 @@ async def _evaluate(workspace: Workspace, name: str, dataset: Dataset, modes: Se
     embed = precomputed(await embed_queries(settings, list(dataset.queries.values()), cache))
     timings["embed_queries"] = round(time.perf_counter() - t, 1)
 
-    async def one(qid: str, mode: Mode, synonyms: bool) -> tuple[list[str], list[str]]:
+    async def one(qid: str, mode: Mode, synonyms: bool) -> tuple[list[str], list[str], dict[str, float]]:
         return await ranked(settings, dataset.queries[qid], [collection], lexicon=workspace.lexicon, mode=mode,
                             synonyms=synonyms, sources=sources, embed=embed)
 
-    results, per_query = await score_modes(modes, dataset.qrels, one, progress=progress, concurrency=concurrency,
-                                           timings=timings, notices=notices)
+    results, per_query, costs = await score_modes(modes, dataset.qrels, one, progress=progress,
+                                                  concurrency=concurrency, timings=timings, notices=notices)
     return EvalReport(
         dataset=dataset.name, queries=len(dataset.queries), documents=len(dataset.corpus),
-        chunks=chunks, per_query=per_query,
+        chunks=chunks, per_query=per_query, costs=costs,
         models=settings.embed.all_models, results=results, timings_s=timings, notices=notices,
         settings={"scored": "sources (what a question annotates)" if sources else "fused ranking, documents",
                   **retrieval_settings(settings, sources)})
@@ -306,52 +315,69 @@ def retrieval_settings(settings: Settings, sources: bool) -> dict[str, Any]:
             "synonyms.lexicon": settings.synonyms.lexicon,
             "synonyms.max_per_word": settings.synonyms.max_per_word,
             "ndcg_gain": "ndcg@10 linear (gain = grade, trec_eval/BEIR); ndcge@10 exponential (2^grade - 1)",
-            "chunk.size_tokens": settings.chunk.size_tokens, "chunk.overlap_pct": settings.chunk.overlap_pct}
+            "chunk.size_tokens": settings.chunk.size_tokens, "chunk.overlap_pct": settings.chunk.overlap_pct,
+            "strategies": vars(settings.strategies), "llm.model": settings.llm.model,
+            "min_token_overlap": settings.retrieve.min_token_overlap,
+            "min_vector_score": settings.retrieve.min_vector_score}
 
 
 async def ranked(settings: Settings, query: str, collections: Sequence[Collection], *, lexicon: Lexicon,
                  mode: Mode, synonyms: bool, sources: bool, embed: QueryEmbedder | None = None,
-                 key: Callable[[Chunk], str] = file_of) -> tuple[list[str], list[str]]:
-    """One query's ranking of document ids (`key` of each chunk) and its retrieval's notices: with `sources`
-    what the question would annotate (`source_ranking`), else the fused ranking, EVAL_TOP_K per leg."""
+                 key: Callable[[Chunk], str] = file_of) -> tuple[list[str], list[str], dict[str, float]]:
+    """One query's ranking of document ids (`key` of each chunk), its retrieval's notices and its cost, searched
+    with the strategies that are on: with `sources` what the question would annotate (`source_ranking`), else
+    the fused ranking, EVAL_TOP_K per leg."""
+    from ragtui.model.retrieval import Retrieval
+    from ragtui.research.strategies import search
     from ragtui.retrieve.hybrid_retriever import HybridRetriever
-    from ragtui.retrieve.pipeline import retrieve
+    from ragtui.retrieve.pipeline import retrieve, unprocessed_hits
 
-    if sources:
-        found = await retrieve(settings, query, collections, lexicon=lexicon, mode=mode, synonyms=synonyms,
-                               embed=embed)
-        return source_ranking(found.hits, key), found.notices
-    retriever = HybridRetriever(settings, collections, lexicon=lexicon, mode=mode, synonyms=synonyms,
-                                top_k=EVAL_TOP_K, embed=embed)
-    nodes = await retriever.aretrieve(query)
-    return doc_ranking(nodes, key=lambda n: key(retriever.evidence[n.node.node_id].chunk)), retriever.notices
+    async def run(text: str, own: QueryEmbedder | None) -> Retrieval:
+        if sources:
+            return await retrieve(settings, text, collections, lexicon=lexicon, mode=mode, synonyms=synonyms,
+                                  embed=own or embed)
+        retriever = HybridRetriever(settings, collections, lexicon=lexicon, mode=mode, synonyms=synonyms,
+                                    top_k=EVAL_TOP_K, embed=own or embed)
+        nodes = await retriever.aretrieve(text)
+        return Retrieval(text, unprocessed_hits(retriever, nodes), retriever.meta, notices=retriever.notices)
+
+    started = time.perf_counter()
+    found = await search(settings, query, run, most=settings.retrieve.annotate_max if sources else 10_000,
+                         embed=embed, vectors=mode != "keyword")
+    cost = query_cost(found.meta.strategies, time.perf_counter() - started)
+    ranking = source_ranking(found.hits, key) if sources else doc_ranking(key(h.chunk) for h in found.hits)
+    return ranking, found.notices, cost
 
 
 async def score_modes(modes: Sequence[str], qrels: Mapping[str, Mapping[str, int]], rank: Ranker, *,
                       progress: Progress, concurrency: int, timings: dict[str, float],
                       notices: list[str]) -> tuple[dict[str, dict[str, dict[str, float]]],
-                                                   dict[str, dict[str, dict[str, float]]]]:
+                                                   dict[str, dict[str, dict[str, float]]],
+                                                   dict[str, dict[str, float]]]:
     """Every judged query ranked by `rank` in each mode (`concurrency` at a time) and scored against `qrels`:
-    (mode -> metric -> mean and CI, mode -> query -> metric). Each mode's time goes into `timings`, the
-    retrievals' notices (each once) into `notices`."""
+    (mode -> metric -> mean and CI, mode -> query -> metric, mode -> COST_KEYS -> mean per query). Each mode's
+    time goes into `timings`, the retrievals' notices (each once) into `notices`."""
     gate = asyncio.Semaphore(concurrency)
 
-    async def gated(qid: str, mode: Mode, synonyms: bool) -> tuple[list[str], list[str]]:
+    async def gated(qid: str, mode: Mode, synonyms: bool) -> tuple[list[str], list[str], dict[str, float]]:
         async with gate:
             return await rank(qid, mode, synonyms)
 
     results: dict[str, dict[str, dict[str, float]]] = {}
     per_query: dict[str, dict[str, dict[str, float]]] = {}
+    costs: dict[str, dict[str, float]] = {}
     qids = list(qrels)
     for mode_name in modes:
         mode, synonyms = EVAL_MODES[mode_name]
         t = time.perf_counter()
         answers = await asyncio.gather(*(gated(q, mode, synonyms) for q in qids))
         timings[f"retrieve:{mode_name}"] = round(time.perf_counter() - t, 1)
-        for _, query_notices in answers:
+        for _, query_notices, _ in answers:
             notices.extend(n for n in query_notices if n not in notices)
-        runs = {q: ranking for q, (ranking, _) in zip(qids, answers, strict=True)}
+        runs = {q: ranking for q, (ranking, _, _) in zip(qids, answers, strict=True)}
+        costs[mode_name] = {key: round(sum(c[key] for _, _, c in answers) / max(len(answers), 1), 3)
+                            for key in COST_KEYS}
         per_query[mode_name] = score_runs(runs, qrels)
         results[mode_name] = summarise_scores(per_query[mode_name])
         progress(f"{mode_name}: nDCG@10 {results[mode_name]['ndcg@10']['mean']:.3f}")
-    return results, per_query
+    return results, per_query, costs

@@ -7,6 +7,8 @@ llm.context_window, else the model's own info, else 8192.
 
 from __future__ import annotations
 
+import math
+
 from ragtui.config import ConfigError, Settings
 from ragtui.llm.chat import ChatModel, ReplyLimits
 from ragtui.llm.ollama_chat import OllamaChat, context_length, num_ctx_steps
@@ -31,11 +33,13 @@ async def context_window(settings: Settings, model: str) -> int:
 
 
 def _build_model(settings: Settings, *, model: str, num_ctx: int, max_tokens: int, temperature: float,
-                window: int | None = None) -> ChatModel:
+                window: int | None = None, timeout_s: float | None = None) -> ChatModel:
     """A ChatModel with these fixed options for the configured provider; `window` (default num_ctx) is
-    what packing may fill, and Ollama's `fitted()` grows num_ctx up to it."""
-    timeout = settings.llm.request_timeout
-    limits = ReplyLimits(max_bytes=settings.limits.max_reply_bytes, deadline_s=settings.llm.reply_deadline_s)
+    what packing may fill, and Ollama's `fitted()` grows num_ctx up to it; `timeout_s` shortens
+    llm.request_timeout and llm.reply_deadline_s."""
+    timeout = min(settings.llm.request_timeout, timeout_s or math.inf)
+    limits = ReplyLimits(max_bytes=settings.limits.max_reply_bytes,
+                         deadline_s=min(settings.llm.reply_deadline_s, timeout_s or math.inf))
     if settings.llm.provider == "ollama":
         return OllamaChat(host=settings.ollama.host, model=model, context_window=window or num_ctx, num_ctx=num_ctx,
                           max_tokens=max_tokens, temperature=temperature, timeout=timeout, limits=limits)
@@ -80,3 +84,15 @@ async def annotation_model(settings: Settings, model: str | None = None, *,
     num_ctx = _base_num_ctx(settings, window) if same else min(window, ANNOTATION_NUM_CTX)
     return _build_model(settings, model=name, num_ctx=num_ctx, max_tokens=settings.annotation.max_tokens,
                        temperature=settings.annotation.temperature)
+
+
+async def strategy_model(settings: Settings) -> ChatModel:
+    """The model a retrieval strategy asks ([strategies]: alternative queries, HyDE passages): llm.model, with
+    the synthesis model's starting num_ctx (so Ollama does not reload it), strategies.max_tokens of output,
+    and strategies.timeout_s for the connection, each piece and the whole answer."""
+    if not settings.llm.model:
+        raise model_not_set()
+    window = await context_window(settings, settings.llm.model)
+    return _build_model(settings, model=settings.llm.model, num_ctx=_base_num_ctx(settings, window),
+                        max_tokens=settings.strategies.max_tokens, temperature=settings.llm.temperature,
+                        timeout_s=settings.strategies.timeout_s)

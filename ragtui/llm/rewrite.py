@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
-from ragtui.text import search_words
-from ragtui.words import FUNCTION_WORDS
+from ragtui.text import content_words, search_words
 
 REWRITE_PROMPT = (
     "Rewrite the user's last question as one standalone question that can be understood without the "
@@ -57,15 +56,9 @@ _QUESTION_STARTS = frozenset({"how", "what", "when", "where", "which", "who", "w
                               "is", "are", "was", "were", "has", "have", "had", "am"}) | _REQUESTS
 
 
-def content_words(texts: Iterable[str]) -> set[str]:
-    """The words of `texts` that say what they are about: folded, without function words, plural "s" dropped."""
-    words = set()
-    for text in texts:
-        for word in search_words(text.lower()):
-            if word in FUNCTION_WORDS or len(word) < 2:
-                continue
-            words.add(word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word)
-    return words
+def declines(text: str) -> bool:
+    """The text reads as a refusal ("I'm sorry", "the sources do not say", "as an AI")."""
+    return bool(_REFUSAL.search(text))
 
 
 def unusable(rewrite: str, question: str, conversation: Sequence[tuple[str, str]]) -> str:
@@ -73,7 +66,7 @@ def unusable(rewrite: str, question: str, conversation: Sequence[tuple[str, str]
     question or a query, or no content word shared with the question and the earlier turns (their questions
     and answers)."""
     text = rewrite.strip()
-    if _REFUSAL.search(text) and not text.endswith("?"):
+    if declines(text) and not text.endswith("?"):
         return "it reads as a refusal, not a question"
     words = search_words(text.lower())
     if text.endswith((".", "!")) and (not words or words[0] not in _QUESTION_STARTS):

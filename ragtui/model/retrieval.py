@@ -181,6 +181,42 @@ class RerankMeta:
                    scores=dict(data.get("scores", {})), ms=data.get("ms", 0.0), error=data.get("error", ""))
 
 
+@dataclass(frozen=True)
+class StrategyMeta:
+    """What the retrieval strategies ([strategies]) did for one question, and what they cost.
+
+    `strategies`: those that ran ("multi-query", "fragments", "hyde"); `queries`: the extra searches' texts
+    (alternative queries, fragments); `hyde_passages`: the hypothetical passages whose embedding searched the
+    vector leg; `best_vector`: the typed run's best cosine (adaptive HyDE compares it with its threshold);
+    `llm_calls` and `llm_s`: the model's calls and the seconds they took; `searches`: retrievals run;
+    `fallbacks`: why a strategy fell back to the question as typed.
+    """
+
+    strategies: tuple[str, ...] = ()
+    queries: tuple[str, ...] = ()
+    hyde_passages: tuple[str, ...] = ()
+    best_vector: float | None = None
+    llm_calls: int = 0
+    llm_s: float = 0.0
+    searches: int = 1
+    fallbacks: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"strategies": list(self.strategies), "queries": list(self.queries),
+                               "hyde_passages": list(self.hyde_passages), "llm_calls": self.llm_calls,
+                               "llm_s": self.llm_s, "searches": self.searches, "fallbacks": list(self.fallbacks)}
+        if self.best_vector is not None:
+            out["best_vector"] = self.best_vector
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> StrategyMeta:
+        return cls(strategies=tuple(data.get("strategies", ())), queries=tuple(data.get("queries", ())),
+                   hyde_passages=tuple(data.get("hyde_passages", ())), best_vector=data.get("best_vector"),
+                   llm_calls=data.get("llm_calls", 0), llm_s=data.get("llm_s", 0.0),
+                   searches=data.get("searches", 1), fallbacks=tuple(data.get("fallbacks", ())))
+
+
 def node_id(collection: str, chunk_id: str) -> str:
     """A hit's id across collections: chunk ids are unique within a collection only."""
     return f"{collection}/{chunk_id}"
@@ -199,6 +235,8 @@ class RetrievalMeta:
     returned: int | None = None          # hits after the postprocessors; None when they did not run
     rerank: RerankMeta | None = None     # None when no reranker was asked
     below_min_similarity: int = 0        # vector-only hits left out by retrieve.min_similarity
+    below_floors: int = 0                # hits left out by retrieve.min_token_overlap / retrieve.min_vector_score
+    strategies: StrategyMeta | None = None   # None when no retrieval strategy ([strategies]) was on
 
     def to_json(self) -> dict[str, Any]:
         timings: dict[str, Any] = {"embed": dict(self.embed_ms)}
@@ -217,6 +255,10 @@ class RetrievalMeta:
             out["rerank"] = self.rerank.to_json()
         if self.below_min_similarity:
             out["below_min_similarity"] = self.below_min_similarity
+        if self.below_floors:
+            out["below_floors"] = self.below_floors
+        if self.strategies is not None:
+            out["strategies"] = self.strategies.to_json()
         return out
 
     @classmethod
@@ -228,7 +270,9 @@ class RetrievalMeta:
                    embed_ms=dict(timings.get("embed", {})), legs_and_merge_ms=timings.get("legs_and_merge"),
                    postprocess_ms=timings.get("postprocess"), returned=data.get("returned"),
                    rerank=RerankMeta.from_json(data["rerank"]) if data.get("rerank") else None,
-                   below_min_similarity=data.get("below_min_similarity", 0))
+                   below_min_similarity=data.get("below_min_similarity", 0),
+                   below_floors=data.get("below_floors", 0),
+                   strategies=StrategyMeta.from_json(data["strategies"]) if data.get("strategies") else None)
 
 
 @dataclass(frozen=True)

@@ -192,14 +192,14 @@ class ResearchSession:
 
         Retrieved twice, on the question as typed and on a standalone rewrite (the
         LLM's from the conversation, or `rewrite` when given: recorded as the user's),
-        and the two rankings fused by RRF (retrieve/followup.py), so a poor rewrite
+        and the two rankings fused by RRF (retrieve/runs.py), so a poor rewrite
         cannot lose what the typed words find. Without a usable LLM the rewrite is
         skipped with a notice. Then annotation and a synthesis whose prompt carries
         the earlier turns' questions and answers within the context budget.
         `search_filter` replaces the session's filter from this turn on.
         """
         from ragtui.llm.rewrite import clean_rewrite
-        from ragtui.retrieve.followup import fuse_runs
+        from ragtui.retrieve.runs import fuse_runs
 
         question = " ".join(question.split())
         if not question:
@@ -238,7 +238,7 @@ class ResearchSession:
         hits, notices = list(typed.hits), list(typed.notices)
         if len(runs) > 1:
             self._ledger.change_turn(rewrite_meta=runs[1].meta)
-            hits = fuse_runs(typed.hits, runs[1].hits, self.settings.retrieve.rrf_k,
+            hits = fuse_runs([("query", typed.hits), ("rewrite", runs[1].hits)], self.settings.retrieve.rrf_k,
                              self.settings.retrieve.annotate_max)
             notices += [n for n in runs[1].notices if n not in notices]
         async with aclosing(self._stages.answer(hits, notices, llm_problem, llm_stage)) as events:

@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING
 
 from ragtui.model.chunks import LegRank
 from ragtui.model.conversation import SessionSource
-from ragtui.model.retrieval import CollectionMeta, KeywordMeta, RetrievalMeta
+from ragtui.model.retrieval import CollectionMeta, KeywordMeta, RetrievalMeta, StrategyMeta
 
 if TYPE_CHECKING:
     from ragtui.retrieve.why import WhyNot
 
 TIERS = {1: "1 (every kept word, AND)", 2: "2 (any word or synonym, OR)", "skipped": "skipped", "off": "off"}
 LEG_NAMES = {"query": "typed question", "rewrite": "rewritten question", "fused": "fused"}
+RUN_NAMES = ("variant ", "fragment ")      # a retrieval strategy's extra searches ("variant 2", "fragment 1")
 
 
 def with_idf(kw: KeywordMeta, words: Sequence[str]) -> str:
@@ -57,6 +58,20 @@ def meta_lines(meta: RetrievalMeta | None, heading: str = "") -> list[str]:
         lines.append(f"filter: {' '.join(meta.filter.chips())}")
     for name, collection in meta.collections.items():
         lines += collection_lines(name, collection)
+    if meta.strategies is not None:
+        lines += strategy_lines(meta.strategies)
+    return lines
+
+
+def strategy_lines(meta: StrategyMeta) -> list[str]:
+    """What the retrieval strategies did and cost."""
+    lines = [f"Strategies: {', '.join(meta.strategies) or 'none ran'}; {meta.searches} search(es), "
+             f"{meta.llm_calls} model call(s) in {meta.llm_s:.1f} s"]
+    lines += [f"  also searched: {q}" for q in meta.queries]
+    if meta.best_vector is not None:
+        lines.append(f"  best cosine of the typed question: {meta.best_vector:.3f}")
+    lines += [f"  HyDE passage: {p[:160]}" for p in meta.hyde_passages]
+    lines += [f"  fell back: {f}" for f in meta.fallbacks]
     return lines
 
 
@@ -68,7 +83,7 @@ def evidence_line(evidence: Sequence[LegRank]) -> str:
 def leg_label(leg: str) -> str:
     """"vector leg", "fused", "rewrite · keyword leg" (the rewritten question's run of a follow-up)."""
     prefix, _, base = leg.rpartition(":")
-    label = LEG_NAMES.get(base, base + " leg")
+    label = LEG_NAMES.get(base) or (base if base.startswith(RUN_NAMES) else base + " leg")
     return f"{prefix} · {label}" if prefix else label
 
 

@@ -51,6 +51,7 @@ async def retrieve(settings: Settings, query: str, collections: Sequence[Collect
     floor = settings.retrieve.min_similarity
     weak = [n for n in nodes if not similar_enough(retriever.evidence[n.node.node_id], floor)]
     nodes = [n for n in nodes if similar_enough(retriever.evidence[n.node.node_id], floor)]
+    nodes, below_floors = _floors(settings, query, nodes, retriever)
     rerank = None
     if settings.rerank.enabled and nodes:
         nodes, rerank = await _reranked(settings, query, nodes)
@@ -81,6 +82,12 @@ async def retrieve(settings: Settings, query: str, collections: Sequence[Collect
         hits = expand(hits, settings.retrieve.neighbor_window, fetch)
     if not collections:
         notices.append("No collection selected: nothing to search.")
+    elif not hits and below_floors:
+        weaker = f", and {len(weak)} more below retrieve.min_similarity = {floor:g}" if weak else ""
+        notices.append(f"Nothing relevant in {', '.join(c.name for c in collections)}: the {below_floors} passages "
+                       f"found are all below the quality floors (retrieve.min_token_overlap = "
+                       f"{settings.retrieve.min_token_overlap:g}, retrieve.min_vector_score = "
+                       f"{settings.retrieve.min_vector_score:g}){weaker}.")
     elif not hits and weak:
         best = max(retriever.evidence[n.node.node_id].vector or 0.0 for n in weak)
         notices.append(f"Nothing relevant in {', '.join(c.name for c in collections)}: no keyword matched, and the "
@@ -89,9 +96,18 @@ async def retrieve(settings: Settings, query: str, collections: Sequence[Collect
     elif not hits:
         notices.append(_nothing_found(retriever, [c.name for c in collections]))
     meta = replace(retriever.meta, postprocess_ms=postprocess_ms, returned=len(hits), rerank=rerank,
-                   below_min_similarity=len(weak))
+                   below_min_similarity=len(weak), below_floors=below_floors)
     return Retrieval(query=query, hits=hits, meta=meta, keyword_only=retriever.keyword_only, notices=notices,
                      vectors_unreachable=retriever.vectors_unreachable)
+
+
+def unprocessed_hits(retriever: HybridRetriever, nodes: Sequence[NodeWithScore]) -> list[Hit]:
+    """The fused ranking as hits, before any floor, cap or cut (what evaluation scores)."""
+    from ragtui.retrieve.postprocess import FUSED_SCORE_KEY
+
+    ranks = leg_ranks(retriever.evidence.values())
+    return [_hit(n, retriever.evidence[n.node.node_id], FUSED_SCORE_KEY, ranks, rank, None)
+            for rank, n in enumerate(nodes, start=1)]
 
 
 def file_chunks(collections: Sequence[Collection], nodes: Sequence[NodeWithScore],
@@ -113,6 +129,21 @@ def file_chunks(collections: Sequence[Collection], nodes: Sequence[NodeWithScore
             notices.append(f"{c.unreadable(exc, store='records.sqlite3')}; at most "
                            "retrieve.max_per_file of its hits per file are kept.")
     return counts
+
+
+def _floors(settings: Settings, query: str, nodes: list[NodeWithScore],
+            retriever: HybridRetriever) -> tuple[list[NodeWithScore], int]:
+    """The nodes that pass retrieve.min_token_overlap and retrieve.min_vector_score, and how many did not."""
+    from ragtui.retrieve.floors import above_floors
+    from ragtui.text import content_words
+
+    overlap, vector = settings.retrieve.min_token_overlap, settings.retrieve.min_vector_score
+    if overlap <= 0 and vector <= 0:
+        return nodes, 0
+    wanted = content_words([query])
+    kept = [n for n in nodes if above_floors(wanted, n.node.get_content(), retriever.evidence[n.node.node_id].vector,
+                                             min_overlap=overlap, min_vector=vector)]
+    return kept, len(nodes) - len(kept)
 
 
 def similar_enough(scored: Scored, floor: float) -> bool:

@@ -14,7 +14,7 @@ from ragtui.llm.rewrite import clean_rewrite
 from ragtui.llm.synthesize import build_messages
 from ragtui.model.chunks import Chunk, ChunkMeta
 from ragtui.model.retrieval import Hit
-from ragtui.retrieve.followup import fuse_runs
+from ragtui.retrieve.runs import fuse_runs
 from ragtui.workspace import Workspace
 from tests.fake_ollama import FakeOllama, Reply
 
@@ -142,7 +142,7 @@ def _hit(cid: str, score: float) -> Hit:
 def test_a_poor_rewrite_cannot_push_out_what_the_typed_words_find() -> None:
     typed = [_hit("a", 0.9), _hit("b", 0.8)]
     rewrite = [_hit("x", 0.9), _hit("y", 0.8), _hit("z", 0.7), _hit("b", 0.6)]
-    fused = fuse_runs(typed, rewrite, k=20, most=16)
+    fused = fuse_runs([("query", typed), ("rewrite", rewrite)], k=20, most=16)
     ids = [h.chunk.id for h in fused]
     assert set(ids) == {"a", "b", "x", "y", "z"}               # the union, under retrieve.annotate_max
     assert ids[0] == "b"                                       # found by both runs

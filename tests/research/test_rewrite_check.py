@@ -16,7 +16,7 @@ from ragtui.llm.rewrite import unusable
 from ragtui.model.conversation import AnnotationState
 from ragtui.model.filters import SearchFilter
 from ragtui.model.retrieval import Hit, Retrieval, RetrievalMeta
-from ragtui.retrieve.followup import fuse_runs
+from ragtui.retrieve.runs import fuse_runs
 from ragtui.workspace import Workspace
 from tests.cli_run import cli
 from tests.fake_ollama import FakeOllama, Reply
@@ -128,11 +128,12 @@ def test_the_fused_cut_keeps_the_typed_questions_best_half() -> None:
     def hits(*ids: str) -> list[Hit]:
         return [_hit(i, 1.0) for i in ids]
 
-    ids = [h.chunk.id for h in fuse_runs(hits("a", "b", "c", "d", "e"), hits("v", "w", "x", "y", "z"), 60, 5)]
+    ids = [h.chunk.id for h in fuse_runs([("query", hits("a", "b", "c", "d", "e")),
+                                          ("rewrite", hits("v", "w", "x", "y", "z"))], 60, 5)]
     assert ids == ["a", "v", "b", "w", "c"]                    # the rewrite's own hits take at most 5 // 2
-    ids = [h.chunk.id for h in fuse_runs(hits("a"), hits("w", "x", "y", "z"), 60, 4)]
+    ids = [h.chunk.id for h in fuse_runs([("query", hits("a")), ("rewrite", hits("w", "x", "y", "z"))], 60, 4)]
     assert ids == ["a", "w", "x", "y"]                         # the typed question found less: the rewrite fills in
-    ids = [h.chunk.id for h in fuse_runs(hits("a", "b"), hits("b", "x"), 60, 16)]
+    ids = [h.chunk.id for h in fuse_runs([("query", hits("a", "b")), ("rewrite", hits("b", "x"))], 60, 16)]
     assert ids == ["b", "a", "x"]                              # under the cap: the whole union
 
 

@@ -1,12 +1,15 @@
-"""A follow-up turn's two retrievals (the question as typed, and its standalone rewrite) fused into one list.
+"""Several retrievals of one question fused into one list: a follow-up's typed question and its standalone
+rewrite, and the extra searches of retrieval strategies (the model's alternative queries, the question's
+fragments).
 
-Reciprocal rank fusion over the two rankings (Cormack et al., SIGIR 2009), keyed by (collection, chunk
-id): a chunk only the typed words found still ranks as it did there. The fused list is cut at `most`
-(retrieve.annotate_max, which each run already kept to), of which chunks only the rewrite found take at
-most half while the typed question's hits can fill the rest, so a poor rewrite can add sources but never
-push out the typed question's best half. Relative scores are recomputed over the fused scores, and each
-hit's evidence keeps both runs: "query"/"rewrite" (its rank in each run), the typed run's legs as they were
-and the rewrite's prefixed "rewrite:".
+Reciprocal rank fusion over the runs' rankings (Cormack et al., SIGIR 2009), keyed by (collection, chunk
+id): a chunk only the typed words found still ranks as it did there. The first run is the question as typed.
+The fused list is cut at `most` (retrieve.annotate_max, which each run already kept to), of which chunks
+the typed run did not find take at most half while the typed run's hits can fill the rest, so poor extra
+queries can add sources but never push out the typed question's best half. Relative scores are recomputed
+over the fused scores, and each hit's evidence keeps every run: the run's name with the hit's rank in it
+("query", "rewrite", "variant 1", ...), the typed run's legs as they were and the others' prefixed with
+their run's name ("rewrite:vector").
 """
 
 from __future__ import annotations
@@ -19,11 +22,11 @@ from ragtui.model.retrieval import Hit
 from ragtui.retrieve.fusion import normalised, ranked, rrf_merge
 
 Key = tuple[str, str]
+Run = tuple[str, Sequence[Hit]]      # (name, hits best first); the first run is the question as typed
 
 
-def fuse_runs(typed: Sequence[Hit], rewrite: Sequence[Hit], k: int, most: int) -> list[Hit]:
-    """RRF of the typed and rewritten questions' hits, best first, at most `most` (see the module docstring)."""
-    runs = (("query", typed), ("rewrite", rewrite))
+def fuse_runs(runs: Sequence[Run], k: int, most: int) -> list[Hit]:
+    """RRF of the runs' hits, best first, at most `most` (see the module docstring)."""
     found: dict[Key, list[tuple[str, int, Hit]]] = {}
     rankings: list[list[Key]] = []
     for name, hits in runs:
@@ -36,15 +39,16 @@ def fuse_runs(typed: Sequence[Hit], rewrite: Sequence[Hit], k: int, most: int) -
             ranking.append(key)
         rankings.append(ranking)
     scores = rrf_merge([r for r in rankings if r], k)
-    order = _cut(ranked(scores), set(rankings[0]), most)
+    order = _cut(ranked(scores), set(rankings[0]) if rankings else set(), most)
     rel = normalised({key: scores[key] for key in order})
+    typed = runs[0][0] if runs else ""
     out = []
     for key in order:
         entries = found[key]
         first = entries[0][2]
         evidence = [LegRank(name, rank, hit.score) for name, rank, hit in entries]
         for name, _, hit in entries:
-            prefix = "" if name == "query" else "rewrite:"
+            prefix = "" if name == typed else f"{name}:"
             evidence += [replace(e, leg=prefix + e.leg) for e in hit.evidence]
         legs = tuple(dict.fromkeys(leg for _, _, hit in entries for leg in hit.legs))
         out.append(replace(first, score=scores[key], rel_score=rel[key], legs=legs, evidence=tuple(evidence)))
@@ -60,7 +64,7 @@ def _cut(order: list[Key], typed: set[Key], most: int) -> list[Key]:
         if len(kept) < most and (key in typed or added < most // 2):
             kept.add(key)
             added += key not in typed
-    for key in order:                      # the typed question found fewer than its share: the rewrite fills in
+    for key in order:                      # the typed question found fewer than its share: the others fill in
         if len(kept) < most:
             kept.add(key)
     return [key for key in order if key in kept]
