@@ -13,8 +13,10 @@ happens (an app that died on an error leaves the fields it had not reached empty
 from __future__ import annotations
 
 import asyncio
+import faulthandler
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,16 +26,39 @@ from textual.pilot import Pilot
 from tests import import_audit
 
 QUESTION = "What does natural selection act on?"
-DEADLINE_S = 600          # a guard against a hang, far above any run on a loaded machine (not a timing check)
+# A guard against a hang for the whole run, far above any run on a loaded machine (not a timing check), and
+# below the test's own limit on the process, so that a hung run still writes its report: where it waited
+# ("stage") and what the screen showed then ("seen").
+DEADLINE_S = 840
+DEADLINE = time.monotonic() + DEADLINE_S
 
 report: dict[str, Any] = {"ingest": "", "ingest_hint": "", "answer": "", "states_seen": [], "error": "",
-                          "bypasses": []}
+                          "bypasses": [], "stage": "", "seen": {}}
 
 
-async def until(condition: Any, pilot: Pilot) -> None:
-    async with asyncio.timeout(DEADLINE_S):
+async def until(stage: str, condition: Any, pilot: Pilot) -> None:
+    report["stage"] = stage
+    async with asyncio.timeout(max(DEADLINE - time.monotonic(), 0)):
         while not condition():
             await pilot.pause(0.05)
+
+
+def seen(app: App) -> dict[str, Any]:
+    """What the screen shows, for the report of a run that did not finish."""
+    from ragtui.tui.screens.main import MainScreen
+
+    try:
+        main = next((s for s in app.screen_stack if isinstance(s, MainScreen)), None)
+        if main is None:
+            return {"screen": type(app.screen).__name__}
+        status = main.research.status
+        return {"screen": type(app.screen).__name__,
+                "collections": [(v.name, v.state, v.chunks) for v in main.collection_views],
+                "collections_note": str(main.query_one("#collections-note").render()),
+                "state_word": str(status.state) if status is not None else "", "busy": main.research.busy,
+                "workers": [f"{w.name}:{w.state.name}" for w in app.workers]}
+    except Exception as exc:     # the app is half torn down: say so rather than hide the run's own error
+        return {"unreadable": f"{type(exc).__name__}: {exc}"}
 
 
 async def drive(pilot: Pilot) -> None:
@@ -44,21 +69,22 @@ async def drive(pilot: Pilot) -> None:
     try:
         if next(s for s in app.screen_stack if isinstance(s, MainScreen)).ingest_on_start is None:
             raise RuntimeError("the demo did not ingest on start")
-        await until(lambda: isinstance(app.screen, IngestScreen), pilot)
+        await until("the ingest screen", lambda: isinstance(app.screen, IngestScreen), pilot)
         screen = app.screen
         assert isinstance(screen, IngestScreen)
 
         def hint() -> str:
             return "".join(str(node.render()) for node in screen.query("#ingest-hint"))
 
-        await until(lambda: screen.changed or "failed" in hint(), pilot)
+        await until("the ingest's end", lambda: screen.changed or "failed" in hint(), pilot)
         report["ingest_hint"] = hint()
         main = next(s for s in app.screen_stack if isinstance(s, MainScreen))
         # the collections pane reloads once the ingest has ended
-        await until(lambda: [v.state for v in main.collection_views if v.state != "ingesting"], pilot)
+        await until("the collections pane's reload", lambda: [v.state for v in main.collection_views
+                                                               if v.state != "ingesting"], pilot)
         report["ingest"] = main.collection_views[0].state
         await pilot.press("escape")
-        await until(lambda: app.screen is main, pilot)
+        await until("the research view", lambda: app.screen is main, pilot)
         await pilot.press("escape", "slash", *QUESTION, "enter")
         view = main.research
 
@@ -68,10 +94,11 @@ async def drive(pilot: Pilot) -> None:
                 report["states_seen"].append(word)
             return view.session is not None and not view.busy
 
-        await until(answered, pilot)
+        await until("the answer", answered, pilot)
         report["answer"] = view.session.answer if view.session is not None else ""
     except BaseException as exc:
         report["error"] = f"{type(exc).__name__}: {exc}"
+        report["seen"] = seen(app)
         raise
     finally:
         app.exit()
@@ -79,6 +106,7 @@ async def drive(pilot: Pilot) -> None:
 
 def main() -> int:
     out = Path(sys.argv[1])
+    faulthandler.dump_traceback_later(DEADLINE_S + 20)     # a blocked event loop: every thread's stack, on stderr
     audit = import_audit.install()
     original_run = App.run
 

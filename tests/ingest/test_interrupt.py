@@ -66,7 +66,7 @@ def start_slow_ingest(settings: Settings, fake: FakeOllama, folder: Path, tmp_pa
                             preexec_fn=default_sigint)
     assert proc.stdout is not None
     seen = []
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 300      # a guard against a hang; a loaded machine takes a minute to start one
     for line in proc.stdout:
         seen.append(line)
         if past_two_pages(line) or time.monotonic() > deadline:

@@ -54,7 +54,11 @@ def demo_command(tmp_path: Path, host: str) -> tuple[list[str], dict[str, str]]:
 def demo_first_run(tmp_path: Path, host: str) -> tuple[subprocess.CompletedProcess[str], dict]:
     argv, env = demo_command(tmp_path, host)
     (tmp_path / "report.json").unlink(missing_ok=True)
-    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, check=False)
+    try:
+        done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, check=False)
+    except subprocess.TimeoutExpired as exc:     # hung past the driver's own guard: its stacks are on stderr
+        stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr or ""
+        done = subprocess.CompletedProcess(argv, -9, "", stderr)
     out = tmp_path / "report.json"
     return done, json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
 
