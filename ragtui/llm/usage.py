@@ -5,7 +5,7 @@
 are the server's own when its final frame reports them (Ollama's
 prompt_eval_count / eval_count, an OpenAI-compatible server's `usage`), else
 estimated at characters / 3.5 (`ragtui.tokens`); `reported` counts the calls whose
-figures came from the server.
+figures came from the server (one that reports 0 prompt tokens has not counted them: estimated).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def record(messages: Sequence[tuple[str, str]], output: str, reported: tuple[int
     if usage is None:
         return
     usage.calls += 1
-    if reported is not None:
+    if reported is not None and reported[0] > 0:     # a server that says 0 prompt tokens did not count them
         usage.reported += 1
         usage.prompt_tokens += reported[0]
         usage.output_tokens += reported[1]
