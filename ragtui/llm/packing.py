@@ -82,21 +82,33 @@ def pack(
     not positive.
 
     With `every_source` (llm.packing = "every-source"), a source goes in whole
-    only if every source after it can still have a MIN_WINDOW_CHARS window; from
-    the first that cannot, the sources left share the room left evenly, each as
-    its best window, so the lower-ranked ones reach the answer as their most
-    relevant part instead of being left out.
+    only if every source after it can still have a MIN_WINDOW_CHARS window (as
+    many of them as the room holds at that size); from the first that cannot,
+    the sources left share the room left evenly, each as its best window, so the
+    lower-ranked ones reach the answer as their most relevant part instead of
+    being left out.
     """
     budget = context_budget(context_window, max_tokens)
     kept: list[tuple[T, Span | None]] = []
     used = 0
+
+    def smallest(item: T) -> int:
+        return chunk_cost(text(item)[:MIN_WINDOW_CHARS], note(item))
+
     for at, item in enumerate(items):
         if len(kept) >= context_chunks:
             break
         body, extra = text(item), note(item)
         cost = chunk_cost(body, extra)
-        later = items[at + 1:at + context_chunks - len(kept)] if every_source and query is not None else []
-        reserve = sum(chunk_cost(text(o)[:MIN_WINDOW_CHARS], note(o)) for o in later)
+        later: list[T] = []
+        reserve = 0
+        if every_source and query is not None:        # the lower sources that still fit as the smallest windows
+            room_left = budget - used - smallest(item)
+            for other in items[at + 1:at + context_chunks - len(kept)]:
+                if reserve + smallest(other) > room_left:
+                    break
+                later.append(other)
+                reserve += smallest(other)
         if used + cost + reserve <= budget:
             kept.append((item, None))
             used += cost

@@ -120,3 +120,11 @@ def test_every_source_packing_keeps_a_window_for_each_lower_source() -> None:
     # room for all of them whole: the same as best first
     assert pack(items, query="valve seats", context_window=10_000, max_tokens=0, context_chunks=64,
                 every_source=True) == whole(items)
+
+
+def test_every_source_packing_with_room_for_few_windows_packs_as_many_as_fit() -> None:
+    """Budget 300 tokens: three 200-char windows (98 each) fit, a fourth does not; the three share the room."""
+    items = [("Valves leak when seats wear. " * 25)[:700] for _ in range(6)]
+    every = pack(items, query="valve seats", context_window=2300, max_tokens=0, context_chunks=64,
+                 every_source=True)
+    assert len(every) == 3 and all(span is not None for _, span in every)
