@@ -115,6 +115,8 @@ def pack(
             continue
         share = (budget - used) // (len(later) + 1) if later else budget - used
         room = min(WINDOW_CHARS, int((share - chunk_cost("", extra)) * CHARS_PER_TOKEN))
+        if every_source and query is not None and used + smallest(item) + reserve <= budget:
+            room = max(room, MIN_WINDOW_CHARS)     # the even share rounded below the smallest window it reserved
         if query is None or room < MIN_WINDOW_CHARS:
             break
         start, end = best_window(body, query, room)

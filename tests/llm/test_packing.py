@@ -128,3 +128,19 @@ def test_every_source_packing_with_room_for_few_windows_packs_as_many_as_fit() -
     every = pack(items, query="valve seats", context_window=2300, max_tokens=0, context_chunks=64,
                  every_source=True)
     assert len(every) == 3 and all(span is not None for _, span in every)
+
+
+def test_every_source_packing_gives_at_least_the_smallest_window_it_reserved() -> None:
+    """The best source carries a 700-char annotation (200 tokens, counted in any window of it), the two below it
+    none: their smallest windows cost 298, 98 and 98 tokens. Budget 500 holds the three (494), but an even
+    share, 500 // 3 = 166 tokens, is less than the first one's smallest window: it still gets that window
+    (not nothing, which left the answer with no source at all), and the two below it share what is left."""
+    text = ("Valves leak when seats wear. " * 25)[:700]
+
+    def source(number: int, note: int) -> SessionSource:
+        return SessionSource(number=number, chunk=hit(text, 1.0).chunk, score=1.0, rel_score=1.0, legs=("vector",),
+                             state=AnnotationState.RELEVANT, annotation="q" * note)
+
+    every = pack([source(1, 700), source(2, 0), source(3, 0)], query="valve seats", context_window=2500,
+                 max_tokens=0, context_chunks=64, every_source=True)
+    assert [s.number for s, _ in every] == [1, 2, 3] and all(span is not None for _, span in every)
