@@ -105,7 +105,7 @@ def test_eval_answers_scores_annotation_answers_citations_and_cost(
                  "--dataset", str(dataset), "--json"]) == 0
     off = json.loads(capsys.readouterr().out)
     assert off["per_query"]["q3"]["annotation_recall"] == 1.0 and off["per_query"]["q3"]["answer_contains"] == 1.0
-    assert all(off["per_query"][q]["llm_calls"] == 1.0 for q in QUESTIONS)
+    assert all(off["per_query"][q]["llm_calls"] == 1.0 for q in QUESTIONS) and off["models"]["annotator"] == "off"
     b = tmp_path / "off.json"
     b.write_text(json.dumps(off))
     assert main([*flags(tmp_path, fake_ollama.url), "eval", "--compare-runs", str(a), str(b)]) == 0

@@ -93,7 +93,7 @@ async def _answer_all(index: EvalIndex, progress: Progress, judge_name: str | No
     per_query = {a.qid: a.scores(judged=judge is not None) for a in answered}
     return AnswerReport(
         dataset=dataset.name, queries=len(answered), documents=len(dataset.corpus), chunks=index.chunks,
-        models={"synthesis": settings.llm.model, "annotator": settings.llm.annotator or settings.llm.model,
+        models={"synthesis": settings.llm.model, "annotator": settings.llm.annotator if settings.annotation.enabled else "off",
                 "embeddings": ", ".join(settings.embed.all_models), **({"judge": judge_name} if judge_name else {})},
         settings=answer_settings(settings), results=summarise_answers(per_query), per_query=per_query,
         questions=[vars(a) for a in answered], notices=notices,
@@ -120,7 +120,7 @@ async def _ask(index: EvalIndex, history: HistoryStore, qid: str,
                     if isinstance(event, StageFailed):
                         errors.append(f"{event.stage}: {event.message}")
                     elif isinstance(event, Notice) and event.level == "warning":
-                        line = _general(event.message)
+                        line = _notice_line(event.message)
                         if line not in notices and len(notices) < 50:
                             notices.append(line)
     finally:
@@ -141,7 +141,7 @@ async def _ask(index: EvalIndex, history: HistoryStore, qid: str,
     return asked, {s.number: s.chunk.text for s in turn.sources}
 
 
-def _general(message: str) -> str:
+def _notice_line(message: str) -> str:
     """A notice with its question-specific tail cut (the first 160 characters), so repeats collapse."""
     return message if len(message) <= 160 else message[:159] + "…"
 
