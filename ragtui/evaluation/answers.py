@@ -93,7 +93,8 @@ async def _answer_all(index: EvalIndex, progress: Progress, judge_name: str | No
     per_query = {a.qid: a.scores(judged=judge is not None) for a in answered}
     return AnswerReport(
         dataset=dataset.name, queries=len(answered), documents=len(dataset.corpus), chunks=index.chunks,
-        models={"synthesis": settings.llm.model, "annotator": settings.llm.annotator if settings.annotation.enabled else "off",
+        models={"synthesis": settings.llm.model,
+                "annotator": settings.llm.annotator if settings.annotation.enabled else "off",
                 "embeddings": ", ".join(settings.embed.all_models), **({"judge": judge_name} if judge_name else {})},
         settings=answer_settings(settings), results=summarise_answers(per_query), per_query=per_query,
         questions=[vars(a) for a in answered], notices=notices,
