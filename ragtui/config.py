@@ -198,6 +198,7 @@ class LlmSettings:
     max_tokens: int = _rule(1, 1_000_000)
     context_window: int = _rule(0, 10_000_000)
     context_chunks: int = _rule(1, 10_000)
+    packing: str = _rule(choices=("best-first", "every-source"))
     temperature: float = _rule(0, 2)
     request_timeout: float = _rule(1, 86_400)
     reply_deadline_s: float = _rule(1, 86_400)

@@ -1,9 +1,10 @@
-"""`ragtui eval`: retrieval quality per mode on a BEIR dataset, with bootstrap 95% CIs.
+"""`ragtui eval`: retrieval quality per mode on a BEIR dataset, with bootstrap 95% CIs; with `--answers`,
+the whole session (retrieve, annotate, answer) per question, scored against the qrels and reference answers.
 
 `--compare A B` scores two modes of one run as a pair; `--compare-runs X.json Y.json`
-pairs two saved `--json` reports (two settings, e.g. `--set` on one of them).
-Both print the paired bootstrap CI of the difference, which is what a default
-is chosen by.
+pairs two saved `--json` reports (two settings, e.g. `--set` on one of them; two
+retrieval reports or two answer reports). Both print the paired bootstrap CI of the
+difference, which is what a default is chosen by.
 """
 
 from __future__ import annotations
@@ -48,6 +49,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--concurrency", type=int, default=4, metavar="N",
                         help="queries retrieved at once (default 4; 1 for a chat server that serves one stream "
                              "at a time, e.g. llama-cpp-python's, when a [strategies] option asks the model)")
+    parser.add_argument("--answers", action="store_true",
+                        help="ask every question with reference answers (metadata.answers) through the configured "
+                             "models and score annotation, answer, citations, quotes and cost")
+    parser.add_argument("--judge", metavar="MODEL",
+                        help="with --answers: MODEL judges each answer statement against the sources it cites "
+                             "(faithfulness; off by default)")
     parser.set_defaults(run=run)
 
 
@@ -64,6 +71,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                           "B.json", exit_code=2)
     if args.concurrency < 1:
         raise RagtuiError(f"--concurrency {args.concurrency}: expected 1 or more", exit_code=2)
+    if args.judge and not args.answers:
+        raise RagtuiError("--judge goes with --answers", exit_code=2)
 
     def progress(message: str) -> None:
         print(f"eval: {message}", file=sys.stderr, flush=True)
@@ -72,7 +81,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         evaluation = history_eval(args, settings, progress)
     else:
         dataset = load_dataset(args.dataset).limited(args.limit)
+        if args.answers and not dataset.answers:
+            raise RagtuiError(f"{args.dataset}: no judged query carries reference answers (metadata.answers); "
+                              "--answers needs them", exit_code=2)
         progress(f"{dataset.name}: {len(dataset.corpus)} documents, {len(dataset.queries)} judged queries")
+        if args.answers:
+            return run_answers(args, settings, dataset, progress)
         evaluation = run_eval(settings, dataset, args.modes, progress=progress,
                               compare_pairs=[tuple(args.compare)] if args.compare else [],
                               keep_index=args.keep_index, sources=args.sources,
@@ -86,6 +100,24 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps(asdict(report), indent=2))
     else:
         print(markdown_table(report))
+    return 0
+
+
+def run_answers(args: argparse.Namespace, settings: Settings, dataset: Any, progress: Any) -> int:
+    from ragtui.cli.answer_report import answer_table
+    from ragtui.errors import RagtuiError
+    from ragtui.evaluation.answers import run_answer_eval
+    from ragtui.llm.providers import model_not_set
+
+    if not settings.llm.model:
+        raise model_not_set("eval --answers asks the configured models: set [llm] model, or --set llm.model=NAME")
+    try:
+        report = asyncio.run(run_answer_eval(settings, dataset, progress=progress, keep_index=args.keep_index,
+                                             judge=args.judge))
+    except Exception as exc:  # an unreachable server or a store failure ends the run with one line
+        raise RagtuiError(f"eval failed: {exc}",
+                          exit_code=exc.exit_code if isinstance(exc, RagtuiError) else 1) from exc
+    print(json.dumps(asdict(report), indent=2) if args.json else answer_table(report))
     return 0
 
 
@@ -124,14 +156,26 @@ def compare_saved(path_a: Path, path_b: Path) -> str:
     from ragtui.errors import RagtuiError
     from ragtui.evaluation.metrics import compare
 
-    reports = []
+    reports, kinds = [], []
     for path in (path_a, path_b):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             reports.append(data["per_query"])
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+            kinds.append(data.get("kind", "retrieval"))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise RagtuiError(f"{path}: not a saved `ragtui eval --json` report with per-query scores "
                               f"({type(exc).__name__})", exit_code=2) from None
+    if kinds[0] != kinds[1]:
+        raise RagtuiError(f"{path_a} is a {kinds[0]} report and {path_b} a {kinds[1]} one: compare like with like",
+                          exit_code=2)
+    if kinds[0] == "answers":
+        from ragtui.cli.answer_report import answer_comparison
+        from ragtui.evaluation.answer_metrics import compare_answers
+
+        try:
+            return answer_comparison(f"{path_b.name} vs {path_a.name}", compare_answers(*reports))
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise RagtuiError(f"answers: {exc}", exit_code=2) from None
     shared = [m for m in reports[0] if m in reports[1]]
     if not shared:
         raise RagtuiError(f"{path_a} and {path_b} share no mode", exit_code=2)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragtui.errors import RagtuiError
@@ -38,13 +38,16 @@ class Dataset:
     corpus: dict[str, Document]
     queries: dict[str, str]             # only the queries with judgements, in qrels order
     qrels: dict[str, dict[str, int]]    # query id -> {doc id: grade > 0}
+    # query id -> reference answers (a query's metadata.answers, as SQuAD's conversion carries them)
+    answers: dict[str, list[str]] = field(default_factory=dict)
 
     def limited(self, limit: int | None) -> Dataset:
         """The first `limit` judged queries in qrels order (the corpus stays whole)."""
         if not limit or limit >= len(self.queries):
             return self
         ids = list(self.queries)[:limit]
-        return Dataset(self.name, self.corpus, {q: self.queries[q] for q in ids}, {q: self.qrels[q] for q in ids})
+        return Dataset(self.name, self.corpus, {q: self.queries[q] for q in ids}, {q: self.qrels[q] for q in ids},
+                       {q: self.answers[q] for q in ids if q in self.answers})
 
 
 def _is_file(path: Path) -> bool:
@@ -91,9 +94,19 @@ def load_dataset(folder: Path) -> Dataset:
     """Read a BEIR folder, keeping only queries that have at least one relevant document in test.tsv."""
     corpus = {str(r["_id"]): Document(str(r["_id"]), r.get("title") or "", r.get("text") or "")
               for r in _jsonl(folder / "corpus.jsonl")}
-    all_queries = {str(r["_id"]): r.get("text") or "" for r in _jsonl(folder / "queries.jsonl")}
+    rows = _jsonl(folder / "queries.jsonl")
+    all_queries = {str(r["_id"]): r.get("text") or "" for r in rows}
+    answers = {str(r["_id"]): found for r in rows if (found := reference_answers(r))}
     qrels = read_qrels(folder / "qrels" / "test.tsv")
     missing = [q for q in qrels if q not in all_queries]
     if missing:
         raise DatasetError(f"{folder}: qrels name {len(missing)} unknown query ids, e.g. {missing[0]}")
-    return Dataset(folder.name, corpus, {q: all_queries[q] for q in qrels}, qrels)
+    return Dataset(folder.name, corpus, {q: all_queries[q] for q in qrels}, qrels,
+                   {q: answers[q] for q in qrels if q in answers})
+
+
+def reference_answers(row: dict) -> list[str]:
+    """A query row's `metadata.answers`: the strings among them (anything else there is ignored)."""
+    metadata = row.get("metadata")
+    found = metadata.get("answers") if isinstance(metadata, dict) else None
+    return [a for a in found if isinstance(a, str) and a.strip()] if isinstance(found, list) else []

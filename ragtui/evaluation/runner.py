@@ -42,7 +42,8 @@ import json
 import os
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -204,18 +205,9 @@ async def run_eval(settings: Settings, dataset: Dataset, modes: Sequence[str], *
     The run has a workspace of its own: its settings differ (no contextual prefix),
     and its throwaway collection must not outlive it.
     """
-    from ragtui.workspace import Workspace
-
     modes = modes_to_run(modes, compare_pairs)
-    settings = settings.replace(embed__contextual_prefix=False)
-    name = index_name(settings, dataset) if keep_index else f"eval-{os.getpid()}-{int(time.time())}"
-    async with Workspace(settings, collections_root=eval_root(settings)) as workspace:
-        _delete_abandoned(workspace)
-        try:
-            report = await _evaluate(workspace, name, dataset, modes, progress, concurrency, keep_index, sources)
-        finally:
-            if not keep_index and workspace.registry.exists(name):
-                workspace.delete_collection(name)
+    async with eval_index(settings, dataset, keep_index, progress) as index:
+        report = await _evaluate(index, modes, progress, concurrency, keep_index, sources)
     add_comparisons(report, compare_pairs)
     return report
 
@@ -260,24 +252,55 @@ def _alive(pid: int) -> bool:
     return True
 
 
-async def _evaluate(workspace: Workspace, name: str, dataset: Dataset, modes: Sequence[str], progress: Progress,
-                    concurrency: int, keep: bool, sources: bool) -> EvalReport:
-    from ragtui.ingest.report import report_lines
+@dataclass
+class EvalIndex:
+    """The dataset's corpus as an eval collection, in a workspace of its own (`eval_index`)."""
 
+    workspace: Workspace
+    name: str
+    dataset: Dataset
+    chunks: int
+    notices: list[str]
+    ingest_s: float
+
+
+@asynccontextmanager
+async def eval_index(settings: Settings, dataset: Dataset, keep: bool, progress: Progress) -> AsyncIterator[EvalIndex]:
+    """The corpus ingested (or a kept index with the same shape reused) into an eval collection, deleted at the
+    end unless `keep`. The workspace's settings differ from the user's (no contextual prefix), and its
+    collections live under `eval_root`, never among the user's."""
+    from ragtui.ingest.report import report_lines
+    from ragtui.workspace import Workspace
+
+    settings = settings.replace(embed__contextual_prefix=False)
+    name = index_name(settings, dataset) if keep else f"eval-{os.getpid()}-{int(time.time())}"
+    async with Workspace(settings, collections_root=eval_root(settings)) as workspace:
+        _delete_abandoned(workspace)
+        try:
+            t = time.perf_counter()
+            notices: list[str] = []
+            if workspace.registry.exists(name):
+                chunks = workspace.collection(name).info().chunks
+                notices.append(f"reused the kept index {name} ({chunks} chunks); ingest skipped")
+            else:
+                ingest = await ingest_corpus(workspace, name, dataset, progress)
+                chunks = ingest.chunks_indexed
+                notices += [f"ingest: {line}" for line in report_lines(ingest)[2:]]
+            notices += few_queries(len(dataset.queries))
+            yield EvalIndex(workspace, name, dataset, chunks, notices, round(time.perf_counter() - t, 1))
+        finally:
+            if not keep and workspace.registry.exists(name):
+                workspace.delete_collection(name)
+
+
+async def _evaluate(index: EvalIndex, modes: Sequence[str], progress: Progress,
+                    concurrency: int, keep: bool, sources: bool) -> EvalReport:
+
+    workspace, dataset, chunks = index.workspace, index.dataset, index.chunks
     settings = workspace.settings
-    timings: dict[str, float] = {}
-    t = time.perf_counter()
-    notices: list[str] = []
-    if workspace.registry.exists(name):
-        chunks = workspace.collection(name).info().chunks
-        notices.append(f"reused the kept index {name} ({chunks} chunks); ingest skipped")
-    else:
-        ingest = await ingest_corpus(workspace, name, dataset, progress)
-        chunks = ingest.chunks_indexed
-        notices += [f"ingest: {line}" for line in report_lines(ingest)[2:]]
-    timings["ingest"] = round(time.perf_counter() - t, 1)
-    collection = workspace.collection(name)
-    notices += few_queries(len(dataset.queries))
+    timings: dict[str, float] = {"ingest": index.ingest_s}
+    notices = list(index.notices)
+    collection = workspace.collection(index.name)
     t = time.perf_counter()
     cache = settings.data_dir / EVAL_DIR / "query-vectors.json" if keep else None
     embed = precomputed(await embed_queries(settings, list(dataset.queries.values()), cache))

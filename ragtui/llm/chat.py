@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import httpx
 
 from ragtui.errors import RagtuiError
+from ragtui.llm import usage
 from ragtui.model.conversation import StopReason
 from ragtui.server_limits import AnswerCap, BoundedTransport, ReplyLimit, too_deep
 
@@ -108,6 +109,8 @@ class LlamaIndexChat(ABC):
         """The answer's pieces; cut with stop reason LENGTH at about max_tokens when the server goes on past it."""
         finished = False
         cap = AnswerCap(self.max_tokens)
+        written: list[str] = []
+        reported: tuple[int, int] | None = None
         try:
             from llama_index.core.llms import ChatMessage
 
@@ -116,13 +119,16 @@ class LlamaIndexChat(ABC):
                 async for chunk in gen:
                     text, over = cap.take(chunk.delta or "")
                     reason = StopReason.LENGTH if over else self._stop_reason(chunk.raw)
+                    reported = self._usage(chunk.raw) or reported
                     finished = finished or reason is not None
+                    written.append(text)
                     if text or reason is not None:
                         yield Delta(text, reason)
                     if over:
                         break
             finally:
                 await gen.aclose()
+                usage.record(messages, "".join(written), reported)
         except Exception as exc:
             limit = reply_limit(exc)
             raise (LLMError(f"the answer from {self.model}: {limit}") if limit else self.explain(exc)) from exc
@@ -141,6 +147,10 @@ class LlamaIndexChat(ABC):
     @abstractmethod
     def _stop_reason(self, raw: Any) -> StopReason | None:
         """Why the model stopped, from a streamed chunk's raw provider frame; None before the last one."""
+
+    def _usage(self, raw: Any) -> tuple[int, int] | None:
+        """(prompt tokens, output tokens) when a streamed chunk's raw frame reports them, else None."""
+        return None
 
     @abstractmethod
     def explain(self, exc: Exception) -> LLMError:

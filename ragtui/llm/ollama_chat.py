@@ -80,6 +80,13 @@ class OllamaChat(LlamaIndexChat):
             return StopReason.parse(str(raw.get("done_reason") or "stop"))
         return None
 
+    def _usage(self, raw: Any) -> tuple[int, int] | None:
+        if isinstance(raw, dict) and raw.get("done"):
+            prompt, output = raw.get("prompt_eval_count"), raw.get("eval_count")
+            if isinstance(prompt, int) and isinstance(output, int):
+                return prompt, output
+        return None
+
     def explain(self, exc: Exception) -> LLMError:
         return explain(exc, model=self.model, host=self.where, timeout=self.timeout)
 

@@ -61,6 +61,11 @@ class OpenAICompatibleChat(LlamaIndexChat):
         reason = getattr(choices[0], "finish_reason", None) if choices else None
         return StopReason.parse(str(reason)) if reason else None
 
+    def _usage(self, raw: Any) -> tuple[int, int] | None:
+        found = getattr(raw, "usage", None)
+        prompt, output = getattr(found, "prompt_tokens", None), getattr(found, "completion_tokens", None)
+        return (prompt, output) if isinstance(prompt, int) and isinstance(output, int) else None
+
     def explain(self, exc: Exception) -> LLMError:
         """The OpenAI SDK wraps timeouts, refused connections and HTTP errors in its own classes; errors
         inside the stream and broken streams come through as they are."""

@@ -70,6 +70,7 @@ def pack(
     query: str | None = None,
     text: Callable[[T], str] = default_text,
     note: Callable[[T], str] = default_note,
+    every_source: bool = False,
 ) -> list[tuple[T, Span | None]]:
     """What of `items` (already best first) goes into the prompt: (item, None) whole, (item, span) a window.
 
@@ -79,20 +80,43 @@ def pack(
     and packing goes on; without one, or when even MIN_WINDOW_CHARS do not fit,
     packing stops there. At most `context_chunks` sources; [] when the budget is
     not positive.
+
+    With `every_source` (llm.packing = "every-source"), a source goes in whole
+    only if every source after it can still have a MIN_WINDOW_CHARS window (as
+    many of them as the room holds at that size); from the first that cannot,
+    the sources left share the room left evenly, each as its best window, so the
+    lower-ranked ones reach the answer as their most relevant part instead of
+    being left out.
     """
     budget = context_budget(context_window, max_tokens)
     kept: list[tuple[T, Span | None]] = []
     used = 0
-    for item in items:
+
+    def smallest(item: T) -> int:
+        return chunk_cost(text(item)[:MIN_WINDOW_CHARS], note(item))
+
+    for at, item in enumerate(items):
         if len(kept) >= context_chunks:
             break
         body, extra = text(item), note(item)
         cost = chunk_cost(body, extra)
-        if used + cost <= budget:
+        later: list[T] = []
+        reserve = 0
+        if every_source and query is not None:        # the lower sources that still fit as the smallest windows
+            room_left = budget - used - smallest(item)
+            for other in items[at + 1:at + context_chunks - len(kept)]:
+                if reserve + smallest(other) > room_left:
+                    break
+                later.append(other)
+                reserve += smallest(other)
+        if used + cost + reserve <= budget:
             kept.append((item, None))
             used += cost
             continue
-        room = min(WINDOW_CHARS, int((budget - used - chunk_cost("", extra)) * CHARS_PER_TOKEN))
+        share = (budget - used) // (len(later) + 1) if later else budget - used
+        room = min(WINDOW_CHARS, int((share - chunk_cost("", extra)) * CHARS_PER_TOKEN))
+        if every_source and query is not None and used + smallest(item) + reserve <= budget:
+            room = max(room, MIN_WINDOW_CHARS)     # the even share rounded below the smallest window it reserved
         if query is None or room < MIN_WINDOW_CHARS:
             break
         start, end = best_window(body, query, room)

@@ -75,7 +75,7 @@ class Plan:
 
 
 def plan(sources: Sequence[SessionSource], *, query: str, context_window: int, max_tokens: int,
-         context_chunks: int) -> Plan:
+         context_chunks: int, every_source: bool = False) -> Plan:
     """Pack the synthesis set best first, then order it against lost-in-the-middle.
 
     A source that does not fit whole is sent as its most relevant window (around
@@ -84,12 +84,13 @@ def plan(sources: Sequence[SessionSource], *, query: str, context_window: int, m
     source judged relevant by an annotation that quotes nothing of it
     (`SessionSource.unquoted`) is packed after the quoted ones, so it is the first
     left out when room is short, and placed in the middle, where models look least.
+    `every_source` shrinks the lower sources to windows so that all of them fit (`packing.pack`).
     """
     from ragtui.llm.packing import lost_in_the_middle, pack
 
     ranked = by_evidence(sources)    # a source judged relevant with no quote from it is packed last
     packed = pack(ranked, query=query, context_window=context_window, max_tokens=max_tokens,
-                  context_chunks=context_chunks)
+                  context_chunks=context_chunks, every_source=every_source)
     kept = [s if span is None else replace(s, chunk=replace(s.chunk, text=s.chunk.text[span[0]:span[1]]))
             for s, span in packed]
     windows = {s.number: span for s, span in packed if span is not None}

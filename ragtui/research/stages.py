@@ -192,7 +192,8 @@ class TurnStages:
             yield Notice("info", f"earlier turn(s) {', '.join(str(n) for n, _ in left)} did not fit the context "
                                  "budget with their answers; only their questions are named in the prompt")
         packed = plan(chosen, query=turn.query, context_window=model.context_window - used,
-                      max_tokens=llm.max_tokens, context_chunks=llm.context_chunks)
+                      max_tokens=llm.max_tokens, context_chunks=llm.context_chunks,
+                      every_source=llm.packing == "every-source")
         self.packing = packed
         failed = [s.number for s in turn.sources if s.state is AnnotationState.FAILED and not s.relevant]
         if failed:

@@ -98,3 +98,49 @@ def test_lost_in_the_middle_odd_count_and_custom_score() -> None:
     rank = {"a": 5, "b": 4, "c": 3, "d": 2, "e": 1}
     assert lost_in_the_middle(items, score=rank.__getitem__) == ["a", "c", "e", "d", "b"]
     assert lost_in_the_middle(["only"], score=lambda s: 1.0) == ["only"]
+
+
+def test_every_source_packing_keeps_a_window_for_each_lower_source() -> None:
+    """Budget 600 tokens (2600 - 0 - 2000); four 700-char sources cost 200 + 40 = 240 each whole, a 200-char
+    window 58 + 40 = 98. Best first: two whole (480), the third as a window of the 120 tokens left (280 chars),
+    the fourth left out. Every source: the first whole (240 + 3 x 98 reserved <= 600), then the second does not
+    fit whole with two windows reserved (240 + 240 + 196 > 600), so the three left share the 360 tokens left:
+    120 each, a window of up to (120 - 40) x 3.5 = 280 chars (what a shorter window leaves goes to the next),
+    and all four reach the prompt within the budget."""
+    sentence = "Valves leak when seats wear. "
+    items = [(sentence * 25)[:700] for _ in range(4)]
+    best_first = pack(items, query="valve seats", context_window=2600, max_tokens=0, context_chunks=64)
+    assert [span is None for _, span in best_first] == [True, True, False]
+    every = pack(items, query="valve seats", context_window=2600, max_tokens=0, context_chunks=64,
+                 every_source=True)
+    assert [span is None for _, span in every] == [True, False, False, False]
+    second = every[1][1]
+    assert second is not None and 0 < second[1] - second[0] <= 280
+    assert sum(chunk_cost(text if span is None else text[span[0]:span[1]]) for text, span in every) <= 600
+    # room for all of them whole: the same as best first
+    assert pack(items, query="valve seats", context_window=10_000, max_tokens=0, context_chunks=64,
+                every_source=True) == whole(items)
+
+
+def test_every_source_packing_with_room_for_few_windows_packs_as_many_as_fit() -> None:
+    """Budget 300 tokens: three 200-char windows (98 each) fit, a fourth does not; the three share the room."""
+    items = [("Valves leak when seats wear. " * 25)[:700] for _ in range(6)]
+    every = pack(items, query="valve seats", context_window=2300, max_tokens=0, context_chunks=64,
+                 every_source=True)
+    assert len(every) == 3 and all(span is not None for _, span in every)
+
+
+def test_every_source_packing_gives_at_least_the_smallest_window_it_reserved() -> None:
+    """The best source carries a 700-char annotation (200 tokens, counted in any window of it), the two below it
+    none: their smallest windows cost 298, 98 and 98 tokens. Budget 500 holds the three (494), but an even
+    share, 500 // 3 = 166 tokens, is less than the first one's smallest window: it still gets that window
+    (not nothing, which left the answer with no source at all), and the two below it share what is left."""
+    text = ("Valves leak when seats wear. " * 25)[:700]
+
+    def source(number: int, note: int) -> SessionSource:
+        return SessionSource(number=number, chunk=hit(text, 1.0).chunk, score=1.0, rel_score=1.0, legs=("vector",),
+                             state=AnnotationState.RELEVANT, annotation="q" * note)
+
+    every = pack([source(1, 700), source(2, 0), source(3, 0)], query="valve seats", context_window=2500,
+                 max_tokens=0, context_chunks=64, every_source=True)
+    assert [s.number for s, _ in every] == [1, 2, 3] and all(span is not None for _, span in every)

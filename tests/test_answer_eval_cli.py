@@ -1,0 +1,157 @@
+"""`ragtui eval --answers` end to end: a crafted dataset ingested and every question asked through the fake
+servers over HTTP, the report's figures computed by hand."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragtui.cli import main
+from tests.fake_ollama import FakeOllama, Reply, fenced
+from tests.fake_openai import FakeOpenAI
+
+DOCS = {"d1": ("Turbines", "Gas turbine blades are cooled by air bled from the compressor."),
+        "d2": ("Wings", "Swept wings delay compressibility drag at high speed."),
+        "d3": ("Boundary_layers", "Laminar boundary layers separate under adverse pressure gradients.")}
+QUESTIONS = {"q1": ("What cools the gas turbine blades?", ["air bled from the compressor"], "d1"),
+             "q2": ("What do swept wings delay?", ["compressibility drag", "drag"], "d2"),
+             "q3": ("When do laminar boundary layers separate?", ["under adverse pressure gradients"], "d3")}
+
+
+def write_dataset(folder: Path) -> Path:
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text("".join(json.dumps({"_id": k, "title": t, "text": x}) + "\n"
+                                                 for k, (t, x) in DOCS.items()))
+    (folder / "queries.jsonl").write_text("".join(
+        json.dumps({"_id": k, "text": q, "metadata": {"answers": a}}) + "\n" for k, (q, a, _) in QUESTIONS.items()))
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
+        f"{k}\t{d}\t1\n" for k, (_, _, d) in QUESTIONS.items()))
+    return folder
+
+
+def words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 3}
+
+
+def reader(text: str) -> str:
+    """The annotator drops the boundary-layer passage; the answer quotes the source sharing most words with the
+    question, cited."""
+    if "EXTRACT" in text:
+        extract = fenced(text.split("EXTRACT:", 1)[-1])
+        return "[IRRELEVANT!!!]" if "Laminar" in extract else f'"{extract}" This is relevant.'
+    question = text.rsplit("QUESTION:", 1)[-1].split("\n", 1)[0]
+    blocks = re.findall(r"(?ms)^\[(\d+)\] SOURCE:.*?^<<<\n(.*?)\n>>>$", text)
+    number, best = max(blocks, key=lambda b: len(words(b[1]) & words(question)))
+    return f'"{best.strip()}" [{number}]'
+
+
+def ollama_reader(body: dict[str, Any]) -> Reply:
+    return Reply.text(reader("\n".join(str(m.get("content", "")) for m in body.get("messages", []))))
+
+
+def flags(tmp_path: Path, url: str) -> list[str]:
+    return ["--config", os.devnull, "--data-dir", str(tmp_path / "data"), "--ollama-host", url,
+            "--set", "synonyms.enabled=false", "--set", "llm.model=chat", "--set", "retrieve.min_similarity=0"]
+
+
+def test_eval_answers_scores_annotation_answers_citations_and_cost(
+        fake_ollama: FakeOllama, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fake_ollama.responder = ollama_reader
+    dataset = write_dataset(tmp_path / "mini")
+    assert main([*flags(tmp_path, fake_ollama.url), "eval", "--answers", "--dataset", str(dataset), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["kind"] == "answers" and report["queries"] == 3
+    assert report["models"] == {"synthesis": "chat", "annotator": "chat", "embeddings": "nomic-embed-text"}
+    by_id = {q["qid"]: q for q in report["questions"]}
+    for q in by_id.values():     # every document retrieved for every question (three documents, no floor)
+        assert len(q["retrieved"]) == 3 and not q["error"]
+    per = report["per_query"]
+    # q1: kept d1, d2 (d3 filtered); the answer quotes d1's chunk (title and text) whole and cites it.
+    # F1: 11 answer tokens "turbines gas turbine blades are cooled by air bled from compressor", 4 reference
+    # tokens "air bled from compressor", 4 shared: P = 4/11, R = 1, F1 = 2PR / (P + R) = 8/15
+    assert per["q1"]["annotation_recall"] == 1.0 and per["q1"]["annotation_precision"] == 0.5
+    assert per["q1"]["packed_recall"] == 1.0 and per["q1"]["packed_precision"] == 0.5
+    assert per["q1"]["answer_f1"] == pytest.approx(8 / 15) and per["q1"]["answer_contains"] == 1.0
+    assert per["q1"]["citation_precision"] == 1.0 and per["q1"]["citation_recall"] == 1.0
+    assert per["q1"]["quotes_verified"] == 1.0 and per["q1"]["no_citation"] == 0.0
+    # q2: best reference "compressibility drag": 9 answer tokens, 2 shared: P = 2/9, R = 1, F1 = 4/11
+    # (the other reference, "drag", has F1 2/10)
+    assert per["q2"]["answer_f1"] == pytest.approx(4 / 11) and per["q2"]["answer_contains"] == 1.0
+    # q3: the relevant passage was filtered: recall 0 before and after packing, the answer cites another source
+    assert per["q3"]["annotation_recall"] == 0.0 and per["q3"]["annotation_precision"] == 0.0
+    assert per["q3"]["packed_recall"] == 0.0 and per["q3"]["citation_precision"] == 0.0
+    assert per["q3"]["citation_recall"] == 0.0 and per["q3"]["answer_contains"] == 0.0
+    # cost: three annotation calls and one answer per question; Ollama reports the tokens (the fake: 1 prompt
+    # token per call, one output token per streamed piece)
+    assert all(per[q]["llm_calls"] == 4.0 for q in per)
+    assert by_id["q1"]["tokens_reported"] == 4 and per["q1"]["prompt_tokens"] == 4.0
+    assert len(fake_ollama.calls("/api/chat")) == 12
+    summary = report["results"]
+    assert summary["answer_contains"]["mean"] == pytest.approx(2 / 3) and summary["answer_contains"]["n"] == 3
+    assert summary["annotation_recall"]["mean"] == pytest.approx(2 / 3)
+    assert "faithfulness" not in summary
+    assert not (tmp_path / "data" / "history.sqlite3").exists()      # the user's history is untouched
+    assert any("only 3 queries" in n for n in report["notices"])
+
+    # the same run with annotation off: every source reaches the answer; compared by a paired bootstrap
+    a = tmp_path / "on.json"
+    a.write_text(json.dumps(report))
+    assert main([*flags(tmp_path, fake_ollama.url), "--set", "annotation.enabled=false", "eval", "--answers",
+                 "--dataset", str(dataset), "--json"]) == 0
+    off = json.loads(capsys.readouterr().out)
+    assert off["per_query"]["q3"]["annotation_recall"] == 1.0 and off["per_query"]["q3"]["answer_contains"] == 1.0
+    assert all(off["per_query"][q]["llm_calls"] == 1.0 for q in QUESTIONS) and off["models"]["annotator"] == "off"
+    b = tmp_path / "off.json"
+    b.write_text(json.dumps(off))
+    assert main([*flags(tmp_path, fake_ollama.url), "eval", "--compare-runs", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "off.json vs on.json" in out and "| llm_calls | -3.0 [-3.0, -3.0]* | 3 |" in out
+    assert "| answer_contains | +0.333 [" in out
+
+
+def test_eval_answers_table_and_judge_through_an_openai_server(
+        fake_ollama: FakeOllama, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Chat on an OpenAI-compatible server that reports no token counts (they are estimated, and the table says
+    so), and a judge: q1's one statement is supported, and the judge said so for each."""
+    server = FakeOpenAI(models=("served-model", "judge-model")).start()
+    try:
+        judged: list[str] = []
+
+        def respond(body: dict[str, Any]) -> str:
+            text = "\n".join(str(m.get("content", "")) for m in body["messages"])
+            if "STATEMENT:" in text:
+                judged.append(text.rsplit("STATEMENT:", 1)[-1].split("\n", 1)[0].strip())
+                return "YES"
+            return reader(text)
+
+        server.responder = respond
+        dataset = write_dataset(tmp_path / "mini")
+        args = [*flags(tmp_path, fake_ollama.url), "--set", "llm.provider=openai", "--set",
+                f"llm.base_url={server.url}", "--set", "llm.model=served-model", "eval", "--answers",
+                "--dataset", str(dataset), "--limit", "1", "--judge", "judge-model"]
+        assert main(args) == 0
+        out = capsys.readouterr().out
+        assert judged == ['"Turbines Gas turbine blades are cooled by air bled from the compressor."']
+        assert "mini: 1 questions answered" in out and "judge judge-model" in out
+        assert re.search(r"\| faithfulness \| 1\.000 \[1\.000, 1\.000\] \| 1 \|", out)
+        assert "| llm_calls | 4.0 [4.0, 4.0] | 1 |" in out
+        assert "note: tokens of 4 of 4 calls are estimates (characters / 3.5)" in out
+        assert main([*flags(tmp_path, fake_ollama.url), "eval", "--dataset", str(dataset), "--judge", "x"]) == 2
+        assert "--judge goes with --answers" in capsys.readouterr().err
+    finally:
+        server.stop()
+
+
+def test_eval_answers_needs_reference_answers(fake_ollama: FakeOllama, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    dataset = write_dataset(tmp_path / "mini")
+    (dataset / "queries.jsonl").write_text("".join(json.dumps({"_id": k, "text": q, "metadata": {"answers": [7]}})
+                                                   + "\n" for k, (q, _, _) in QUESTIONS.items()))
+    assert main([*flags(tmp_path, fake_ollama.url), "eval", "--answers", "--dataset", str(dataset)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no judged query carries reference answers" in err

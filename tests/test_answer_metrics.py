@@ -1,0 +1,92 @@
+"""The answer eval's metrics on hand-computed data: SQuAD normalisation and F1, containment, annotation and
+packing precision/recall, citation precision/recall, quotes, summaries and paired comparisons."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragtui.evaluation.answer_metrics import (
+    AnsweredQuestion,
+    answer_scores,
+    compare_answers,
+    contains_reference,
+    normalize_answer,
+    strip_citations,
+    summarise_answers,
+    token_f1,
+)
+from ragtui.evaluation.judge import statements
+
+
+def test_squad_normalisation_lowercases_and_drops_punctuation_articles_and_extra_space() -> None:
+    assert normalize_answer("The  Denver Broncos!") == "denver broncos"
+    assert normalize_answer("An apple, a day; the END.") == "apple day end"
+    assert normalize_answer("Levi's Stadium") == "levis stadium"
+    assert normalize_answer("theory of anatomy") == "theory of anatomy"      # articles only as whole words
+
+
+def test_token_f1_as_the_squad_script_computes_it() -> None:
+    # answer tokens: denver broncos won (3); reference: denver broncos (2); shared 2: P 2/3, R 1, F1 0.8
+    assert token_f1("The Denver Broncos won.", "Denver Broncos") == pytest.approx(0.8)
+    # repeated tokens count once per occurrence in both (a bag): "drag drag" vs "drag": P 1/2, R 1, F1 2/3
+    assert token_f1("drag drag", "drag") == pytest.approx(2 / 3)
+    assert token_f1("nothing shared", "Denver") == 0.0
+    assert token_f1("", "Denver") == 0.0
+
+
+def test_citations_are_removed_before_scoring_and_containment_is_on_whole_tokens() -> None:
+    assert strip_citations("Air [1] cools it [2, 3].") == "Air   cools it  ."
+    # without removing [1] the answer would have a third token "1" and F1 0.8
+    assert answer_scores("Denver Broncos [1].", ["Carolina", "Denver Broncos"]) == (1.0, 1.0)
+    assert contains_reference("They played at Levi's Stadium [2].", "Levi's Stadium")
+    assert not contains_reference("The Broncosville team", "Broncos")
+    assert not contains_reference("anything", "the")       # a reference that normalises to nothing
+    assert answer_scores("anything", []) == (0.0, 0.0)
+
+
+def test_annotation_packing_and_citation_scores_by_hand() -> None:
+    q = AnsweredQuestion(qid="q", question="?", references=["x"], answer="x [2] and [3] and [7]",
+                         relevant=[2, 5], retrieved=[1, 2, 3, 4, 5, 6], kept=[1, 2, 3], packed=[1, 2],
+                         cited=[2, 3, 7], quotes=3, quotes_verified=2, llm_calls=7, prompt_tokens=900,
+                         output_tokens=120, seconds=2.5)
+    s = q.scores()
+    assert s["annotation_recall"] == 1 / 2        # of relevant retrieved {2, 5}, kept {2}
+    assert s["annotation_precision"] == 1 / 3     # of kept {1, 2, 3}, relevant {2}
+    assert s["packed_recall"] == 1 / 2            # of {2, 5}, in the prompt {2}
+    assert s["packed_precision"] == 1 / 2         # of the prompt {1, 2}, relevant {2}
+    assert s["citation_precision"] == 1 / 3       # cited 2 (relevant), 3 (not), 7 (not in the prompt)
+    assert s["citation_recall"] == 1.0 and s["no_citation"] == 0.0
+    assert s["quotes_verified"] == 2 / 3
+    assert s["faithfulness"] is None              # no judge
+    assert (s["llm_calls"], s["prompt_tokens"], s["output_tokens"], s["seconds"]) == (7, 900, 120, 2.5)
+
+
+def test_undefined_scores_are_none_and_left_out_of_means() -> None:
+    bare = AnsweredQuestion(qid="a", question="?", references=["x"], answer="no idea", retrieved=[1],
+                            kept=[], packed=[], cited=[])
+    s = bare.scores(judged=True)
+    assert s["annotation_recall"] is None and s["annotation_precision"] is None   # nothing relevant, nothing kept
+    assert s["citation_precision"] is None and s["quotes_verified"] is None and s["faithfulness"] is None
+    assert s["citation_recall"] == 0.0 and s["no_citation"] == 1.0
+    judged = AnsweredQuestion(qid="b", question="?", references=["x"], answer="x [1]", relevant=[1],
+                              retrieved=[1], kept=[1], packed=[1], cited=[1], statements=4, supported=3)
+    summary = summarise_answers({"a": s, "b": judged.scores(judged=True)})
+    assert summary["annotation_recall"]["mean"] == 1.0 and summary["annotation_recall"]["n"] == 1
+    assert summary["no_citation"]["mean"] == 0.5 and summary["no_citation"]["n"] == 2
+    assert summary["faithfulness"]["mean"] == 0.75
+
+
+def test_paired_comparison_pairs_only_questions_both_runs_score() -> None:
+    a = {"q1": {"answer_f1": 0.2, "citation_precision": None}, "q2": {"answer_f1": 0.4, "citation_precision": 1.0}}
+    b = {"q1": {"answer_f1": 0.6, "citation_precision": 0.5}, "q2": {"answer_f1": 0.4, "citation_precision": 0.5}}
+    diff = compare_answers(a, b)
+    assert diff["answer_f1"]["diff"] == pytest.approx(0.2) and diff["answer_f1"]["n"] == 2
+    assert diff["citation_precision"]["diff"] == pytest.approx(-0.5) and diff["citation_precision"]["n"] == 1
+    with pytest.raises(ValueError, match="different questions"):
+        compare_answers(a, {"q1": b["q1"]})
+
+
+def test_statements_are_sentences_of_three_words_or_more() -> None:
+    answer = "Gas turbines are cooled by air [1]. See [2]. Swept wings delay drag [2][3]! 42 is it."
+    assert statements(answer) == ["Gas turbines are cooled by air [1].", "Swept wings delay drag [2][3]!",
+                                  "42 is it."]
