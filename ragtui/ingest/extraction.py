@@ -31,10 +31,10 @@ from ragtui.config import Settings
 from ragtui.ingest.extract import Extracted, Skip, extract
 from ragtui.model.chunks import Chunk
 
-AHEAD_FILES = 8             # files read and handed to the workers ahead of the one being recorded
-AHEAD_BYTES = 64 * 2**20    # ... and at most this much of their input
-POOL_MIN_FILES = 16         # fewer files than this are extracted in the ingesting process (a worker's start
-                            # costs ~1-2 CPU-s of imports)
+AHEAD_FILES = 64            # files read and handed to the workers ahead of the one being recorded (a batch)
+AHEAD_BYTES = 32 * 2**20    # ... and at most this much of their input
+POOL_MIN_FILES = 100        # fewer files than this are extracted in the ingesting process (a worker's start
+                            # costs ~1-2 CPU-s of imports, the extraction of a few hundred chunks)
 
 
 def processes_for(settings: Settings, files: int) -> int:

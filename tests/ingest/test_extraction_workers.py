@@ -8,7 +8,10 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from ragtui.config import Settings
+from ragtui.ingest import extraction
 from ragtui.ingest.extraction import POOL_MIN_FILES, processes_for
 from ragtui.library import CollectionRegistry
 from tests.fake_ollama import FakeOllama
@@ -19,10 +22,14 @@ PROSE = ("The float valve refills the tank after each flush. A worn flapper lets
          "Plumbers replace the flapper chain when it rusts. ")
 
 
+FILES = 16
+
+
 def _folder(root: Path) -> Path:
-    """More files than the pool's threshold: prose, markdown, a zip, a copy, a damaged PDF, binary junk."""
+    """Prose, markdown, a zip, a copy, a damaged PDF, binary junk: more files than the pool's threshold (lowered to
+    FILES here)."""
     root.mkdir(parents=True)
-    for i in range(POOL_MIN_FILES):
+    for i in range(FILES):
         (root / f"note{i:02d}.txt").write_text(f"Note {i}. " + PROSE * (3 + i % 4))
     (root / "guide.md").write_text("# Valves\n\n" + PROSE * 4 + "\n## Chains\n\n" + PROSE * 3)
     (root / "copy.txt").write_bytes((root / "note00.txt").read_bytes())
@@ -53,7 +60,9 @@ def _collection(settings: Settings) -> dict[str, object]:
 
 
 def test_a_worker_process_gives_what_the_ingest_itself_gives(tmp_path: Path, fake_ollama: FakeOllama,
-                                                             make_settings: Callable[..., Settings]) -> None:
+                                                             make_settings: Callable[..., Settings],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(extraction, "POOL_MIN_FILES", FILES)
     folder = _folder(tmp_path / "docs")
     seen = {}
     for workers in (1, 0):
@@ -75,9 +84,9 @@ def test_a_worker_process_gives_what_the_ingest_itself_gives(tmp_path: Path, fak
     assert "broken.pdf" in {s for s, _ in skipped} and "bundle.zip/inner/b.bin" in {s for s, _ in skipped}
     assert duplicates == [("note00.txt", "copy.txt")]
     assert "bundle.zip" in added and "manual.pdf" in added
-    assert pooled[5] == pooled[6] == len(pooled[7]["chunks"]) > POOL_MIN_FILES   # type: ignore[arg-type]
+    assert pooled[5] == pooled[6] == len(pooled[7]["chunks"]) > FILES   # type: ignore[arg-type]
 
 
 def test_a_few_files_are_extracted_in_the_ingest_itself(settings: Settings) -> None:
-    assert processes_for(settings, POOL_MIN_FILES - 1) == 0
+    assert processes_for(settings, 20) == 0
     assert processes_for(settings, POOL_MIN_FILES) == settings.ingest.workers == 1
