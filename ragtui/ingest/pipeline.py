@@ -163,8 +163,6 @@ class _IngestRun:
         self._page: tuple[float, int] | None = None      # (start, chunks of the page done so far)
         self.current = ""
         self._last_progress = 0.0
-        self._pipeline: Any = None
-        self._filter: Any = None
         # Embedding runs beside extraction and indexing (`_embed_worker`); its events wait in a queue.
         self._events: asyncio.Queue[Event] = asyncio.Queue()
         self._more_done = asyncio.Event()       # a batch of files became "done": chunks to embed
