@@ -72,7 +72,10 @@ class HashEmbedder:
         self.context_tokens: int | None = None
         self.split = 0
 
-    async def embed_chunks(self, chunks: Sequence[Any]) -> list[list[float]]:
+    async def expect(self, index_dimension: int | None) -> None:
+        self.dimension = DIM
+
+    async def embed_chunks(self, chunks: Sequence[Any], done: Any = None) -> list[list[float]]:
         return [hashed(c.text) for c in chunks]
 
 
@@ -91,7 +94,7 @@ def hashed(text: str) -> list[float]:
 class NoEmbedder(HashEmbedder):
     """The embedder of the build pass: unavailable at once, so the ingest indexes without vectors."""
 
-    async def embed_chunks(self, chunks: Sequence[Any]) -> list[list[float]]:
+    async def embed_chunks(self, chunks: Sequence[Any], done: Any = None) -> list[list[float]]:
         from ragtui.ingest.embedding import EmbedUnavailable
 
         raise EmbedUnavailable("benchmark build pass: embedding excluded")
@@ -149,9 +152,9 @@ def build(settings: Settings, name: str, chunks: int, eval_dir: Path, *, embed: 
     merges_cpu: list[float] = []
     replace, merge = KeywordIndex.replace_sources, KeywordIndex.merge
 
-    def timed_replace(self: KeywordIndex, sources: Any, new: Any) -> int:
+    def timed_replace(self: KeywordIndex, sources: Any, new: Any, tokens: Any = None) -> int:
         t, c = time.perf_counter(), time.process_time()
-        n = replace(self, sources, new)
+        n = replace(self, sources, new, tokens)
         batches.append({"chunks": n, "wall_s": time.perf_counter() - t, "cpu_s": time.process_time() - c})
         return n
 

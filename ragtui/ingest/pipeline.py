@@ -35,8 +35,9 @@ import json
 import shutil
 import threading
 import time
+from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,8 @@ from ragtui.config import Settings
 from ragtui.errors import RagtuiError, describe, disk_full
 from ragtui.events import Event, FileSkipped, IngestFinished, IngestProgress, Notice
 from ragtui.ingest.discover import LEAVES_ROOT, Entry, NotRead, discover, inside, read_regular
-from ragtui.ingest.extract import Extracted, Skip, extract, format_of
+from ragtui.ingest.extract import Skip, format_of
+from ragtui.ingest.extraction import AHEAD_BYTES, AHEAD_FILES, Extraction, Job, Result, processes_for
 from ragtui.ingest.report import IngestTally
 from ragtui.library import Collection
 from ragtui.model.chunks import Chunk
@@ -97,6 +99,8 @@ class _Prepared:
     stale: list[str] = field(default_factory=list)     # sources whose chunks must leave the stores
     outcome: str = ""                                  # added | updated | unchanged | duplicate | skipped
     duplicate_of: str = ""
+    digest: str = ""
+    tokens: dict[str, list[str]] = field(default_factory=dict)    # chunk id -> its keyword-index terms
 
 
 async def ingest_paths(settings: Settings, collection: Collection, paths: Sequence[Path], *,
@@ -161,8 +165,6 @@ class _IngestRun:
         self._page: tuple[float, int] | None = None      # (start, chunks of the page done so far)
         self.current = ""
         self._last_progress = 0.0
-        self._pipeline: Any = None
-        self._filter: Any = None
         # Embedding runs beside extraction and indexing (`_embed_worker`); its events wait in a queue.
         self._events: asyncio.Queue[Event] = asyncio.Queue()
         self._more_done = asyncio.Event()       # a batch of files became "done": chunks to embed
@@ -313,17 +315,6 @@ class _IngestRun:
 
     # --- extraction and indexing -------------------------------------------------------------
 
-    def _transformations(self) -> tuple[Any, Any]:
-        if self._pipeline is None:
-            from llama_index.core.ingestion import IngestionPipeline
-
-            from ragtui.ingest.transforms import ChunkParser, EntropyFilter
-
-            self._filter = EntropyFilter.from_settings(self.settings)
-            self._pipeline = IngestionPipeline(
-                transformations=[ChunkParser.from_settings(self.settings), self._filter], disable_cache=True)
-        return self._pipeline, self._filter
-
     def _read(self, entry: Entry) -> bytes:
         if entry.text is not None:
             return entry.text.encode("utf-8")
@@ -332,8 +323,12 @@ class _IngestRun:
             raise NotRead(LEAVES_ROOT)              # replaced by such a link after discovery
         return read_regular(entry.path, self.settings.ingest.max_file_mb)
 
-    def _prepare(self, entry: Entry, batch_hashes: dict[str, str]) -> _Prepared:
-        """Read, hash, compare with the records; extract + chunk + filter only what is new or changed."""
+    def _prepare(self, entry: Entry, hashes: dict[str, str]) -> tuple[_Prepared, Job | None]:
+        """Read, hash, compare with the records; what is new or changed comes back with its extraction job.
+
+        `hashes` maps the digests of files read this run whose batch is not committed yet to their sources
+        (the records answer for the others), so a copy of one of them is a duplicate too.
+        """
         prep = _Prepared(entry)
         try:
             data = self._read(entry)
@@ -341,18 +336,17 @@ class _IngestRun:
             prep.skips.append(Skip(entry.source, str(exc)))
             prep.record = FileRecord(entry.source, entry.root, status=SKIPPED, reason=str(exc))
             prep.outcome = "skipped"
-            return prep
+            return prep, None
         digest = hashlib.sha256(data).hexdigest()
-        stamp: dict[str, Any] = {"root": entry.root, "hash": digest, "size": len(data), "signature": self.signature}
         old = self.records.file(entry.source)
         if old and old.root and entry.root and old.root != entry.root and Path(old.root).exists():
             reason = (f"name clash: {entry.source} is already in the collection from {old.root}; "
                       "ingest this folder into another collection")
             prep.skips.append(Skip(entry.source, reason))
             prep.outcome = "skipped"
-            return prep
+            return prep, None
         original = None if entry.text is not None else (        # in-memory documents keep their own ids
-            batch_hashes.get(digest) or self.records.indexed_source_with_hash(digest, entry.source))
+            hashes.get(digest) or self.records.indexed_source_with_hash(digest, entry.source))
         if old and old.hash == digest and old.signature == self.signature and (
                 old.status == DONE or (old.status == DUPLICATE and original)):
             prep.outcome = "unchanged"
@@ -360,60 +354,89 @@ class _IngestRun:
                 self.records.move_root(entry.source, entry.root)
             if old.format == "zip":
                 prep.skips = [Skip(m.source, m.reason) for m in self.records.members_in(entry.source, SKIPPED)]
-            return prep
+            return prep, None
         if old:
             prep.stale = [old.source, *self.records.members(old.source)]
+        prep.record = FileRecord(entry.source, entry.root, hash=digest, size=len(data), signature=self.signature)
         if original and original != entry.source:
             prep.outcome, prep.duplicate_of = "duplicate", original
-            prep.record = FileRecord(entry.source, **stamp, status=DUPLICATE, reason=f"same bytes as {original}")
-            return prep
-        batch_hashes[digest] = entry.source
-        if entry.text is not None:
-            found: list[Extracted | Skip] = [Extracted(entry.source, entry.text, "txt")]
-        else:
-            # converters get the bytes read, never the path again (it may have been swapped since)
-            found = extract(entry.source, data, self.settings.ingest, self.coll.path / "tmp")
-        if len(found) == 1 and isinstance(found[0], Skip) and found[0].source == entry.source:
-            prep.skips = [found[0]]
-            prep.record = FileRecord(entry.source, **stamp, status=SKIPPED, reason=found[0].reason)
-            prep.outcome = "skipped"
-            return prep
-        for item in found:
-            if isinstance(item, Skip):
-                prep.skips.append(item)
-            else:
-                self._chunk(prep, item, digest, len(data))
-        if format_of(entry.source) == "zip":
-            prep.record = FileRecord(entry.source, **stamp, format="zip", status=DONE)
+            prep.record = replace(prep.record, status=DUPLICATE, reason=f"same bytes as {original}")
+            return prep, None
+        hashes[digest] = entry.source
+        prep.digest = digest
         prep.outcome = "updated" if old and old.status == DONE else "added"
-        return prep
+        job = Job(entry.source, digest, text=entry.text) if entry.text is not None else Job(entry.source, digest, data)
+        return prep, job
 
-    def _chunk(self, prep: _Prepared, doc: Extracted, digest: str, size: int) -> None:
-        """Chunk and filter one extracted document through the IngestionPipeline; a zip member hashes its text."""
-        from ragtui.ingest.transforms import to_document
-
-        member = doc.source != prep.entry.source
-        file_hash = hashlib.sha256(doc.text.encode("utf-8")).hexdigest() if member else digest
-        pipeline, entropy_filter = self._transformations()
-        chunks = [_node_chunk(n) for n in pipeline.run(documents=[to_document(self.coll.name, doc, file_hash)])]
-        dropped = entropy_filter.dropped_from(doc.source)
-        if dropped and sum(dropped.values()) >= len(chunks):       # all or most of the file: say which and why
-            self.report.mostly_filtered.append((doc.source, len(chunks), dropped.copy()))
-        prep.docs.append((FileRecord(doc.source, prep.entry.root, container=prep.entry.source if member else "",
-                                     hash=file_hash, size=len(doc.text) if member else size, format=doc.format,
-                                     signature=self.signature, status=INDEXING, chunks=len(chunks),
-                                     filtered=json.dumps(dict(dropped)) if dropped else ""), chunks))
-        prep.texts[doc.source] = (doc.text, [(p.start, p.label, p.index) for p in doc.pages])
+    def _extracted(self, prep: _Prepared, result: Result) -> None:
+        """What the extraction of a prepared file gave: its documents' records and chunks, or why not."""
+        stamp = prep.record
+        assert stamp is not None
+        if result.whole_file_skipped:
+            prep.skips = result.skips
+            prep.record = replace(stamp, status=SKIPPED, reason=result.skips[0].reason)
+            prep.outcome = "skipped"
+            return
+        prep.skips.extend(result.skips)
+        prep.record = (FileRecord(stamp.source, stamp.root, hash=stamp.hash, size=stamp.size, format="zip",
+                                  signature=self.signature, status=DONE)
+                       if format_of(prep.entry.source) == "zip" else None)
+        for doc in result.documents:
+            member = doc.source != prep.entry.source
+            dropped = doc.dropped
+            self.report.filtered.update(dropped)
+            if dropped and sum(dropped.values()) >= len(doc.chunks):   # all or most of the file: say which and why
+                self.report.mostly_filtered.append((doc.source, len(doc.chunks), dropped.copy()))
+            prep.docs.append((FileRecord(doc.source, prep.entry.root, container=prep.entry.source if member else "",
+                                         hash=doc.file_hash, size=len(doc.text) if member else stamp.size,
+                                         format=doc.format, signature=self.signature, status=INDEXING,
+                                         chunks=len(doc.chunks),
+                                         filtered=json.dumps(dict(dropped)) if dropped else ""), doc.chunks))
+            prep.texts[doc.source] = (doc.text, doc.pages)
+            prep.tokens.update(zip((c.id for c in doc.chunks), doc.tokens, strict=True))
 
     async def _process(self, entries: list[Entry]) -> AsyncIterator[Event]:
+        """Prepare files in order, extract them (in worker processes when there are many), commit in batches.
+
+        Up to AHEAD_FILES files (AHEAD_BYTES of input) are read and handed to the
+        workers ahead of the file being recorded, so they extract the next batch
+        while this one is journaled and indexed; results are taken in order.
+        """
+        processes = processes_for(self.settings, len(entries))
+        extraction = Extraction(self.settings, self.coll.name, self.coll.path / "tmp", processes)
+        try:
+            async for event in self._extract_and_commit(entries, extraction):
+                yield event
+        finally:
+            await _in_thread(extraction.close)
+        if extraction.broken:
+            self.report.warnings.append("an extraction worker process died; the files after it were extracted "
+                                        "in the ingesting process")
+
+    async def _extract_and_commit(self, entries: list[Entry], extraction: Extraction) -> AsyncIterator[Event]:
         batch: list[_Prepared] = []
-        batch_hashes: dict[str, str] = {}
+        hashes: dict[str, str] = {}
         pending_chunks = 0
-        for entry in entries:
-            self.current = entry.source
-            began = time.monotonic()
-            prep = await _in_thread(self._prepare, entry, batch_hashes)
-            self.report.add_time("extract", time.monotonic() - began)
+        ahead: deque[tuple[_Prepared, tuple[Job, Any] | None]] = deque()
+        upcoming = iter(entries)
+        bytes_ahead = 0
+        while True:
+            while len(ahead) < AHEAD_FILES and bytes_ahead < AHEAD_BYTES and (
+                    entry := next(upcoming, None)) is not None:
+                began = time.monotonic()
+                prep, job = await _in_thread(self._prepare, entry, hashes)
+                ahead.append((prep, extraction.submit(job) if job is not None else None))
+                bytes_ahead += len(job.data) if job is not None else 0
+                self.report.add_time("extract", time.monotonic() - began)
+            if not ahead:
+                break
+            prep, handle = ahead.popleft()
+            self.current = prep.entry.source
+            if handle is not None:
+                began = time.monotonic()
+                bytes_ahead -= len(handle[0].data)
+                self._extracted(prep, await _in_thread(extraction.result, handle))
+                self.report.add_time("extract", time.monotonic() - began)
             for skip in prep.skips:
                 self.report.skipped.append((skip.source, skip.reason))
                 yield FileSkipped(skip.source, skip.reason)
@@ -426,7 +449,10 @@ class _IngestRun:
                 self.chunks_read += sum(len(c) for _, c in prep.docs)
             if pending_chunks >= BATCH_CHUNKS or len(batch) >= BATCH_FILES:
                 await _in_thread(self._commit, batch)
-                batch, batch_hashes, pending_chunks = [], {}, 0
+                for p in batch:                       # the records know these files now
+                    if hashes.get(p.digest) == p.entry.source:
+                        del hashes[p.digest]
+                batch, pending_chunks = [], 0
                 self._embed_more()
             for event in self._embed_events():
                 yield event
@@ -460,11 +486,10 @@ class _IngestRun:
                         self.coll.vectors(model).delete_ids(old_ids)
         self.report.add_time("journal", time.monotonic() - began)
         began = time.monotonic()
-        self.coll.keyword.replace_sources(recorded, [c for _, chunks in docs for c in chunks])
+        self.coll.keyword.replace_sources(recorded, [c for _, chunks in docs for c in chunks],
+                                          {k: v for p in batch for k, v in p.tokens.items()})
         self.records.mark_done(fresh)
         self.report.add_time("index", time.monotonic() - began)
-        _, entropy_filter = self._transformations()
-        self.report.filtered = entropy_filter.dropped.copy()
         for p in batch:
             self.report.chunks_indexed += sum(len(c) for _, c in p.docs)
             if p.outcome == "added":
@@ -674,9 +699,3 @@ async def _in_thread(fn: Any, *args: Any) -> Any:
     except asyncio.CancelledError:
         await asyncio.wait([task])
         raise
-
-
-def _node_chunk(node: Any) -> Chunk:
-    from ragtui.stores.nodes import node_to_chunk
-
-    return node_to_chunk(node)

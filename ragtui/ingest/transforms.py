@@ -128,7 +128,6 @@ class EntropyFilter(TransformComponent):
     entropy_min: float = 0.5
     entropy_max: float = 7.0
     toc_threshold: float = 0.6
-    _dropped: Counter[str] = PrivateAttr(default_factory=Counter)
     _by_source: dict[str, Counter[str]] = PrivateAttr(default_factory=dict)
 
     @classmethod
@@ -136,14 +135,9 @@ class EntropyFilter(TransformComponent):
         i = settings.ingest
         return cls(entropy_min=i.entropy_min, entropy_max=i.entropy_max, toc_threshold=i.toc_ratio)
 
-    @property
-    def dropped(self) -> Counter[str]:
-        """Chunks dropped so far, per reason."""
-        return self._dropped
-
-    def dropped_from(self, source: str) -> Counter[str]:
-        """Chunks of one source dropped so far, per reason (the report names files that lost most)."""
-        return self._by_source.get(source, Counter())
+    def take_dropped(self, source: str) -> Counter[str]:
+        """The chunks of one source dropped since the last call for it, per reason (forgotten here after)."""
+        return self._by_source.pop(source, Counter())
 
     def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[BaseNode]:
         kept = []
@@ -152,7 +146,6 @@ class EntropyFilter(TransformComponent):
             h, words = text_entropy(text, node.metadata.get("encoding") or "utf-8"), word_count(text)
             reason = junk_reason(h, words, text, self.entropy_min, self.entropy_max, self.toc_threshold)
             if reason:
-                self._dropped[reason] += 1
                 self._by_source.setdefault(node.metadata["source"], Counter())[reason] += 1
                 continue
             node.metadata["text_entropy"] = round(h, 4)

@@ -27,7 +27,7 @@ import json
 import pickle
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -95,6 +95,47 @@ def _chunk_column() -> Any:
     from whoosh.columns import VarBytesColumn
 
     return VarBytesColumn()
+
+
+class _FieldLengths:
+    """The per-document reader a Whoosh writer asks for every posting's field length as it writes a segment's
+    postings, with each field's length bytes read from the new segment once instead of per posting.
+
+    Whoosh 2.7.4 (`FieldWriter.add_postings`) reads the length with a seek and a one-byte read per posting
+    (plain reads here: `_storage`), which was a tenth of a build's CPU; the values are the same bytes,
+    decoded as `W3PerDocReader.doc_field_length` decodes them.
+    """
+
+    def __init__(self, reader: Any) -> None:
+        self._reader = reader
+        self._bytes: dict[str, bytes | None] = {}
+
+    def doc_field_length(self, docnum: int, fieldname: str, default: int = 0) -> int | None:
+        from whoosh.util.numeric import byte_to_length
+
+        if fieldname not in self._bytes:
+            self._bytes[fieldname] = self._read(fieldname)
+        lengths = self._bytes[fieldname]
+        if lengths is None:
+            return default
+        lbyte = lengths[docnum] if docnum < len(lengths) else 0
+        return byte_to_length(lbyte) if lbyte else None
+
+    def _read(self, fieldname: str) -> bytes | None:
+        from whoosh.codec.whoosh3 import LENGTHS_COLUMN, _lenfield
+
+        column = self._reader._cached_reader(_lenfield(fieldname), LENGTHS_COLUMN)
+        return None if column is None else bytes(column._dbfile.get(column._basepos, column._count))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._reader, name)
+
+
+def _reading_lengths_once(writer: Any) -> Any:
+    """The writer, its segment's postings written with `_FieldLengths`."""
+    made = writer.per_document_reader
+    writer.per_document_reader = lambda: _FieldLengths(made())
+    return writer
 
 
 class _MergeSmall:
@@ -301,7 +342,7 @@ class KeywordIndex:
     def _writing(self) -> Iterator[Any]:
         """One writer, committed as a new segment without merging (so a batch's cost does not grow with
         the index), or cancelled on an error; an index made before the length or chunk column gains it here."""
-        writer = self._ix.writer(timeout=WRITE_LOCK_TIMEOUT)
+        writer = _reading_lengths_once(self._ix.writer(timeout=WRITE_LOCK_TIMEOUT))
         try:
             for name, field in ((LENGTH, _length_field), (CHUNK, _chunk_field)):
                 if name not in writer.schema:
@@ -316,13 +357,18 @@ class KeywordIndex:
             raise
         writer.commit(merge=False)
 
-    def _fields(self, chunk: Chunk) -> dict[str, Any]:
-        tokens = self.analyze(chunk.text)
+    def _fields(self, chunk: Chunk, tokens: list[str] | None = None) -> dict[str, Any]:
+        if tokens is None:
+            tokens = self.analyze(chunk.text)
         return {"chunk_id": chunk.id, "source": chunk.meta.source, "text": tokens, "_stored_text": None,
                 LENGTH: len(tokens), CHUNK: _encode(chunk)}
 
-    def replace_sources(self, sources: Iterable[str], chunks: Iterable[Chunk]) -> int:
+    def replace_sources(self, sources: Iterable[str], chunks: Iterable[Chunk],
+                        tokens: Mapping[str, list[str]] | None = None) -> int:
         """Drop every chunk of `sources`, then add `chunks`, in one commit (readers see before or after).
+
+        `tokens` may give chunks' terms as `analyze` makes them (by chunk id), analysed beforehand (in an
+        extraction worker); a chunk without them is analysed here.
 
         Plain adds after the deletes are much faster than per-id updates. `sources`
         must name every source of `chunks` the index may already hold (ids derive
@@ -333,7 +379,7 @@ class KeywordIndex:
         with self._writing() as w:
             _delete_terms(w, "source", sources)
             for c in chunks:
-                w.add_document(**self._fields(c))
+                w.add_document(**self._fields(c, tokens.get(c.id) if tokens else None))
                 n += 1
         return n
 
@@ -353,7 +399,7 @@ class KeywordIndex:
 
         from ragtui.stores.postings import PostingsFile
 
-        writer = self._ix.writer(timeout=WRITE_LOCK_TIMEOUT)
+        writer = _reading_lengths_once(self._ix.writer(timeout=WRITE_LOCK_TIMEOUT))
         assert isinstance(writer, SegmentWriter)
         if len(writer.segments) < 2:
             writer.cancel()

@@ -28,7 +28,7 @@ def test_a_store_failing_again_on_close_does_not_hide_the_full_disk(settings: Se
     full = False
     real_close = Collection.close
 
-    def replace(self: KeywordIndex, sources: Any, chunks: Any) -> int:
+    def replace(self: KeywordIndex, sources: Any, chunks: Any, tokens: Any = None) -> int:
         nonlocal full
         full = True
         raise OSError(errno.ENOSPC, "No space left on device")
