@@ -155,3 +155,24 @@ def test_eval_answers_needs_reference_answers(fake_ollama: FakeOllama, tmp_path:
     assert main([*flags(tmp_path, fake_ollama.url), "eval", "--answers", "--dataset", str(dataset)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no judged query carries reference answers" in err
+
+
+@pytest.mark.parametrize(("extra", "named"), [
+    (["--answers", "--from-history"], "--answers asks a dataset's questions: it takes --dataset DIR, not "
+                                      "--from-history"),
+    (["--answers", "--from-history", "--judge", "chat"], "not --from-history"),
+    (["--answers", "--dataset", "{dataset}", "--modes", "hybrid"], "it takes no --modes"),
+    (["--answers", "--dataset", "{dataset}", "--compare", "keyword", "hybrid"], "it takes no --compare"),
+    (["--answers", "--dataset", "{dataset}", "--sources", "--concurrency", "2"], "it takes no --sources, "
+                                                                                  "--concurrency"),
+    (["--dataset", "{dataset}", "--weak"], "--weak goes with --from-history"),
+])
+def test_eval_refuses_flags_the_run_would_ignore(extra: list[str], named: str, fake_ollama: FakeOllama,
+                                                 tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A flag the chosen run would not use is one usage error before anything runs, not a run without it."""
+    dataset = write_dataset(tmp_path / "mini")
+    args = [a.replace("{dataset}", str(dataset)) for a in extra]
+    assert main([*flags(tmp_path, fake_ollama.url), "eval", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and named in err
+    assert not fake_ollama.calls("/api/embed") and not fake_ollama.calls("/api/chat")
