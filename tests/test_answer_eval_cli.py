@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ragtui.cli import main
-from tests.fake_ollama import FakeOllama, Reply, fenced
+from tests.fake_ollama import FakeOllama, Model, Reply, fenced
 from tests.fake_openai import FakeOpenAI
 
 DOCS = {"d1": ("Turbines", "Gas turbine blades are cooled by air bled from the compressor."),
@@ -155,3 +155,68 @@ def test_eval_answers_needs_reference_answers(fake_ollama: FakeOllama, tmp_path:
     assert main([*flags(tmp_path, fake_ollama.url), "eval", "--answers", "--dataset", str(dataset)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no judged query carries reference answers" in err
+
+
+@pytest.mark.parametrize(("extra", "named"), [
+    (["--answers", "--from-history"], "--answers asks a dataset's questions: it takes --dataset DIR, not "
+                                      "--from-history"),
+    (["--answers", "--from-history", "--judge", "chat"], "not --from-history"),
+    (["--answers", "--dataset", "{dataset}", "--modes", "hybrid"], "it takes no --modes"),
+    (["--answers", "--dataset", "{dataset}", "--compare", "keyword", "hybrid"], "it takes no --compare"),
+    (["--answers", "--dataset", "{dataset}", "--sources", "--concurrency", "2"], "it takes no --sources, "
+                                                                                  "--concurrency"),
+    (["--dataset", "{dataset}", "--weak"], "--weak goes with --from-history"),
+])
+def test_eval_refuses_flags_the_run_would_ignore(extra: list[str], named: str, fake_ollama: FakeOllama,
+                                                 tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A flag the chosen run would not use is one usage error before anything runs, not a run without it."""
+    dataset = write_dataset(tmp_path / "mini")
+    args = [a.replace("{dataset}", str(dataset)) for a in extra]
+    assert main([*flags(tmp_path, fake_ollama.url), "eval", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and named in err
+    assert not fake_ollama.calls("/api/embed") and not fake_ollama.calls("/api/chat")
+
+
+def test_eval_answers_judge_missing_fails_before_the_ingest(fake_ollama: FakeOllama, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """A --judge model the server does not have is one error before a single document is embedded."""
+    dataset = write_dataset(tmp_path / "mini")
+    assert main([*flags(tmp_path, fake_ollama.url), "eval", "--answers", "--dataset", str(dataset),
+                 "--judge", "jduge"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == f"ragtui: eval failed: model 'jduge' is not available at {fake_ollama.url}: run `ollama " \
+                      "pull jduge`"
+    assert not fake_ollama.calls("/api/embed") and not fake_ollama.calls("/api/chat")
+
+
+def test_eval_answers_judge_prompt_is_cut_to_its_window(fake_ollama: FakeOllama, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A cited source longer than the judge's 600-token window is shortened to fit it (with 16 tokens of reply,
+    all the judge needs for YES or NO), and the report says how many judge prompts were cut."""
+    from ragtui.tokens import estimate_tokens
+
+    fake_ollama.add_model(Model("judge", "chat", context_length=600))
+    long = "Gas turbine blades are cooled by air bled from the compressor. " + " ".join(
+        f"Paragraph {i} describes the turbine casing at length." for i in range(60))
+    dataset = write_dataset(tmp_path / "mini")
+    (dataset / "corpus.jsonl").write_text("".join(
+        json.dumps({"_id": k, "title": t, "text": long if k == "d1" else x}) + "\n" for k, (t, x) in DOCS.items()))
+
+    def respond(body: dict[str, Any]) -> Reply:
+        text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+        return Reply.text("YES") if "STATEMENT:" in text else Reply.text(reader(text))
+
+    fake_ollama.responder = respond
+    assert main([*flags(tmp_path, fake_ollama.url), "--set", "chunk.size_tokens=2000", "--set",
+                 "annotation.enabled=false", "eval", "--answers", "--dataset", str(dataset), "--limit", "1",
+                 "--judge", "judge", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    judged = [c.body for c in fake_ollama.calls("/api/chat") if c.body["model"] == "judge"]
+    assert len(judged) == 1 and len(long) > 600 * 3.5
+    prompt = "".join(str(m["content"]) for m in judged[0]["messages"])
+    assert estimate_tokens(prompt) + 16 <= 600 and "Gas turbine blades are cooled" in prompt and " …" in prompt
+    assert judged[0]["options"]["num_predict"] == 16 and judged[0]["options"]["num_ctx"] == 600
+    # the answer quotes the whole chunk: 61 sentences, the last one citing it (and judged supported)
+    assert report["models"]["judge"] == "judge" and report["per_query"]["q1"]["faithfulness"] == pytest.approx(1 / 61)
+    assert any(n.startswith("1 judge prompt(s) were cut to fit judge's 600-token window") for n in report["notices"])

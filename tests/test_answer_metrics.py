@@ -15,7 +15,7 @@ from ragtui.evaluation.answer_metrics import (
     summarise_answers,
     token_f1,
 )
-from ragtui.evaluation.judge import statements
+from ragtui.evaluation.judge import fit_prompt, shares, statements
 
 
 def test_squad_normalisation_lowercases_and_drops_punctuation_articles_and_extra_space() -> None:
@@ -90,3 +90,13 @@ def test_statements_are_sentences_of_three_words_or_more() -> None:
     answer = "Gas turbines are cooled by air [1]. See [2]. Swept wings delay drag [2][3]! 42 is it."
     assert statements(answer) == ["Gas turbines are cooled by air [1].", "Swept wings delay drag [2][3]!",
                                   "42 is it."]
+
+
+def test_judge_prompt_keeps_short_sources_whole_and_shares_the_rest() -> None:
+    assert shares([10, 500, 300], 400) == [10, 195, 195]     # 10 whole, the 390 left split
+    assert shares([10, 20], 400) == [10, 20] and shares([50], -5) == [0]
+    messages, cut = fit_prompt("A claim here.", [(1, "short"), (2, "x" * 100_000)], 2000)
+    text = "".join(t for _, t in messages)
+    assert cut and "short" in text and "A claim here." in text and len(text) < 2000 * 3.5
+    assert fit_prompt("A claim here.", [(1, "short")], 2000) == (fit_prompt("A claim here.", [(1, "short")],
+                                                                            100_000)[0], False)

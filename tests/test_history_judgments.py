@@ -7,8 +7,10 @@ import hashlib
 import json
 import math
 import os
+import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +20,7 @@ from ragtui.history import HistoryStore
 from ragtui.model.chunks import Chunk, ChunkMeta
 from ragtui.model.conversation import AnnotationState, Conversation, Override, SessionSource, Turn
 from tests.collection_builder import make_chunks
-from tests.fake_ollama import FakeOllama
+from tests.fake_ollama import FakeOllama, Reply
 
 FILES = {"valves.md": "Valve seats wear out.", "gate.md": "Gate valves control the flow.",
          "pumps.md": "Centrifugal pumps need priming.", "fence.md": "Paint the fence.", "hinges.md": "Oil the hinges.",
@@ -206,3 +208,21 @@ def test_eval_from_history_weak_labels_and_errors(judged: Path, fake_ollama: Fak
     assert main([*flags(tmp_path, fake_ollama), "eval", "--from-history", "notes"]) == 1
     assert "no saved session that searched notes" in capsys.readouterr().err
     assert main([*flags(tmp_path, fake_ollama), "eval", "--from-history", "--dataset", str(tmp_path)]) == 2
+
+
+def test_eval_from_history_retrieves_concurrency_queries_at_once(judged: Path, fake_ollama: FakeOllama,
+                                                                 tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """--concurrency 1 reaches the run: with HyDE asking the chat model for each of the two questions (each
+    reply held 0.3 s, so two queries at once would overlap), one model call is open at a time."""
+    def slow_passage(body: dict[str, Any]) -> Reply:
+        time.sleep(0.3)
+        question = str(body["messages"][-1]["content"]).split("Question: ", 1)[1].split("\n", 1)[0]
+        return Reply.text(f"In short, {question} is explained here.")
+
+    fake_ollama.responder = slow_passage
+    assert main([*flags(tmp_path, fake_ollama), "--set", "llm.model=chat", "--set", "strategies.hyde=on", "eval",
+                 "--from-history", "--modes", "hybrid", "--concurrency", "1", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["queries"] == 2 and len(fake_ollama.calls("/api/chat")) == 2
+    assert fake_ollama.max_in_flight == 1

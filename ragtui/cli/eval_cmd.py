@@ -25,13 +25,14 @@ MODES = tuple(EVAL_MODES)
 COLUMNS = (("ndcg@10", "nDCG@10"), ("ndcge@10", "nDCGe@10"), ("p@5", "P@5"), ("recall@5", "R@5"),
            ("success@5", "S@5"), ("recall@10", "R@10"), ("recall@100", "R@100"), ("mrr@10", "MRR@10"),
            ("map", "MAP"))
+DEFAULT_CONCURRENCY = 4
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("eval", help="measure retrieval on a BEIR dataset (corpus, queries, qrels/test.tsv), "
                                          "or on your collections against your own judgments (--from-history)")
     parser.add_argument("--dataset", type=Path, metavar="DIR", help="BEIR-format folder")
-    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES), metavar="MODE",
+    parser.add_argument("--modes", nargs="+", choices=MODES, metavar="MODE",
                         help=f"modes to run (default: all of {', '.join(MODES)})")
     parser.add_argument("--limit", type=int, metavar="N", help="only the first N judged queries (qrels order)")
     parser.add_argument("--json", action="store_true", help="the report as JSON (with per-query scores)")
@@ -46,9 +47,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="score the sources a question would annotate (per-file cap, cuts and annotate_max "
                              "applied; a document's repeat counts as not relevant) instead of the fused ranking")
     add_history_arguments(parser)
-    parser.add_argument("--concurrency", type=int, default=4, metavar="N",
-                        help="queries retrieved at once (default 4; 1 for a chat server that serves one stream "
-                             "at a time, e.g. llama-cpp-python's, when a [strategies] option asks the model)")
+    parser.add_argument("--concurrency", type=int, metavar="N",
+                        help=f"queries retrieved at once (default {DEFAULT_CONCURRENCY}; 1 for a chat server that "
+                             "serves one stream at a time, e.g. llama-cpp-python's, when a [strategies] option asks "
+                             "the model)")
     parser.add_argument("--answers", action="store_true",
                         help="ask every question with reference answers (metadata.answers) through the configured "
                              "models and score annotation, answer, citations, quotes and cost")
@@ -69,10 +71,11 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.dataset is None and args.from_history is None:
         raise RagtuiError("eval needs --dataset DIR, --from-history [COLLECTION ...] or --compare-runs A.json "
                           "B.json", exit_code=2)
-    if args.concurrency < 1:
+    if args.concurrency is not None and args.concurrency < 1:
         raise RagtuiError(f"--concurrency {args.concurrency}: expected 1 or more", exit_code=2)
-    if args.judge and not args.answers:
-        raise RagtuiError("--judge goes with --answers", exit_code=2)
+    refuse_ignored_flags(args)
+    args.modes = args.modes or list(MODES)
+    args.concurrency = args.concurrency or DEFAULT_CONCURRENCY
 
     def progress(message: str) -> None:
         print(f"eval: {message}", file=sys.stderr, flush=True)
@@ -101,6 +104,27 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     else:
         print(markdown_table(report))
     return 0
+
+
+def refuse_ignored_flags(args: argparse.Namespace) -> None:
+    """One usage error for a flag the chosen run would not use, before anything runs."""
+    from ragtui.errors import RagtuiError
+
+    if args.judge and not args.answers:
+        raise RagtuiError("--judge goes with --answers", exit_code=2)
+    if args.weak and args.from_history is None:
+        raise RagtuiError("--weak goes with --from-history (it counts the weak labels of your judgments)",
+                          exit_code=2)
+    if not args.answers:
+        return
+    if args.from_history is not None:
+        raise RagtuiError("--answers asks a dataset's questions: it takes --dataset DIR, not --from-history",
+                          exit_code=2)
+    given = [flag for flag, value in (("--modes", args.modes), ("--compare", args.compare),
+                                      ("--sources", args.sources), ("--concurrency", args.concurrency)) if value]
+    if given:
+        raise RagtuiError(f"--answers runs each question through the configured session, one at a time: it takes "
+                          f"no {', '.join(given)}", exit_code=2)
 
 
 def run_answers(args: argparse.Namespace, settings: Settings, dataset: Any, progress: Any) -> int:

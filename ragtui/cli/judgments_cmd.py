@@ -50,7 +50,7 @@ def history_eval(args: argparse.Namespace, settings: Settings,
         raise RagtuiError("--from-history evaluates on your collections: it takes no --dataset or --keep-index",
                           exit_code=2)
     return run_history_eval(settings, args.from_history, args.modes, weak=args.weak, limit=args.limit,
-                            sources=args.sources, progress=progress,
+                            sources=args.sources, progress=progress, concurrency=args.concurrency,
                             compare_pairs=[tuple(args.compare)] if args.compare else [])
 
 

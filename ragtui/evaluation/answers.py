@@ -29,6 +29,7 @@ from ragtui.evaluation.beir import Dataset
 from ragtui.evaluation.runner import EvalIndex, eval_index
 
 if TYPE_CHECKING:
+    from ragtui.evaluation.judge import Judge
     from ragtui.history import HistoryStore
 
 Progress = Callable[[str], None]
@@ -53,49 +54,50 @@ class AnswerReport:
 async def run_answer_eval(settings: Settings, dataset: Dataset, *, progress: Progress = lambda _: None,
                           keep_index: bool = False, judge: str | None = None) -> AnswerReport:
     """Ingest (or reuse a kept index), then ask every question that has reference answers and score it."""
+    from ragtui.evaluation.judge import Judge
+    from ragtui.llm.providers import judge_model
+
     unanswerable = [q for q in dataset.queries if not dataset.answers.get(q)]
-    async with eval_index(settings, dataset, keep_index, progress) as index:
-        report = await _answer_all(index, progress, judge)
+    # built before the ingest, so that a judge model the server does not have fails at once
+    judging = Judge(await judge_model(settings, judge)) if judge else None
+    try:
+        async with eval_index(settings, dataset, keep_index, progress) as index:
+            report = await _answer_all(index, progress, judging)
+    finally:
+        if judging is not None:
+            await judging.aclose()
     if unanswerable:
         report.notices.append(f"{len(unanswerable)} judged queries have no reference answers and were skipped")
     return report
 
 
-async def _answer_all(index: EvalIndex, progress: Progress, judge_name: str | None) -> AnswerReport:
+async def _answer_all(index: EvalIndex, progress: Progress, judge: Judge | None) -> AnswerReport:
     from ragtui.history import HistoryStore
-    from ragtui.llm.providers import synthesis_model
 
     settings, dataset = index.workspace.settings, index.dataset
     qids = [q for q in dataset.queries if dataset.answers.get(q)]
     notices = list(index.notices)
     answered: list[AnsweredQuestion] = []
-    judge = await synthesis_model(settings, judge_name) if judge_name else None
-    judge_failures = 0
     started = time.perf_counter()
-    try:
-        with tempfile.TemporaryDirectory(prefix="ragtui-eval-history-") as folder:
-            history = HistoryStore(folder)
-            for i, qid in enumerate(qids, start=1):
-                one, texts = await _ask(index, history, qid, notices)
-                if judge is not None:
-                    from ragtui.evaluation.judge import judge_answer
+    with tempfile.TemporaryDirectory(prefix="ragtui-eval-history-") as folder:
+        history = HistoryStore(folder)
+        for i, qid in enumerate(qids, start=1):
+            one, texts = await _ask(index, history, qid, notices)
+            if judge is not None:
+                from ragtui.evaluation.judge import judge_answer
 
-                    one.statements, one.supported, failed = await judge_answer(judge, one.answer, texts)
-                    judge_failures += failed
-                answered.append(one)
-                if i % 10 == 0 or i == len(qids):
-                    progress(f"answered {i}/{len(qids)} questions")
-    finally:
-        if judge is not None:
-            await judge.aclose()
-    if judge_failures:
-        notices.append(f"{judge_failures} judge call(s) failed; their statements count as unsupported")
+                one.statements, one.supported = await judge_answer(judge, one.answer, texts)
+            answered.append(one)
+            if i % 10 == 0 or i == len(qids):
+                progress(f"answered {i}/{len(qids)} questions")
+    if judge is not None:
+        notices += judge.notices()
     per_query = {a.qid: a.scores(judged=judge is not None) for a in answered}
     return AnswerReport(
         dataset=dataset.name, queries=len(answered), documents=len(dataset.corpus), chunks=index.chunks,
         models={"synthesis": settings.llm.model,
                 "annotator": settings.llm.annotator if settings.annotation.enabled else "off",
-                "embeddings": ", ".join(settings.embed.all_models), **({"judge": judge_name} if judge_name else {})},
+                "embeddings": ", ".join(settings.embed.all_models), **({"judge": judge.model.model} if judge else {})},
         settings=answer_settings(settings), results=summarise_answers(per_query), per_query=per_query,
         questions=[vars(a) for a in answered], notices=notices,
         timings_s={"ingest": index.ingest_s, "questions": round(time.perf_counter() - started, 1)})

@@ -17,6 +17,7 @@ from ragtui.tokens import PROMPT_OVERHEAD_TOKENS
 
 DEFAULT_CONTEXT_WINDOW = 8192     # when the model's info does not say
 ANNOTATION_NUM_CTX = 4096         # 1,200 chars of extract + prompt + 200 output tokens fit easily
+JUDGE_MAX_TOKENS = 16             # "YES" or "NO", with room for a leading quote or asterisk
 
 
 async def context_window(settings: Settings, model: str) -> int:
@@ -84,6 +85,15 @@ async def annotation_model(settings: Settings, model: str | None = None, *,
     num_ctx = _base_num_ctx(settings, window) if same else min(window, ANNOTATION_NUM_CTX)
     return _build_model(settings, model=name, num_ctx=num_ctx, max_tokens=settings.annotation.max_tokens,
                        temperature=settings.annotation.temperature)
+
+
+async def judge_model(settings: Settings, name: str) -> ChatModel:
+    """The faithfulness judge of `eval --answers --judge`: a one-word reply, so JUDGE_MAX_TOKENS of output and
+    the annotator's small num_ctx, grown per prompt up to the model's window. For Ollama, building it asks
+    /api/show, so a model that is not pulled fails here."""
+    window = await context_window(settings, name)
+    return _build_model(settings, model=name, num_ctx=min(window, ANNOTATION_NUM_CTX), window=window,
+                        max_tokens=JUDGE_MAX_TOKENS, temperature=0.0)
 
 
 async def strategy_model(settings: Settings) -> ChatModel:
