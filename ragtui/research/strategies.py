@@ -76,7 +76,8 @@ class _Hyde:
 
 
 class _Asker:
-    """The strategies' model, opened on first use: each call bounded and counted, each fallback said once."""
+    """The strategies' model, opened on first use: each call bounded and counted, each fallback said once. After
+    a timeout or a configuration error no later call is made: each fails at once with the same reason."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -102,9 +103,9 @@ class _Asker:
             self.calls += 1
             text, _ = await asyncio.wait_for(self.model.complete(messages), timeout)
             return text
-        except TimeoutError:
-            raise LLMError(f"no reply from {self.settings.llm.model} within strategies.timeout_s = {timeout:g} s") \
-                from None
+        except TimeoutError:             # a model this slow would make each later call wait as long again
+            self._broken = f"no reply from {self.settings.llm.model} within strategies.timeout_s = {timeout:g} s"
+            raise LLMError(self._broken) from None
         except ConfigError as exc:       # llm.model unset: every later call would fail the same way
             self._broken = str(exc)
             raise LLMError(self._broken) from None

@@ -250,3 +250,18 @@ async def test_a_question_the_floors_empty_says_so_and_not_that_no_keyword_match
     assert found.notices == ["Nothing relevant in house: the 2 passages found are all below the quality floors "
                              "(retrieve.min_token_overlap = 1, retrieve.min_vector_score = 0), and 1 more below "
                              "retrieve.min_similarity = 0.99."]
+
+
+async def test_after_one_timeout_the_other_strategies_do_not_wait_for_the_model_again(
+        house: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
+    slow = Reply.text("toilet cistern and more words", delay=4)
+    fake_ollama.script(slow, slow, slow)
+    started = time.perf_counter()
+    found = await retrieve(house("strategies.hyde=on", "strategies.hyde_prompts=2", "strategies.multi_query=2",
+                                 "strategies.timeout_s=1"), "toilet")
+    assert time.perf_counter() - started < 15
+    meta = found.meta.strategies
+    assert meta is not None and meta.llm_calls == 1 and meta.llm_s < 4     # one wait, not one per call
+    assert "hall.txt" in sources(found)
+    said = [n for n in found.notices if "within strategies.timeout_s = 1 s" in n]
+    assert [n.split(" was not used")[0] for n in said] == ["HyDE", "multi-query"]    # each strategy says it once
