@@ -221,10 +221,10 @@ class Workspace:
             return await retrieve(self.settings, text, collections, lexicon=self.lexicon, mode=mode,
                                   synonyms=synonyms, embed=embed, search_filter=search_filter)
 
+        if not collections:             # every named one was left out: the notices say why, not "none selected",
+            return replace(await run(query, None), notices=notices)     # and no strategy asks the model
         found = await search(self.settings, query, run, most=self.settings.retrieve.annotate_max,
                              vectors=mode != "keyword")
-        if not collections:             # every named one was left out: the notices say why, not "none selected"
-            return replace(found, notices=notices)
         return replace(found, notices=[*notices, *found.notices]) if notices else found
 
     async def why_not(self, query: str, names: Sequence[str], path: str, *, mode: Mode = "hybrid",

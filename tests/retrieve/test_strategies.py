@@ -265,3 +265,15 @@ async def test_after_one_timeout_the_other_strategies_do_not_wait_for_the_model_
     assert "hall.txt" in sources(found)
     said = [n for n in found.notices if "within strategies.timeout_s = 1 s" in n]
     assert [n.split(" was not used")[0] for n in said] == ["HyDE", "multi-query"]    # each strategy says it once
+
+
+async def test_with_nothing_left_to_search_no_strategy_asks_the_model(house: Callable[..., Settings],
+                                                                      fake_ollama: FakeOllama) -> None:
+    settings = house("strategies.hyde=on", "strategies.multi_query=2")
+    folder = settings.data_dir / "collections" / "house"
+    folder.rename(folder.with_name("elsewhere"))
+    folder.symlink_to(folder.with_name("elsewhere"))            # a link in place of the folder: damaged
+    fake_ollama.script(Reply.text(PASSAGE), Reply.text("toilet cistern\ntoilet roll"))
+    found = await retrieve(settings, "toilet")
+    assert found.hits == [] and chats(fake_ollama) == []
+    assert len(found.notices) == 1 and "it was not searched" in found.notices[0]
