@@ -199,7 +199,7 @@ class ResearchSession:
         `search_filter` replaces the session's filter from this turn on.
         """
         from ragtui.llm.rewrite import clean_rewrite
-        from ragtui.retrieve.runs import fuse_runs
+        from ragtui.retrieve.runs import fuse_runs, fused_notices
 
         question = " ".join(question.split())
         if not question:
@@ -240,7 +240,7 @@ class ResearchSession:
             self._ledger.change_turn(rewrite_meta=runs[1].meta)
             hits = fuse_runs([("query", typed.hits), ("rewrite", runs[1].hits)], self.settings.retrieve.rrf_k,
                              self.settings.retrieve.annotate_max)
-            notices += [n for n in runs[1].notices if n not in notices]
+            notices = fused_notices(runs, hits)
         async with aclosing(self._stages.answer(hits, notices, llm_problem, llm_stage)) as events:
             async for event in events:
                 yield event

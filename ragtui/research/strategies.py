@@ -58,14 +58,14 @@ async def search(settings: Settings, query: str, run: Run, *, most: int, embed: 
                         hyde_passages=hyde.passages, best_vector=hyde.best, llm_calls=asker.calls,
                         llm_s=round(asker.seconds, 3), searches=hyde.searches + len(extra),
                         fallbacks=tuple(asker.fallbacks))
-    notices = list(dict.fromkeys([*typed.notices, *(n for _, r in runs[1:] for n in r.notices), *asker.notices]))
+    from ragtui.retrieve.runs import fuse_runs, fused_notices
+
     hits = typed.hits
     if len(runs) > 1:
-        from ragtui.retrieve.runs import fuse_runs
-
         hits = fuse_runs([(name, r.hits) for name, r in runs], settings.retrieve.rrf_k, most)
+    notices = list(dict.fromkeys([*fused_notices([r for _, r in runs], hits), *asker.notices]))
     return replace(typed, hits=hits, notices=notices, keyword_only=any(r.keyword_only for _, r in runs),
-                   meta=replace(typed.meta, strategies=meta))
+                   meta=replace(typed.meta, strategies=meta), nothing_found="" if hits else typed.nothing_found)
 
 
 @dataclass

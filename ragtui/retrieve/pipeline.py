@@ -80,25 +80,28 @@ async def retrieve(settings: Settings, query: str, collections: Sequence[Collect
                 return []
 
         hits = expand(hits, settings.retrieve.neighbor_window, fetch)
+    nothing = ""
     if not collections:
         notices.append("No collection selected: nothing to search.")
     elif not hits and below_floors:
         weaker = f", and {len(weak)} more below retrieve.min_similarity = {floor:g}" if weak else ""
-        notices.append(f"Nothing relevant in {', '.join(c.name for c in collections)}: the {below_floors} passages "
-                       f"found are all below the quality floors (retrieve.min_token_overlap = "
-                       f"{settings.retrieve.min_token_overlap:g}, retrieve.min_vector_score = "
-                       f"{settings.retrieve.min_vector_score:g}){weaker}.")
+        nothing = (f"Nothing relevant in {', '.join(c.name for c in collections)}: the {below_floors} passages "
+                   f"found are all below the quality floors (retrieve.min_token_overlap = "
+                   f"{settings.retrieve.min_token_overlap:g}, retrieve.min_vector_score = "
+                   f"{settings.retrieve.min_vector_score:g}){weaker}.")
     elif not hits and weak:
         best = max(retriever.evidence[n.node.node_id].vector or 0.0 for n in weak)
-        notices.append(f"Nothing relevant in {', '.join(c.name for c in collections)}: no keyword matched, and the "
-                       f"{len(weak)} nearest passages are all below retrieve.min_similarity = {floor:g} "
-                       f"(the best {best:.2f}).")
+        nothing = (f"Nothing relevant in {', '.join(c.name for c in collections)}: no keyword matched, and the "
+                   f"{len(weak)} nearest passages are all below retrieve.min_similarity = {floor:g} "
+                   f"(the best {best:.2f}).")
     elif not hits:
-        notices.append(_nothing_found(retriever, [c.name for c in collections]))
+        nothing = _nothing_found(retriever, [c.name for c in collections])
+    if nothing:
+        notices.append(nothing)
     meta = replace(retriever.meta, postprocess_ms=postprocess_ms, returned=len(hits), rerank=rerank,
                    below_min_similarity=len(weak), below_floors=below_floors)
     return Retrieval(query=query, hits=hits, meta=meta, keyword_only=retriever.keyword_only, notices=notices,
-                     vectors_unreachable=retriever.vectors_unreachable)
+                     vectors_unreachable=retriever.vectors_unreachable, nothing_found=nothing)
 
 
 def unprocessed_hits(retriever: HybridRetriever, nodes: Sequence[NodeWithScore]) -> list[Hit]:

@@ -277,3 +277,14 @@ async def test_with_nothing_left_to_search_no_strategy_asks_the_model(house: Cal
     found = await retrieve(settings, "toilet")
     assert found.hits == [] and chats(fake_ollama) == []
     assert len(found.notices) == 1 and "it was not searched" in found.notices[0]
+
+
+async def test_a_fragment_that_found_nothing_does_not_say_so_beside_the_sources_others_found(
+        house: Callable[..., Settings]) -> None:
+    alone = await retrieve(house("keyword.min_query_ic=0"), "zebra okapi", mode="keyword")
+    assert alone.hits == [] and len(alone.notices) == 1 and "house" in alone.notices[0]
+    found = await retrieve(house("strategies.fragments=true", "keyword.min_query_ic=0"),
+                           "where is the toilet paper; zebra okapi", mode="keyword")
+    assert sources(found) == ["hall.txt"] and found.meta.strategies is not None
+    assert found.meta.strategies.queries == ("where is the toilet paper", "zebra okapi")
+    assert found.notices == []                  # not the fragment's "nothing found" beside hall.txt
