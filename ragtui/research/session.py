@@ -31,7 +31,7 @@ from ragtui.research.ledger import Ledger
 from ragtui.research.models import ChatModels
 from ragtui.research.stages import TurnStages
 
-RetrieveFn = Callable[..., Awaitable[Retrieval]]   # (query, collection names, *, search_filter)
+RetrieveFn = Callable[..., Awaitable[Retrieval]]   # (query, collection names, *, search_filter, strategies)
 
 
 def preload() -> None:
@@ -226,8 +226,9 @@ class ResearchSession:
         queries = [question] + ([rewritten] if rewritten and rewritten != question else [])
         started = time.perf_counter()
         try:
-            runs = [await self._retrieve(q, collections, search_filter=self.search_filter)
-                    for q in queries]   # one searcher per collection
+            runs = [await self._retrieve(q, collections, search_filter=self.search_filter,   # one searcher
+                                         strategies=q is queries[-1])     # per collection; the strategies
+                    for q in queries]   # (HyDE, multi-query, fragments) on the standalone rewrite only
         except Exception as exc:  # an unknown collection or a store failure: said, and the session kept
             yield self._stages.fail("retrieve", describe(exc))
             return
