@@ -204,10 +204,12 @@ class Workspace:
     # --- retrieval and research ------------------------------------------------------
 
     async def retrieve(self, query: str, names: Sequence[str], *, mode: Mode = "hybrid",
-                       synonyms: bool | None = None, search_filter: SearchFilter | None = None) -> Retrieval:
+                       synonyms: bool | None = None, search_filter: SearchFilter | None = None,
+                       strategies: bool = True) -> Retrieval:
         """Hybrid retrieval over the named collections (CollectionError for an unknown name), within
-        `search_filter` when given. A damaged one, or one deleted since it was named, is left out with a
-        notice; the others are searched."""
+        `search_filter` when given, through the retrieval strategies that are on unless `strategies` is False
+        (a follow-up's typed words, which its standalone rewrite searches with them). A damaged collection,
+        or one deleted since it was named, is left out with a notice; the others are searched."""
         from ragtui.research.strategies import search
         from ragtui.retrieve.pipeline import retrieve
 
@@ -221,10 +223,10 @@ class Workspace:
             return await retrieve(self.settings, text, collections, lexicon=self.lexicon, mode=mode,
                                   synonyms=synonyms, embed=embed, search_filter=search_filter)
 
+        if not collections:             # every named one was left out: the notices say why, not "none selected",
+            return replace(await run(query, None), notices=notices)     # and no strategy asks the model
         found = await search(self.settings, query, run, most=self.settings.retrieve.annotate_max,
-                             vectors=mode != "keyword")
-        if not collections:             # every named one was left out: the notices say why, not "none selected"
-            return replace(found, notices=notices)
+                             vectors=mode != "keyword") if strategies else await run(query, None)
         return replace(found, notices=[*notices, *found.notices]) if notices else found
 
     async def why_not(self, query: str, names: Sequence[str], path: str, *, mode: Mode = "hybrid",

@@ -34,7 +34,7 @@ class StaticRetrieval:
         self.filters: list[SearchFilter | None] = []
 
     async def __call__(self, query: str, collections: Sequence[str], *,
-                       search_filter: SearchFilter | None = None) -> Retrieval:
+                       search_filter: SearchFilter | None = None, strategies: bool = True) -> Retrieval:
         self.calls.append((query, tuple(collections)))
         self.filters.append(search_filter)
         n = len(self.texts)

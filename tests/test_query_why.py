@@ -74,6 +74,12 @@ def test_below_the_similarity_floor(home: Path, ollama: FakeOllama) -> None:
     assert ", below it)" in out and "keyword leg: tier" in out and "score" not in out.split("keyword leg:")[1]
 
 
+def test_below_the_quality_floors(home: Path, ollama: FakeOllama) -> None:
+    out = why(home, ollama, "centrifugal pump impeller", "pump.txt", "--set", "retrieve.min_vector_score=0.99")
+    assert out.startswith("m/pump.txt: below the quality floors (retrieve.min_token_overlap = 0, "
+                          "retrieve.min_vector_score = 0.99)"), out
+
+
 def test_the_words_a_chunk_holds_and_lacks(home: Path, ollama: FakeOllama) -> None:
     out = why(home, ollama, "impeller casing gasket", "pump.txt")
     assert "the chunk holds: impeller, casing; lacks: gasket" in out

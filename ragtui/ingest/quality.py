@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragtui.ingest.chunking import mid_word
-from ragtui.ingest.structure import FENCED_FORMATS, parts
+from ragtui.ingest.structure import format_parts
 
 STRUCTURED = ("pdf", "html", "md")      # formats whose headings ingest reads (plain text has none)
 
@@ -90,5 +90,6 @@ def quality(edges: Iterable[tuple[str, str, str, int, int]],
 
 
 def _blocks(text: str, fmt: str) -> list[tuple[int, int]]:
-    """The whole tables and code fences of a file's text (list items left out: a long one may be cut)."""
-    return [(u.start, u.end) for u in parts(text, len(text) + 1, fmt in FENCED_FORMATS) if u.kind != "item"]
+    """The whole tables and code fences of a file's text as its chunker keeps them (list items left out: a long
+    one may be cut)."""
+    return [(u.start, u.end) for u in format_parts(text, len(text) + 1, fmt) if u.kind != "item"]

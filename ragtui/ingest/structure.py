@@ -23,6 +23,9 @@ _DELIMITER_ROW = re.compile(r"^[ \t]*\|?[ \t]*:?-{2,}:?[ \t]*(?:\|[ \t]*:?-{2,}:
 _TABLE_CAPTION = re.compile(r"^[ \t]*(?:table|tab\.)\s*[\w.:-]*", re.I)
 SENTENCE_END = ".!?:;"      # a line ending so is not continued by the unindented line after it
 FENCED_FORMATS = frozenset(("md", "html"))   # formats whose ``` and ~~~ lines are code fences
+# Formats whose text is source code or data, not prose with tables and lists: chunked by the plain window
+# (a shell pipe or a type union there is no table).
+UNSTRUCTURED = frozenset(("code", "json"))
 CAPTION_MAX = 200          # characters: a longer line above a table is prose, not its caption
 LEAD_SHARE = 4             # a lead longer than 1/4 of a chunk is not repeated (the parts still split at lines)
 
@@ -55,6 +58,12 @@ def _lines(text: str) -> list[tuple[int, int]]:
         out.append((at, end))
         at = end
     return out
+
+
+def format_parts(text: str, chars: int, fmt: str) -> list[Part]:
+    """`parts` as a file of format `fmt` has them: none in code and data (UNSTRUCTURED), code fences only in
+    FENCED_FORMATS."""
+    return [] if fmt in UNSTRUCTURED else parts(text, chars, fmt in FENCED_FORMATS)
 
 
 def parts(text: str, chars: int, fences: bool = True) -> list[Part]:

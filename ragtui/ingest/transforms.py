@@ -32,13 +32,11 @@ from ragtui.config import Settings  # noqa: E402
 from ragtui.ingest.chunking import heading_at, markdown_sections, markdown_spans, trim_span, window_chars, window_spans  # noqa: E402
 from ragtui.ingest.entropy import junk_reason, text_entropy, word_count  # noqa: E402
 from ragtui.ingest.extract import Extracted, heading_path_at  # noqa: E402
-from ragtui.ingest.structure import FENCED_FORMATS, parts  # noqa: E402
+from ragtui.ingest.structure import format_parts  # noqa: E402
 from ragtui.model.chunks import ChunkMeta, chunk_id  # noqa: E402
 
 PAGES_KEY = "pages_json"
 HEADINGS_KEY = "headings_json"
-# Formats whose text is source code or data, not prose with tables and lists: chunked by the plain window.
-UNSTRUCTURED = frozenset(("code", "json"))
 
 
 def to_document(collection: str, doc: Extracted, file_hash: str) -> Document:
@@ -78,7 +76,7 @@ class ChunkParser(NodeParser):
         text = doc.get_content(MetadataMode.NONE)
         tokens = {"pdf": self.pdf_tokens, "av": self.av_tokens}.get(meta.get("kind", ""), self.text_tokens)
         chars, overlap = window_chars(tokens, self.overlap_pct)
-        units = parts(text, chars, meta["format"] in FENCED_FORMATS) if meta["format"] not in UNSTRUCTURED else []
+        units = format_parts(text, chars, meta["format"])
         bounds = [(u.start, u.end) for u in units]
         leads = {u.start: u.lead for u in units if u.lead}
         tails = {u.end: u.tail for u in units if u.tail}

@@ -284,3 +284,4 @@ class Retrieval:
     keyword_only: bool = False   # no vector search was possible (embedder or Chroma server down, no vectors)
     notices: list[str] = field(default_factory=list)  # degraded modes to show the user, in plain words
     vectors_unreachable: str = ""  # the Chroma server (host:port) that did not answer; empty if none failed
+    nothing_found: str = ""      # the notice (one of `notices`) saying this search found nothing; empty if it did

@@ -31,7 +31,7 @@ from ragtui.research.ledger import Ledger
 from ragtui.research.models import ChatModels
 from ragtui.research.stages import TurnStages
 
-RetrieveFn = Callable[..., Awaitable[Retrieval]]   # (query, collection names, *, search_filter)
+RetrieveFn = Callable[..., Awaitable[Retrieval]]   # (query, collection names, *, search_filter, strategies)
 
 
 def preload() -> None:
@@ -199,7 +199,7 @@ class ResearchSession:
         `search_filter` replaces the session's filter from this turn on.
         """
         from ragtui.llm.rewrite import clean_rewrite
-        from ragtui.retrieve.runs import fuse_runs
+        from ragtui.retrieve.runs import fuse_runs, fused_notices
 
         question = " ".join(question.split())
         if not question:
@@ -226,8 +226,9 @@ class ResearchSession:
         queries = [question] + ([rewritten] if rewritten and rewritten != question else [])
         started = time.perf_counter()
         try:
-            runs = [await self._retrieve(q, collections, search_filter=self.search_filter)
-                    for q in queries]   # one searcher per collection
+            runs = [await self._retrieve(q, collections, search_filter=self.search_filter,   # one searcher
+                                         strategies=q is queries[-1])     # per collection; the strategies
+                    for q in queries]   # (HyDE, multi-query, fragments) on the standalone rewrite only
         except Exception as exc:  # an unknown collection or a store failure: said, and the session kept
             yield self._stages.fail("retrieve", describe(exc))
             return
@@ -240,7 +241,7 @@ class ResearchSession:
             self._ledger.change_turn(rewrite_meta=runs[1].meta)
             hits = fuse_runs([("query", typed.hits), ("rewrite", runs[1].hits)], self.settings.retrieve.rrf_k,
                              self.settings.retrieve.annotate_max)
-            notices += [n for n in runs[1].notices if n not in notices]
+            notices = fused_notices(runs, hits)
         async with aclosing(self._stages.answer(hits, notices, llm_problem, llm_stage)) as events:
             async for event in events:
                 yield event

@@ -58,14 +58,14 @@ async def search(settings: Settings, query: str, run: Run, *, most: int, embed: 
                         hyde_passages=hyde.passages, best_vector=hyde.best, llm_calls=asker.calls,
                         llm_s=round(asker.seconds, 3), searches=hyde.searches + len(extra),
                         fallbacks=tuple(asker.fallbacks))
-    notices = list(dict.fromkeys([*typed.notices, *(n for _, r in runs[1:] for n in r.notices), *asker.notices]))
+    from ragtui.retrieve.runs import fuse_runs, fused_notices
+
     hits = typed.hits
     if len(runs) > 1:
-        from ragtui.retrieve.runs import fuse_runs
-
         hits = fuse_runs([(name, r.hits) for name, r in runs], settings.retrieve.rrf_k, most)
+    notices = list(dict.fromkeys([*fused_notices([r for _, r in runs], hits), *asker.notices]))
     return replace(typed, hits=hits, notices=notices, keyword_only=any(r.keyword_only for _, r in runs),
-                   meta=replace(typed.meta, strategies=meta))
+                   meta=replace(typed.meta, strategies=meta), nothing_found="" if hits else typed.nothing_found)
 
 
 @dataclass
@@ -76,7 +76,8 @@ class _Hyde:
 
 
 class _Asker:
-    """The strategies' model, opened on first use: each call bounded and counted, each fallback said once."""
+    """The strategies' model, opened on first use: each call bounded and counted, each fallback said once. After
+    a timeout or a configuration error no later call is made: each fails at once with the same reason."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -102,9 +103,9 @@ class _Asker:
             self.calls += 1
             text, _ = await asyncio.wait_for(self.model.complete(messages), timeout)
             return text
-        except TimeoutError:
-            raise LLMError(f"no reply from {self.settings.llm.model} within strategies.timeout_s = {timeout:g} s") \
-                from None
+        except TimeoutError:             # a model this slow would make each later call wait as long again
+            self._broken = f"no reply from {self.settings.llm.model} within strategies.timeout_s = {timeout:g} s"
+            raise LLMError(self._broken) from None
         except ConfigError as exc:       # llm.model unset: every later call would fail the same way
             self._broken = str(exc)
             raise LLMError(self._broken) from None

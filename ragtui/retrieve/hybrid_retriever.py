@@ -155,7 +155,12 @@ def single_leg_everywhere(answered: Sequence[frozenset[Leg]]) -> bool:
 
 def answered_legs(meta: CollectionMeta | None, vector_ran: bool) -> frozenset[Leg]:
     """The legs that answered for one collection: the vector leg when one of its indexes was searched, the keyword
-    leg when it ran a tier (not off, not skipped by its information gate). A leg that answered with nothing counts."""
+    leg when it ran a tier (not off, not skipped by its information gate). A leg that answered with nothing counts.
+
+    A gate skip is left out like a leg that could not run: the gate skips when the query's words are so common
+    in this collection (mean IDF below keyword.min_query_ic; any word in a one-chunk collection) that matching
+    them says nothing. Its chunks mostly hold those words, so counting the leg as a search that found none of
+    them would halve this collection's vector hits for the wrong reason, and most where it is on the topic."""
     if meta is None:
         return frozenset()
     return frozenset({*(["vector"] if vector_ran else []), *(["keyword"] if meta.keyword.tier in (1, 2) else [])})

@@ -51,7 +51,7 @@ async def retrieve(settings: Settings, query: str, collections: Sequence[Collect
     floor = settings.retrieve.min_similarity
     weak = [n for n in nodes if not similar_enough(retriever.evidence[n.node.node_id], floor)]
     nodes = [n for n in nodes if similar_enough(retriever.evidence[n.node.node_id], floor)]
-    nodes, below_floors = _floors(settings, query, nodes, retriever)
+    nodes, below_floors = quality_floors(settings, query, nodes, retriever)
     rerank = None
     if settings.rerank.enabled and nodes:
         nodes, rerank = await _reranked(settings, query, nodes)
@@ -80,25 +80,26 @@ async def retrieve(settings: Settings, query: str, collections: Sequence[Collect
                 return []
 
         hits = expand(hits, settings.retrieve.neighbor_window, fetch)
+    nothing = ""
     if not collections:
         notices.append("No collection selected: nothing to search.")
     elif not hits and below_floors:
         weaker = f", and {len(weak)} more below retrieve.min_similarity = {floor:g}" if weak else ""
-        notices.append(f"Nothing relevant in {', '.join(c.name for c in collections)}: the {below_floors} passages "
-                       f"found are all below the quality floors (retrieve.min_token_overlap = "
-                       f"{settings.retrieve.min_token_overlap:g}, retrieve.min_vector_score = "
-                       f"{settings.retrieve.min_vector_score:g}){weaker}.")
+        nothing = (f"Nothing relevant in {', '.join(c.name for c in collections)}: the {below_floors} passages "
+                   f"found are all {below_the_floors(settings)}{weaker}.")
     elif not hits and weak:
         best = max(retriever.evidence[n.node.node_id].vector or 0.0 for n in weak)
-        notices.append(f"Nothing relevant in {', '.join(c.name for c in collections)}: no keyword matched, and the "
-                       f"{len(weak)} nearest passages are all below retrieve.min_similarity = {floor:g} "
-                       f"(the best {best:.2f}).")
+        nothing = (f"Nothing relevant in {', '.join(c.name for c in collections)}: no keyword matched, and the "
+                   f"{len(weak)} nearest passages are all below retrieve.min_similarity = {floor:g} "
+                   f"(the best {best:.2f}).")
     elif not hits:
-        notices.append(_nothing_found(retriever, [c.name for c in collections]))
+        nothing = _nothing_found(retriever, [c.name for c in collections])
+    if nothing:
+        notices.append(nothing)
     meta = replace(retriever.meta, postprocess_ms=postprocess_ms, returned=len(hits), rerank=rerank,
                    below_min_similarity=len(weak), below_floors=below_floors)
     return Retrieval(query=query, hits=hits, meta=meta, keyword_only=retriever.keyword_only, notices=notices,
-                     vectors_unreachable=retriever.vectors_unreachable)
+                     vectors_unreachable=retriever.vectors_unreachable, nothing_found=nothing)
 
 
 def unprocessed_hits(retriever: HybridRetriever, nodes: Sequence[NodeWithScore]) -> list[Hit]:
@@ -131,9 +132,10 @@ def file_chunks(collections: Sequence[Collection], nodes: Sequence[NodeWithScore
     return counts
 
 
-def _floors(settings: Settings, query: str, nodes: list[NodeWithScore],
-            retriever: HybridRetriever) -> tuple[list[NodeWithScore], int]:
-    """The nodes that pass retrieve.min_token_overlap and retrieve.min_vector_score, and how many did not."""
+def quality_floors(settings: Settings, query: str, nodes: list[NodeWithScore],
+                   retriever: HybridRetriever) -> tuple[list[NodeWithScore], int]:
+    """The nodes that pass retrieve.min_token_overlap and retrieve.min_vector_score, and how many did not (the
+    step after retrieve.min_similarity and before any reranker)."""
     from ragtui.retrieve.floors import above_floors
     from ragtui.text import content_words
 
@@ -144,6 +146,12 @@ def _floors(settings: Settings, query: str, nodes: list[NodeWithScore],
     kept = [n for n in nodes if above_floors(wanted, n.node.get_content(), retriever.evidence[n.node.node_id].vector,
                                              min_overlap=overlap, min_vector=vector)]
     return kept, len(nodes) - len(kept)
+
+
+def below_the_floors(settings: Settings) -> str:
+    """Where `quality_floors` left what it dropped, in words."""
+    return (f"below the quality floors (retrieve.min_token_overlap = {settings.retrieve.min_token_overlap:g}, "
+            f"retrieve.min_vector_score = {settings.retrieve.min_vector_score:g})")
 
 
 def similar_enough(scored: Scored, floor: float) -> bool:

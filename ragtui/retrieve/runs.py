@@ -10,6 +10,9 @@ queries can add sources but never push out the typed question's best half. Relat
 over the fused scores, and each hit's evidence keeps every run: the run's name with the hit's rank in it
 ("query", "rewrite", "variant 1", ...), the typed run's legs as they were and the others' prefixed with
 their run's name ("rewrite:vector").
+
+The fused search's notices are its runs', each once, except a run's saying it found nothing: only the typed
+run's, and only when the fused list is empty too (beside sources another run found, it would be untrue).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ragtui.model.chunks import LegRank
-from ragtui.model.retrieval import Hit
+from ragtui.model.retrieval import Hit, Retrieval
 from ragtui.retrieve.fusion import normalised, ranked, rrf_merge
 
 Key = tuple[str, str]
@@ -68,3 +71,10 @@ def _cut(order: list[Key], typed: set[Key], most: int) -> list[Key]:
         if len(kept) < most:
             kept.add(key)
     return [key for key in order if key in kept]
+
+
+def fused_notices(runs: Sequence[Retrieval], fused: Sequence[Hit]) -> list[str]:
+    """The notices of `runs` (the typed run first) for their fused hits `fused` (see the module docstring)."""
+    kept = [n for i, run in enumerate(runs) for n in run.notices
+            if not (run.nothing_found and n == run.nothing_found and (i or fused))]
+    return list(dict.fromkeys(kept))

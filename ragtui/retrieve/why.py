@@ -135,7 +135,7 @@ async def _fate(settings: Settings, query: str, collections: Sequence[Collection
     where the first of them was returned."""
     from ragtui.model.retrieval import node_id
     from ragtui.retrieve.hybrid_retriever import HybridRetriever
-    from ragtui.retrieve.pipeline import file_chunks, similar_enough
+    from ragtui.retrieve.pipeline import below_the_floors, file_chunks, quality_floors, similar_enough
     from ragtui.retrieve.postprocess import postprocessors
 
     wanted = {node_id(name, i) for i in ids}
@@ -147,6 +147,9 @@ async def _fate(settings: Settings, query: str, collections: Sequence[Collection
     nodes = [n for n in nodes if similar_enough(retriever.evidence[n.node.node_id], floor)]
     if not any(n.node.node_id in wanted for n in nodes):
         return (f"only the vector leg found it, below retrieve.min_similarity = {floor:g}", None)
+    nodes, _ = quality_floors(settings, query, nodes, retriever)
+    if not any(n.node.node_id in wanted for n in nodes):
+        return (below_the_floors(settings), None)
     counts = file_chunks(collections, nodes, []) if settings.retrieve.per_file_cap == "passages" else None
     steps = {"PerFileCap": "the per-file cap (retrieve.per_file_cap, retrieve.max_chunks_per_file) kept other "
                            "chunks of the same file, which ranked higher",

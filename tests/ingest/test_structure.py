@@ -327,3 +327,12 @@ def test_the_document_view_places_a_piece_that_repeats_its_header(settings: Sett
     doc = asyncio.run(view())
     assert (doc.start, doc.end, doc.note) == (piece.meta.char_start, piece.meta.char_end, "")
     assert (piece.meta.char_start, piece.meta.char_end) in doc.chunks
+
+
+def test_collection_quality_finds_no_table_in_code_or_json() -> None:
+    script = "cat a.log | grep error | sort\ncut -f1 b.tsv | uniq -c | sort -n\nps aux | grep py | wc -l\n"
+    assert [u.kind for u in parts(script, CHARS, fences=False)] == ["table"]    # as prose would read it
+    second = script.index("cut")
+    for fmt in ("code", "json"):
+        assert quality([(fmt, "", script, 0, 0), (fmt, "", script, second, 0)], []).cut_block == 0
+    assert quality([("txt", "", script, 0, 0), ("txt", "", script, second, 0)], []).cut_block == 1

@@ -169,3 +169,44 @@ def test_clean_rewrite_keeps_one_safe_line() -> None:
         "How long do pump seals last?"
     assert clean_rewrite("\n\n  \x1b]0;title\x07What\u200b now?  ") == "What now?"
     assert clean_rewrite("") == "" and len(clean_rewrite("w " * 1000)) == 400
+
+
+async def test_a_rewrite_that_found_nothing_does_not_say_so_beside_the_typed_words_sources(
+        make_settings: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
+    async with Workspace(make_settings("retrieve.max_chunks_per_file=1", "retrieve.min_token_overlap=0.5")) as ws:
+        async for _ in ws.ingest_documents("docs", DOCS):
+            pass
+        fake_ollama.responder = lambda body: (Reply.text("They wear out [2].") if "QUESTION: mechanical seals"
+                                              in body["messages"][-1]["content"] else respond(body))
+        session = ws.new_session(QUESTIONS[0], ["docs"])
+        await drain(session.run())
+        events = await drain(session.follow_up("mechanical seals", rewrite="zebra okapi"))
+        await session.aclose()
+    assert [s.chunk.meta.source for s in session.turn.sources] == ["seals.md"]
+    said = [e.message for e in events if isinstance(e, Notice)]
+    assert not any("Nothing relevant" in n or "Nothing found" in n for n in said), said
+
+
+async def test_the_strategies_search_the_standalone_rewrite_not_the_typed_follow_up(
+        make_settings: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
+    def with_queries(body: dict[str, Any]) -> Reply:
+        last = body["messages"][-1]["content"]
+        if last.endswith("Queries:"):
+            return Reply.text("centrifugal pump seal wear\nseal lifetime of a centrifugal pump")
+        return respond(body)
+
+    async with Workspace(make_settings("retrieve.max_chunks_per_file=1", "strategies.multi_query=2")) as ws:
+        async for _ in ws.ingest_documents("docs", DOCS):
+            pass
+        fake_ollama.responder = with_queries
+        session = ws.new_session(QUESTIONS[0], ["docs"])
+        await drain(session.run())
+        fake_ollama.requests.clear()
+        await drain(session.follow_up(QUESTIONS[1]))
+        await session.aclose()
+    asked = [c.body["messages"][-1]["content"] for c in fake_ollama.calls("/api/chat")
+             if c.body["messages"][-1]["content"].endswith("Queries:")]
+    assert asked == [f"Question: {REWRITES[QUESTIONS[1]]}\n\nQueries:"]     # not also for "its seals"
+    turn = session.turn
+    assert turn.rewrite_meta is not None and turn.rewrite_meta.strategies is not None
+    assert turn.retrieval_meta is not None and turn.retrieval_meta.strategies is None

@@ -102,7 +102,7 @@ class TwoRuns:
         self.typed, self.found, self.other = typed, found, other
 
     async def __call__(self, query: str, collections: Sequence[str], *,
-                       search_filter: SearchFilter | None = None) -> Retrieval:
+                       search_filter: SearchFilter | None = None, strategies: bool = True) -> Retrieval:
         numbers = self.found if query == self.typed else self.other
         hits = [Hit(chunk=make_chunk(n, f"Text {n} about pump seals."), score=1 - i / 10, rel_score=1 - i / 10,
                     legs=("keyword",)) for i, n in enumerate(numbers)]

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from ragtui.model.retrieval import CollectionMeta, KeywordMeta, KeywordTier
 from ragtui.retrieve.fusion import (
     best_per_chunk,
     boost_merge,
@@ -12,6 +13,7 @@ from ragtui.retrieve.fusion import (
     relative_scores,
     rrf_merge,
 )
+from ragtui.retrieve.hybrid_retriever import answered_legs
 
 
 def test_best_score_per_chunk_across_models() -> None:
@@ -51,3 +53,12 @@ def test_the_mean_counts_the_legs_that_answered_not_the_legs_that_found_the_chun
 def test_rrf_is_the_sum_of_each_legs_reciprocal_ranks() -> None:
     assert reciprocal_ranks(["a", "b"], 20) == pytest.approx({"a": 1 / 21, "b": 1 / 22})
     assert rrf_merge([["a", "b"], ["b"]], 20) == pytest.approx({"a": 1 / 21, "b": 1 / 22 + 1 / 21})
+
+
+def test_a_keyword_leg_its_gate_skipped_abstains_but_one_that_found_nothing_answered() -> None:
+    def legs(tier: KeywordTier, vector_ran: bool = True) -> frozenset[str]:
+        return answered_legs(CollectionMeta(keyword=KeywordMeta(tier=tier, hits=0)), vector_ran)
+
+    assert legs(2) == {"vector", "keyword"}            # ran its OR tier and matched nothing: a 0 in the mean
+    assert legs("skipped") == legs("off") == {"vector"}    # the words say nothing here: no evidence either way
+    assert legs(1, vector_ran=False) == {"keyword"}

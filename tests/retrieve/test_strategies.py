@@ -250,3 +250,41 @@ async def test_a_question_the_floors_empty_says_so_and_not_that_no_keyword_match
     assert found.notices == ["Nothing relevant in house: the 2 passages found are all below the quality floors "
                              "(retrieve.min_token_overlap = 1, retrieve.min_vector_score = 0), and 1 more below "
                              "retrieve.min_similarity = 0.99."]
+
+
+async def test_after_one_timeout_the_other_strategies_do_not_wait_for_the_model_again(
+        house: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
+    slow = Reply.text("toilet cistern and more words", delay=4)
+    fake_ollama.script(slow, slow, slow)
+    started = time.perf_counter()
+    found = await retrieve(house("strategies.hyde=on", "strategies.hyde_prompts=2", "strategies.multi_query=2",
+                                 "strategies.timeout_s=1"), "toilet")
+    assert time.perf_counter() - started < 15
+    meta = found.meta.strategies
+    assert meta is not None and meta.llm_calls == 1 and meta.llm_s < 4     # one wait, not one per call
+    assert "hall.txt" in sources(found)
+    said = [n for n in found.notices if "within strategies.timeout_s = 1 s" in n]
+    assert [n.split(" was not used")[0] for n in said] == ["HyDE", "multi-query"]    # each strategy says it once
+
+
+async def test_with_nothing_left_to_search_no_strategy_asks_the_model(house: Callable[..., Settings],
+                                                                      fake_ollama: FakeOllama) -> None:
+    settings = house("strategies.hyde=on", "strategies.multi_query=2")
+    folder = settings.data_dir / "collections" / "house"
+    folder.rename(folder.with_name("elsewhere"))
+    folder.symlink_to(folder.with_name("elsewhere"))            # a link in place of the folder: damaged
+    fake_ollama.script(Reply.text(PASSAGE), Reply.text("toilet cistern\ntoilet roll"))
+    found = await retrieve(settings, "toilet")
+    assert found.hits == [] and chats(fake_ollama) == []
+    assert len(found.notices) == 1 and "it was not searched" in found.notices[0]
+
+
+async def test_a_fragment_that_found_nothing_does_not_say_so_beside_the_sources_others_found(
+        house: Callable[..., Settings]) -> None:
+    alone = await retrieve(house("keyword.min_query_ic=0"), "zebra okapi", mode="keyword")
+    assert alone.hits == [] and len(alone.notices) == 1 and "house" in alone.notices[0]
+    found = await retrieve(house("strategies.fragments=true", "keyword.min_query_ic=0"),
+                           "where is the toilet paper; zebra okapi", mode="keyword")
+    assert sources(found) == ["hall.txt"] and found.meta.strategies is not None
+    assert found.meta.strategies.queries == ("where is the toilet paper", "zebra okapi")
+    assert found.notices == []                  # not the fragment's "nothing found" beside hall.txt
