@@ -41,7 +41,7 @@ def test_chain_caps_dedupes_normalises_and_cuts() -> None:
     settings = RetrieveSettings(top_k=64, max_chunks_per_file=1, per_file_cap="passages",
                                 min_score=0.3, pre_annotate_keep=50,
                                 annotate_max=100, min_similarity=0.0, fusion="boost", keyword_weight=0.15, rrf_k=60,
-                                neighbor_window=0)
+                                neighbor_window=0, min_token_overlap=0.0, min_vector_score=0.0)
     nodes = [node("1", "alpha one", "a.txt", 0.9), node("2", "alpha two", "a.txt", 0.8),
              node("3", "beta", "b.txt", 0.7), node("4", "beta", "c.txt", 0.6),
              node("5", "gamma", "d.txt", 0.5), node("6", "delta", "e.txt", 0.1)]
@@ -59,7 +59,7 @@ def test_chain_without_cap_keeps_every_chunk_of_a_file() -> None:
     settings = RetrieveSettings(top_k=64, max_chunks_per_file=1, per_file_cap="passages",
                                 min_score=0.0, pre_annotate_keep=100,
                                 annotate_max=100, min_similarity=0.0, fusion="boost", keyword_weight=0.15, rrf_k=60,
-                                neighbor_window=0)
+                                neighbor_window=0, min_token_overlap=0.0, min_vector_score=0.0)
     nodes = [node("1", "a1", "a.txt", 0.9), node("2", "a2", "a.txt", 0.8)]
     out = nodes
     for p in postprocessors(settings, per_file_cap=False):
@@ -71,7 +71,7 @@ def test_annotate_max_caps_after_the_percentage() -> None:
     settings = RetrieveSettings(top_k=64, max_chunks_per_file=10, per_file_cap="passages",
                                 min_score=0.0, pre_annotate_keep=50,
                                 annotate_max=2, min_similarity=0.0, fusion="rrf", keyword_weight=0.15, rrf_k=20,
-                                neighbor_window=0)
+                                neighbor_window=0, min_token_overlap=0.0, min_vector_score=0.0)
     nodes = [node(str(i), f"text {i}", f"{i}.txt", 1.0 - i / 10) for i in range(8)]
     out = nodes
     for p in postprocessors(settings):
