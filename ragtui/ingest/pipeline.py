@@ -30,27 +30,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import json
 import shutil
 import threading
 import time
-from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ragtui.config import Settings
 from ragtui.errors import RagtuiError, describe, disk_full
 from ragtui.events import Event, FileSkipped, IngestFinished, IngestProgress, Notice
-from ragtui.ingest.discover import LEAVES_ROOT, Entry, NotRead, discover, inside, read_regular
-from ragtui.ingest.extract import Skip, format_of
-from ragtui.ingest.extraction import AHEAD_BYTES, AHEAD_FILES, Extraction, Job, Result, processes_for
+from ragtui.ingest.discover import Entry, discover
+from ragtui.ingest.extraction import Extraction, processes_for
+from ragtui.ingest.reading import FileReader, Prepared
 from ragtui.ingest.report import IngestTally
+from ragtui.ingest.threads import in_thread
 from ragtui.library import Collection
 from ragtui.model.chunks import Chunk
-from ragtui.stores.records import DONE, DUPLICATE, INDEXING, SKIPPED, FileRecord
+from ragtui.stores.records import DONE, INDEXING, SKIPPED, FileRecord
 
 BATCH_CHUNKS = 2000          # chunks per keyword-index commit
 BATCH_FILES = 500            # files per keyword-index commit
@@ -85,22 +82,6 @@ def _free_bytes(path: Path) -> int | None:
         return shutil.disk_usage(path).free
     except OSError:
         return None
-
-
-@dataclass
-class _Prepared:
-    """One file after extraction: what to journal, or why not."""
-
-    entry: Entry
-    record: FileRecord | None = None
-    docs: list[tuple[FileRecord, list[Chunk]]] = field(default_factory=list)
-    texts: dict[str, tuple[str, list[tuple[int, str, int]]]] = field(default_factory=dict)
-    skips: list[Skip] = field(default_factory=list)
-    stale: list[str] = field(default_factory=list)     # sources whose chunks must leave the stores
-    outcome: str = ""                                  # added | updated | unchanged | duplicate | skipped
-    duplicate_of: str = ""
-    digest: str = ""
-    tokens: dict[str, list[str]] = field(default_factory=dict)    # chunk id -> its keyword-index terms
 
 
 async def ingest_paths(settings: Settings, collection: Collection, paths: Sequence[Path], *,
@@ -187,13 +168,13 @@ class _IngestRun:
                     self.coll.keyword.rebuild()
                     unclean = True
                 self.coll.update_manifest(state="ingesting", **({"topic": topic} if topic else {}))
-                self.report.reconciled = await _in_thread(self._reconcile, unclean)
+                self.report.reconciled = await in_thread(self._reconcile, unclean)
                 if reembed:
-                    await _in_thread(self._drop_vectors)
+                    await in_thread(self._drop_vectors)
                 if documents is not None:
                     entries, skips, roots = [Entry(s, "", None, t) for s, t in documents], [], []
                 else:
-                    entries, skips, roots, self.report.ignored = await _in_thread(
+                    entries, skips, roots, self.report.ignored = await in_thread(
                         discover, paths, self.settings.ingest.ignore,
                         self.settings.ingest.follow_links_outside)
                 self.files_total = len(entries)
@@ -201,13 +182,13 @@ class _IngestRun:
                     self.report.skipped.append((skip.source, skip.reason))
                     yield FileSkipped(skip.source, skip.reason)
                 if sync:
-                    await _in_thread(self._sync, roots, {e.source for e in entries})
+                    await in_thread(self._sync, roots, {e.source for e in entries})
                 async for event in self._process(entries):
                     yield event
                 self._closing = True
                 self._embed_more()
                 began = time.monotonic()
-                async for event in self._while(asyncio.ensure_future(_in_thread(self.coll.keyword.merge))):
+                async for event in self._while(asyncio.ensure_future(in_thread(self.coll.keyword.merge))):
                     yield event
                 self.report.add_time("merge", time.monotonic() - began)
                 assert self._embedding is not None
@@ -315,128 +296,26 @@ class _IngestRun:
 
     # --- extraction and indexing -------------------------------------------------------------
 
-    def _read(self, entry: Entry) -> bytes:
-        if entry.text is not None:
-            return entry.text.encode("utf-8")
-        assert entry.path is not None
-        if not self.settings.ingest.follow_links_outside and not inside(entry.path, Path(entry.root)):
-            raise NotRead(LEAVES_ROOT)              # replaced by such a link after discovery
-        return read_regular(entry.path, self.settings.ingest.max_file_mb)
-
-    def _prepare(self, entry: Entry, hashes: dict[str, str]) -> tuple[_Prepared, Job | None]:
-        """Read, hash, compare with the records; what is new or changed comes back with its extraction job.
-
-        `hashes` maps the digests of files read this run whose batch is not committed yet to their sources
-        (the records answer for the others), so a copy of one of them is a duplicate too.
-        """
-        prep = _Prepared(entry)
-        try:
-            data = self._read(entry)
-        except NotRead as exc:
-            prep.skips.append(Skip(entry.source, str(exc)))
-            prep.record = FileRecord(entry.source, entry.root, status=SKIPPED, reason=str(exc))
-            prep.outcome = "skipped"
-            return prep, None
-        digest = hashlib.sha256(data).hexdigest()
-        old = self.records.file(entry.source)
-        if old and old.root and entry.root and old.root != entry.root and Path(old.root).exists():
-            reason = (f"name clash: {entry.source} is already in the collection from {old.root}; "
-                      "ingest this folder into another collection")
-            prep.skips.append(Skip(entry.source, reason))
-            prep.outcome = "skipped"
-            return prep, None
-        original = None if entry.text is not None else (        # in-memory documents keep their own ids
-            hashes.get(digest) or self.records.indexed_source_with_hash(digest, entry.source))
-        if old and old.hash == digest and old.signature == self.signature and (
-                old.status == DONE or (old.status == DUPLICATE and original)):
-            prep.outcome = "unchanged"
-            if old.root != entry.root and entry.root:     # its folder was renamed (the old one is gone)
-                self.records.move_root(entry.source, entry.root)
-            if old.format == "zip":
-                prep.skips = [Skip(m.source, m.reason) for m in self.records.members_in(entry.source, SKIPPED)]
-            return prep, None
-        if old:
-            prep.stale = [old.source, *self.records.members(old.source)]
-        prep.record = FileRecord(entry.source, entry.root, hash=digest, size=len(data), signature=self.signature)
-        if original and original != entry.source:
-            prep.outcome, prep.duplicate_of = "duplicate", original
-            prep.record = replace(prep.record, status=DUPLICATE, reason=f"same bytes as {original}")
-            return prep, None
-        hashes[digest] = entry.source
-        prep.digest = digest
-        prep.outcome = "updated" if old and old.status == DONE else "added"
-        job = Job(entry.source, digest, text=entry.text) if entry.text is not None else Job(entry.source, digest, data)
-        return prep, job
-
-    def _extracted(self, prep: _Prepared, result: Result) -> None:
-        """What the extraction of a prepared file gave: its documents' records and chunks, or why not."""
-        stamp = prep.record
-        assert stamp is not None
-        if result.whole_file_skipped:
-            prep.skips = result.skips
-            prep.record = replace(stamp, status=SKIPPED, reason=result.skips[0].reason)
-            prep.outcome = "skipped"
-            return
-        prep.skips.extend(result.skips)
-        prep.record = (FileRecord(stamp.source, stamp.root, hash=stamp.hash, size=stamp.size, format="zip",
-                                  signature=self.signature, status=DONE)
-                       if format_of(prep.entry.source) == "zip" else None)
-        for doc in result.documents:
-            member = doc.source != prep.entry.source
-            dropped = doc.dropped
-            self.report.filtered.update(dropped)
-            if dropped and sum(dropped.values()) >= len(doc.chunks):   # all or most of the file: say which and why
-                self.report.mostly_filtered.append((doc.source, len(doc.chunks), dropped.copy()))
-            prep.docs.append((FileRecord(doc.source, prep.entry.root, container=prep.entry.source if member else "",
-                                         hash=doc.file_hash, size=len(doc.text) if member else stamp.size,
-                                         format=doc.format, signature=self.signature, status=INDEXING,
-                                         chunks=len(doc.chunks),
-                                         filtered=json.dumps(dict(dropped)) if dropped else ""), doc.chunks))
-            prep.texts[doc.source] = (doc.text, doc.pages)
-            prep.tokens.update(zip((c.id for c in doc.chunks), doc.tokens, strict=True))
-
     async def _process(self, entries: list[Entry]) -> AsyncIterator[Event]:
-        """Prepare files in order, extract them (in worker processes when there are many), commit in batches.
-
-        Up to AHEAD_FILES files (AHEAD_BYTES of input) are read and handed to the
-        workers ahead of the file being recorded, so they extract the next batch
-        while this one is journaled and indexed; results are taken in order.
-        """
+        """Read and extract files in order (`reading.FileReader`: in worker processes when there are many,
+        ahead of the file being recorded), commit them in batches."""
         processes = processes_for(self.settings, len(entries))
         extraction = Extraction(self.settings, self.coll.name, self.coll.path / "tmp", processes)
         try:
             async for event in self._extract_and_commit(entries, extraction):
                 yield event
         finally:
-            await _in_thread(extraction.close)
+            await in_thread(extraction.close)
         if extraction.broken:
             self.report.warnings.append("an extraction worker process died; the files after it were extracted "
                                         "in the ingesting process")
 
     async def _extract_and_commit(self, entries: list[Entry], extraction: Extraction) -> AsyncIterator[Event]:
-        batch: list[_Prepared] = []
-        hashes: dict[str, str] = {}
+        reader = FileReader(self.settings, self.records, self.signature, self.report)
+        batch: list[Prepared] = []
         pending_chunks = 0
-        ahead: deque[tuple[_Prepared, tuple[Job, Any] | None]] = deque()
-        upcoming = iter(entries)
-        bytes_ahead = 0
-        while True:
-            while len(ahead) < AHEAD_FILES and bytes_ahead < AHEAD_BYTES and (
-                    entry := next(upcoming, None)) is not None:
-                began = time.monotonic()
-                prep, job = await _in_thread(self._prepare, entry, hashes)
-                ahead.append((prep, extraction.submit(job) if job is not None else None))
-                bytes_ahead += len(job.data) if job is not None else 0
-                self.report.add_time("extract", time.monotonic() - began)
-            if not ahead:
-                break
-            prep, handle = ahead.popleft()
+        async for prep in reader.prepared(entries, extraction):
             self.current = prep.entry.source
-            if handle is not None:
-                began = time.monotonic()
-                bytes_ahead -= len(handle[0].data)
-                self._extracted(prep, await _in_thread(extraction.result, handle))
-                self.report.add_time("extract", time.monotonic() - began)
             for skip in prep.skips:
                 self.report.skipped.append((skip.source, skip.reason))
                 yield FileSkipped(skip.source, skip.reason)
@@ -448,10 +327,8 @@ class _IngestRun:
                 pending_chunks += sum(len(c) for _, c in prep.docs)
                 self.chunks_read += sum(len(c) for _, c in prep.docs)
             if pending_chunks >= BATCH_CHUNKS or len(batch) >= BATCH_FILES:
-                await _in_thread(self._commit, batch)
-                for p in batch:                       # the records know these files now
-                    if hashes.get(p.digest) == p.entry.source:
-                        del hashes[p.digest]
+                await in_thread(self._commit, batch)
+                reader.committed(batch)
                 batch, pending_chunks = [], 0
                 self._embed_more()
             for event in self._embed_events():
@@ -459,9 +336,9 @@ class _IngestRun:
             if (progress := self._progress()) is not None:
                 yield progress
         if batch:
-            await _in_thread(self._commit, batch)
+            await in_thread(self._commit, batch)
 
-    def _commit(self, batch: list[_Prepared]) -> None:
+    def _commit(self, batch: list[Prepared]) -> None:
         """Journal, index and mark done one batch of files (steps 1-3 of the write order)."""
         began = time.monotonic()
         docs = [d for p in batch for d in p.docs]
@@ -562,18 +439,18 @@ class _IngestRun:
                 continue
             embedder: Embedder | None = None
             page = self.settings.embed.batch_size * EMBED_PAGES
-            self.embed_left[model] = await _in_thread(self.records.pending_count, model)
+            self.embed_left[model] = await in_thread(self.records.pending_count, model)
             self._chunks_at_embed = self.chunks_read
             writing: asyncio.Future[Any] | None = None      # the previous page's Chroma write, still running
             in_flight: set[str] = set()
             try:
-                while chunks := [c for c in await _in_thread(self.records.pending, model, page + len(in_flight))
+                while chunks := [c for c in await in_thread(self.records.pending, model, page + len(in_flight))
                                  if c.id not in in_flight]:
                     began = time.monotonic()
                     try:
                         if embedder is None:
                             embedder = Embedder(self.settings, model)
-                            await embedder.expect(await _in_thread(self._dimension, model))
+                            await embedder.expect(await in_thread(self._dimension, model))
                         self._page = (began, 0)
                         vectors = await embedder.embed_chunks(chunks, self._embedded_so_far)
                         spent = time.monotonic() - began
@@ -595,7 +472,7 @@ class _IngestRun:
                     self.embed_time += spent
                     self.report.add_time("embed", spent)
                     in_flight = {c.id for c in chunks}
-                    writing = asyncio.ensure_future(_in_thread(self._store_vectors, model, chunks, vectors))
+                    writing = asyncio.ensure_future(in_thread(self._store_vectors, model, chunks, vectors))
                     if (progress := self._progress()) is not None:
                         yield progress
             finally:
@@ -689,13 +566,3 @@ def estimate_eta(file_seconds: float, files_done: int, files_total: int, embed_l
         return None
     file_eta = file_seconds / files_done * files_left if files_left else 0.0
     return file_eta + (embed_left / embed_rate if embed_left else 0.0)
-
-
-async def _in_thread(fn: Any, *args: Any) -> Any:
-    """Run blocking work in a thread; on cancellation wait for it to finish so stores are never closed under it."""
-    task = asyncio.ensure_future(asyncio.to_thread(fn, *args))
-    try:
-        return await asyncio.shield(task)
-    except asyncio.CancelledError:
-        await asyncio.wait([task])
-        raise
