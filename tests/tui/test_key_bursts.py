@@ -79,3 +79,4 @@ async def test_a_motion_right_after_b_moves_in_the_collections_list(snapshot_set
         listing = app.query_one("#collections")
         assert app.query_one(CollectionsPane).display and app.focused is listing
         assert listing.index == len(listing) - 1
+

@@ -9,9 +9,17 @@ field's even when a user gives an action the same key.
 
 from __future__ import annotations
 
+import string
+
+from textual.keys import _character_to_key
 from textual.widgets import Input
+
+# Textual names a key by the character's name, but asks a widget about a key named differently from its Unicode name
+# (`slash` is SOLIDUS) with no character at all, so `/` would reach the screen's priority binding instead of the field.
+CHARACTERS = {_character_to_key(c): c for c in string.punctuation}
 
 
 class TextField(Input):
     def check_consume_key(self, key: str, character: str | None) -> bool:
-        return super().check_consume_key(key, character) or key in self._bindings.key_to_bindings
+        return (super().check_consume_key(key, character or CHARACTERS.get(key))
+                or key in self._bindings.key_to_bindings)
