@@ -36,10 +36,20 @@ report: dict[str, Any] = {"ingest": "", "ingest_hint": "", "answer": "", "states
                           "bypasses": [], "stage": "", "seen": {}}
 
 
+class AppStopped(Exception):
+    """The app stopped (an unhandled error in it, or it quit) while the pilot waited for something on screen."""
+
+
 async def until(stage: str, condition: Any, pilot: Pilot) -> None:
+    """Wait for `condition`; an app that stopped meanwhile ends the wait at once, with its error (Textual keeps
+    running this pilot after the app stopped, so without this a crash read as a hang until the deadline)."""
     report["stage"] = stage
     async with asyncio.timeout(max(DEADLINE - time.monotonic(), 0)):
         while not condition():
+            if pilot.app.return_code is not None:
+                error = getattr(pilot.app, "_exception", None)   # Textual keeps it only privately
+                raise AppStopped(f"exit code {pilot.app.return_code}"
+                                 + (f": {type(error).__name__}: {error}" if error is not None else ""))
             await pilot.pause(0.05)
 
 

@@ -30,6 +30,7 @@ class Action:
     footer: bool = True
     scope: Scope = "main"    # where the action is defined and bound
     name: str = ""           # its entry in the [keys] table; "" for the action's method name
+    moves_focus: bool = False    # bound with priority (see the note above FIELD_TABS)
 
     @property
     def method(self) -> str:
@@ -44,7 +45,7 @@ class Action:
 
 ACTIONS: tuple[Action, ...] = (
     Action("slash", "focus_query", "Query", "Focus the query bar (enter runs it; up/down recall past queries)",
-           footer=False),
+           footer=False, moves_focus=True),
     Action("s", "synthesize", "Synthesize", "Write the answer again from the current relevant sources",
            footer=False),
     Action("r", "reannotate_selected", "Re-annot.", "Re-annotate the selected source"),
@@ -52,7 +53,8 @@ ACTIONS: tuple[Action, ...] = (
     Action("x", "toggle_source", "Rescue", "Rescue a filtered source, or drop a relevant one"),
     Action("c", "continue_answer", "Continue", "Continue an answer that stopped at max tokens"),
     Action("N", "new_session", "New session",
-           "Start a fresh session: the next query is not a follow-up of the current conversation", footer=False),
+           "Start a fresh session: the next query is not a follow-up of the current conversation", footer=False,
+           moves_focus=True),
     Action("e", "edit_rewrite", "Edit rewrite",
            "Edit the follow-up's standalone rewrite and retrieve the turn again with it", footer=False),
     Action("left_square_bracket", "earlier_turn", "Earlier turn",
@@ -63,12 +65,15 @@ ACTIONS: tuple[Action, ...] = (
            "Details: how the selected source was found (keyword tier, IDF, synonyms, rank per leg)", footer=False),
     Action("m", "reannotate_with", "Re-annotate with…",
            "Re-annotate the selected or every source with a model Ollama lists, or a prompt file", footer=False),
-    Action("1", "show_tab('relevant')", "Relevant", "Sources: the Relevant tab", footer=False, name="tab_relevant"),
-    Action("2", "show_tab('filtered')", "Filtered", "Sources: the Filtered tab", footer=False, name="tab_filtered"),
-    Action("3", "show_tab('all')", "All", "Sources: the All tab", footer=False, name="tab_all"),
+    Action("1", "show_tab('relevant')", "Relevant", "Sources: the Relevant tab", footer=False, name="tab_relevant",
+           moves_focus=True),
+    Action("2", "show_tab('filtered')", "Filtered", "Sources: the Filtered tab", footer=False, name="tab_filtered",
+           moves_focus=True),
+    Action("3", "show_tab('all')", "All", "Sources: the All tab", footer=False, name="tab_all", moves_focus=True),
     Action("f", "filter_sources", "Filter sources",
-           "Filter the sources as you type: the rows holding every word (enter keeps it, esc clears it)", footer=False),
-    Action("escape", "cancel", "Cancel", "Cancel running retrieval, annotation or synthesis"),
+           "Filter the sources as you type: the rows holding every word (enter keeps it, esc clears it)", footer=False,
+           moves_focus=True),
+    Action("escape", "cancel", "Cancel", "Cancel running retrieval, annotation or synthesis", moves_focus=True),
     Action("ctrl+g", "edit_question", "Edit question in $EDITOR",
            "Write the question in $VISUAL or $EDITOR (works from the query bar); saving it asks it", footer=False),
     Action("o", "open_answer", "Open answer in $EDITOR",
@@ -82,7 +87,8 @@ ACTIONS: tuple[Action, ...] = (
     Action("n", "new_collection", "New coll.", "Create a new collection", footer=False),
     Action("ctrl+r", "refresh_collections", "Refresh", "Read the collections and their states again",
            footer=False),
-    Action("b", "toggle_collections", "Collections pane", "Show or hide the collections pane", footer=False),
+    Action("b", "toggle_collections", "Collections pane", "Show or hide the collections pane", footer=False,
+           moves_focus=True),
     Action("t", "next_theme", "Theme", "Switch to the next theme", footer=False, scope="app"),
     Action("exclamation_mark", "notices", "Notices", "Every notice of this run in full (toasts show one line)",
            footer=False, scope="app"),
@@ -113,10 +119,14 @@ MOTION_KEYS: tuple[tuple[str, str], ...] = (
 TAKEN_KEYS = frozenset({"tab", "shift+tab", "enter", "space", "up", "down", "left", "right", "pageup", "pagedown",
                         "home", "end", "ctrl+p", "ctrl+c", "j", "k", "g", "G", "ctrl+d", "ctrl+u"})
 MODIFIERS = ("ctrl", "alt", "shift", "super")
-# tab / shift+tab in a dialog's fields. Textual checks a priority binding while the key is still in the app's queue,
-# before it forwards the keys typed after it; the screen's ordinary tab binding runs only after the focused field has
-# handled the key, by when the keys that came in the same read (fast typing, a paste) were already given to that
-# field, so the text meant for the next field was appended to this one.
+# Keys that move the focus are priority bindings. Textual gives a key to the widget focused when the app reads it,
+# and checks priority bindings right then, before it hands on the keys read after it; an ordinary binding runs only
+# once the focused widget has handled the key, by when the keys that came in the same read (fast typing, a paste,
+# keys typed while the app was busy) were already given to the old focus: the text meant for the next field was
+# appended to this one, and the question typed after `/` reached the sources pane's one-letter keys (its `h` opened
+# the history). So tab / shift+tab in a dialog's fields and on the main screen, and the main screen's actions with
+# `moves_focus`, which move the focus at once (Screen.set_focus, not Widget.focus, which waits its turn in the
+# app's queue) and hand the key back to a focused widget that takes it itself (MainScreen.yield_key).
 FIELD_TABS: tuple[Binding, ...] = (
     Binding("tab", "app.focus_next", "Next field", show=False, priority=True),
     Binding("shift+tab", "app.focus_previous", "Previous field", show=False, priority=True),
@@ -208,5 +218,5 @@ def keymap_overrides(table: KeyTable) -> dict[str, str]:
 
 def bindings(scope: Scope) -> list[Binding | tuple[str, str] | tuple[str, str, str]]:
     """The bindings of the actions that live in `scope` (typed as Textual's BINDINGS), with their default keys."""
-    return [Binding(a.key, a.action, a.title, show=a.footer, id=a.id)
+    return [Binding(a.key, a.action, a.title, show=a.footer, id=a.id, priority=a.moves_focus)
             for a in ACTIONS if a.scope == scope]

@@ -9,6 +9,7 @@ from pathlib import Path
 from textual.widgets import Label
 
 from ragtui.config import Settings
+from ragtui.model.library import CollectionInfo
 from ragtui.tui.widgets.collections import CollectionItem
 from tests.cli_run import cli
 from tests.fake_ollama import FakeOllama
@@ -68,3 +69,19 @@ async def test_chunks_ingested_by_another_process_reach_the_pane_at_its_next_pol
         await pilot.pause()
         assert [v.chunks for v in main.collection_views] == [3]
         assert "3 chunks" in _rows(app)["c"]
+
+
+async def test_a_collection_activated_as_the_pane_reloads_is_shown_active(snapshot_settings) -> None:
+    """The demo's first run: the pane's poll had just shown the collection's new state (new rows, not drawn yet)
+    when the ingest's end activated the collection. Marking those rows active looked up a label they did not have
+    yet, and the error stopped the app at the end of a finished ingest (the demo's pilot then waited for ever)."""
+    app = quiet_app(snapshot_settings())
+    async with app.run_test(size=(100, 30)) as pilot:
+        main = main_screen(app)
+        main.show_collections([CollectionInfo("demo", "", "", (), 0, "ingesting")])    # no chunks: not active yet
+        await pilot.pause()
+        main.show_collections([CollectionInfo("demo", "", "", (), 12, "ready")])       # the poll's reload
+        main.active |= {"demo"}        # as the ingest's end does (ingest_ended), before those rows are drawn
+        await pilot.pause()
+        assert app.return_code is None
+        assert _rows(app)["demo"].startswith("[x] demo")

@@ -42,6 +42,8 @@ async def test_motion_keys_type_in_the_query_bar(snapshot_settings) -> None:
         query.value = ""
         await pilot.press(*"jkgG")
         assert query.value == "jkgG"
+        await pilot.press(*" and/or N f b 1")    # the screen's keys that move the focus (priority bindings) too
+        assert query.value == "jkgG and/or N f b 1"
 
 
 async def test_vim_motions_in_the_collections_and_history_lists(snapshot_settings) -> None:

@@ -46,7 +46,7 @@ WIDTH_CLASSES = [(0, "-narrow"), (100, "-medium"), (150, "-wide")]
 
 
 class MainScreen(Screen[None]):
-    BINDINGS: ClassVar = keymap.bindings("main")
+    BINDINGS: ClassVar = [*keymap.FIELD_TABS, *keymap.bindings("main")]
     HORIZONTAL_BREAKPOINTS = WIDTH_CLASSES
 
     active: reactive[frozenset[str]] = reactive(frozenset())   # the collections a query searches
@@ -102,7 +102,7 @@ class MainScreen(Screen[None]):
     def action_toggle_collections(self) -> None:
         self.collections_shown = not self.query_one(CollectionsPane).display
         if self.collections_shown:
-            self.query_one("#collections").focus()
+            self.set_focus(self.query_one("#collections"))
 
     # --- start-up probes ------------------------------------------------------------------
 
@@ -259,7 +259,7 @@ class MainScreen(Screen[None]):
     def action_cancel(self) -> None:
         """Cancel running work; with nothing running, esc leaves the query bar for the sources."""
         if not self.research.cancel() and self.focused is self.query_one(QueryInput):
-            self.query_one(SourcesPanel).active_table.focus()
+            self.set_focus(self.query_one(SourcesPanel).active_table)
 
     def action_edit_question(self) -> None:
         """Write the question in $VISUAL / $EDITOR (paragraphs and all); saving it asks it, an empty file does not."""

@@ -21,7 +21,10 @@ class CollectionItem(ListItem):
     def __init__(self, view: CollectionInfo, active: bool) -> None:
         self.view = view
         self.active = active
-        super().__init__(Label(self._text()))
+        # Kept, not looked up: a row the pane has just made (each reload makes new ones) mounts its label only when
+        # the row itself is composed, a moment later, and the active set can change in between (an ingest's end).
+        self.text_label = Label(self._text())
+        super().__init__(self.text_label)
 
     def _text(self) -> Text:
         v = self.view
@@ -40,7 +43,7 @@ class CollectionItem(ListItem):
 
     def set_active(self, active: bool) -> None:
         self.active = active
-        self.query_one(Label).update(self._text())
+        self.text_label.update(self._text())
 
 
 class CollectionsPane(Vertical):

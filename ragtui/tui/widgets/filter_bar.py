@@ -8,7 +8,8 @@ from typing import Any, ClassVar
 
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import Input
+
+from ragtui.tui.widgets.text_field import TextField
 
 
 def filter_words(text: str) -> tuple[str, ...]:
@@ -23,7 +24,7 @@ def matches(words: tuple[str, ...], *fields: str) -> bool:
     return all(word in haystack for word in words)
 
 
-class FilterBar(Input):
+class FilterBar(TextField):
     """Hidden until `open()`; its value's words are the filter (`words`)."""
 
     BINDINGS: ClassVar = [Binding("escape", "clear", "Clear the filter", show=False)]
@@ -44,8 +45,10 @@ class FilterBar(Input):
         return filter_words(self.value) if self.display else ()
 
     def open(self) -> None:
+        """Show the field with the focus in it at once, so that the keys typed right after the key that opened it
+        are typed here (keymap.py, the note above FIELD_TABS)."""
         self.display = True
-        self.focus()
+        self.screen.set_focus(self)
 
     def action_clear(self) -> None:
         self.value = ""

@@ -7,12 +7,12 @@ from typing import Any, ClassVar
 from textual import events
 from textual.binding import Binding
 from textual.content import Content
-from textual.widgets import Input
 
 from ragtui.sanitize import one_line
+from ragtui.tui.widgets.text_field import TextField
 
 
-class QueryInput(Input):
+class QueryInput(TextField):
     BINDINGS: ClassVar = [
         Binding("up", "recall(-1)", "Older query", show=False),
         Binding("down", "recall(1)", "Newer query", show=False),

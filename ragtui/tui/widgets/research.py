@@ -146,9 +146,11 @@ class ResearchView(Vertical):
         return any(w.group == RESEARCH and w.is_running for w in self.workers)
 
     def focus_query(self) -> None:
-        """Focus the query bar with its text selected, so typing starts a new query and arrows edit the old."""
+        """Focus the query bar with its text selected, so typing starts a new query and arrows edit the old. The
+        focus moves at once, so the keys typed right after `/` are typed here (keymap.py, the note above
+        FIELD_TABS)."""
         query = self.query_one(QueryInput)
-        query.focus()
+        self.screen.set_focus(query)
         query.select_all()
 
     def show_filter(self, search_filter: SearchFilter) -> None:

@@ -172,7 +172,7 @@ class SourcesPanel(Vertical):
         had_focus = self.active_table.has_focus
         self.query_one(TabbedContent).active = tab
         if had_focus:
-            self.active_table.focus()
+            self.screen.set_focus(self.active_table)     # at once: the keys typed next go to the new tab's rows
 
     def on_resize(self) -> None:
         self._show_detail()
