@@ -88,8 +88,7 @@ def test_a_worker_process_gives_what_the_ingest_itself_gives(tmp_path: Path, fak
 
 
 def test_a_few_files_are_extracted_in_the_ingest_itself(settings: Settings) -> None:
-    assert settings.ingest.workers == 0          # off by default: one process
-    assert processes_for(settings, POOL_MIN_FILES) == 0
-    one = settings.replace(ingest__workers=1)
-    assert processes_for(one, 20) == 0
-    assert processes_for(one, POOL_MIN_FILES) == 1
+    assert settings.ingest.workers == 1          # one worker by default, for an ingest of 100 files or more
+    assert processes_for(settings, 20) == 0
+    assert processes_for(settings, POOL_MIN_FILES) == 1
+    assert processes_for(settings.replace(ingest__workers=0), POOL_MIN_FILES) == 0
