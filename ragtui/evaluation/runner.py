@@ -106,6 +106,8 @@ def index_name(settings: Settings, dataset: Dataset) -> str:
              "first": next(iter(dataset.corpus), ""), "chunk": vars(settings.chunk),
              "entropy": [settings.ingest.entropy_min, settings.ingest.entropy_max, settings.ingest.toc_ratio],
              "models": settings.embed.all_models, "prefix": settings.embed.contextual_prefix}
+    if settings.strategies.sentence_window:      # a sentence index is built too (kept indexes without one unchanged)
+        shape["sentences"] = True
     digest = hashlib.sha256(json.dumps(shape, sort_keys=True, default=str).encode()).hexdigest()[:12]
     return f"eval-{digest}"
 
@@ -354,6 +356,7 @@ async def ranked(settings: Settings, query: str, collections: Sequence[Collectio
     from ragtui.research.strategies import search
     from ragtui.retrieve.hybrid_retriever import HybridRetriever
     from ragtui.retrieve.pipeline import retrieve, unprocessed_hits
+    from ragtui.retrieve.sentence_window import sentence_run
 
     async def run(text: str, own: QueryEmbedder | None) -> Retrieval:
         if sources:
@@ -365,8 +368,10 @@ async def ranked(settings: Settings, query: str, collections: Sequence[Collectio
         return Retrieval(text, unprocessed_hits(retriever, nodes), retriever.meta, notices=retriever.notices)
 
     started = time.perf_counter()
+    sentences = sentence_run(settings, collections, mode=mode,
+                             top_k=settings.retrieve.top_k if sources else EVAL_TOP_K)
     found = await search(settings, query, run, most=settings.retrieve.annotate_max if sources else 10_000,
-                         embed=embed, vectors=mode != "keyword")
+                         embed=embed, vectors=mode != "keyword", sentences=sentences)
     cost = query_cost(found.meta.strategies, time.perf_counter() - started)
     ranking = source_ranking(found.hits, key) if sources else doc_ranking(key(h.chunk) for h in found.hits)
     return ranking, found.notices, cost
