@@ -106,8 +106,6 @@ def index_name(settings: Settings, dataset: Dataset) -> str:
              "first": next(iter(dataset.corpus), ""), "chunk": vars(settings.chunk),
              "entropy": [settings.ingest.entropy_min, settings.ingest.entropy_max, settings.ingest.toc_ratio],
              "models": settings.embed.all_models, "prefix": settings.embed.contextual_prefix}
-    if settings.strategies.sentence_window:      # a sentence index is built too (kept indexes without one unchanged)
-        shape["sentences"] = True
     digest = hashlib.sha256(json.dumps(shape, sort_keys=True, default=str).encode()).hexdigest()[:12]
     return f"eval-{digest}"
 
@@ -283,7 +281,13 @@ async def eval_index(settings: Settings, dataset: Dataset, keep: bool, progress:
             notices: list[str] = []
             if workspace.registry.exists(name):
                 chunks = workspace.collection(name).info().chunks
-                notices.append(f"reused the kept index {name} ({chunks} chunks); ingest skipped")
+                if settings.strategies.sentence_window and not workspace.collection(name).has_sentences:
+                    # every document unchanged: the ingest only builds the sentence index
+                    ingest = await ingest_corpus(workspace, name, dataset, progress)
+                    notices += [f"reused the kept index {name} ({chunks} chunks) and built its sentence index",
+                                *(f"ingest: {line}" for line in report_lines(ingest)[2:])]
+                else:
+                    notices.append(f"reused the kept index {name} ({chunks} chunks); ingest skipped")
             else:
                 ingest = await ingest_corpus(workspace, name, dataset, progress)
                 chunks = ingest.chunks_indexed

@@ -20,24 +20,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ragtui.model.chunks import Chunk, chunk_id
+from ragtui.model.chunks import Chunk, sentence_id
 
 MAX_SENTENCE_CHARS = 1_000
 Pages = Sequence[tuple[int, str, int]]     # (offset into the text, page label, page index), as the records keep them
-
-
-def sentence_id(source: str, n: int) -> str:
-    return f"{source_digest(source)}-s{n:06d}"
-
-
-def source_digest(source: str) -> str:
-    return chunk_id(source, 0).split("-")[0]
-
-
-def parse_sentence_id(sid: str) -> tuple[str, int] | None:
-    """(the file's digest, the sentence's number) of a sentence id; None for any other id."""
-    digest, _, n = sid.rpartition("-s")
-    return (digest, int(n)) if digest and n.isdigit() else None
 
 
 def file_sentences(text: str, pages: Pages, chunks: Sequence[Chunk]) -> list[Chunk]:

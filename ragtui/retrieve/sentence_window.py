@@ -8,8 +8,8 @@ plan and tiers (no synonyms); the window is read from it by the neighbouring sen
 chosen at query time. A hit is its sentence's chunk (its id, file and metadata: sources, citations, pages
 and annotation treat it as that chunk) with the window's text and span in place of the chunk's, and
 page breaks where the window's sentences move on to another page. Each chunk counts once, at its best
-sentence's rank; several collections are fused by RRF. A collection without a sentence index is left to the
-chunk search, with a notice.
+sentence's rank; several collections are fused by RRF. A collection without a sentence index, or with one
+that cannot be read, is left to the chunk search, with a notice.
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ragtui.ingest.sentences import parse_sentence_id
-from ragtui.model.chunks import Chunk, LegRank, chunk_id
+from ragtui.model.chunks import Chunk, LegRank, chunk_id, parse_sentence_id
 from ragtui.model.retrieval import Hit, Retrieval, RetrievalMeta
 from ragtui.retrieve.fusion import normalised, ranked, rrf_merge
 
@@ -62,8 +61,13 @@ def sentence_search(settings: Settings, query: str, collections: Sequence[Collec
         if not coll.has_sentences:
             notices.append(no_index_notice(coll.name))
             continue
+        try:
+            windows = _windows(settings, query, coll, top_k, search_filter)
+        except Exception as exc:   # damaged or deleted since: the chunk search still answers for it
+            notices.append(f"{coll.unreadable(exc, store='sentences')}; its sentences were not searched.")
+            continue
         ranking = []
-        for window, score in _windows(settings, query, coll, top_k, search_filter):
+        for window, score in windows:
             key = (coll.name, window.id)
             found[key] = (window, score)
             ranking.append(key)

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from ragtui.config import Settings
-from ragtui.ingest.sentences import file_sentences, sentence_id
+from ragtui.ingest.sentences import file_sentences
 from ragtui.library import CollectionRegistry
-from ragtui.model.chunks import Chunk, ChunkMeta, chunk_id
+from ragtui.model.chunks import Chunk, ChunkMeta, chunk_id, sentence_id
 from ragtui.model.retrieval import Retrieval
 from ragtui.retrieve.sentence_window import window_chunk
 from ragtui.workspace import Workspace
@@ -171,6 +171,18 @@ def test_the_sentence_index_follows_edits_and_deletes(settings: Callable[..., Se
     sync_folder(settings(), folder)          # the option is off now: the index built is still kept up to date
     assert sorted(sentence_texts(on).values()) == ["The farmer sheared the sheep."]
     assert retrieve(on, "heron", mode="keyword").hits == []
+
+
+def test_a_damaged_sentence_index_is_said_and_chunks_still_answer(settings: Callable[..., Settings]) -> None:
+    on = settings("strategies.sentence_window=1")
+    ingest(on, [("zoo.txt", ZOO)])
+    folder = CollectionRegistry(on).path("zoo") / "sentences"
+    for toc in folder.glob("_MAIN_*.toc"):
+        toc.unlink()
+    found = retrieve(on, "heron", mode="keyword")
+    assert any("heron" in h.chunk.text for h in found.hits)
+    said = [n for n in found.notices if "sentences were not searched" in n]
+    assert len(said) == 1 and "zoo" in said[0] and "sentences" in said[0]
 
 
 def test_the_option_is_bounded(make_settings: Callable[..., Settings]) -> None:
