@@ -156,11 +156,12 @@ class StrategySettings:
     hyde_below: float = _rule(0, 1)
     timeout_s: float = _rule(1, 3_600)
     max_tokens: int = _rule(16, 4_096)
+    sentence_window: int = _rule(0, 10)
 
     @property
     def active(self) -> bool:
         """Any strategy is on: a question is searched more than once, or with a model's help."""
-        return bool(self.multi_query) or self.hyde != "off" or self.fragments
+        return bool(self.multi_query) or self.hyde != "off" or self.fragments or bool(self.sentence_window)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
     <data_dir>/collections/<name>/
         collection.json   manifest: topic, created, embedding models, ingest state
         whoosh/           keyword index (stores.keyword)
+        sentences/        sentence-level keyword index, when built (strategies.sentence_window)
         chroma/           embedded Chroma (absent when [chroma] host points at a server)
         records.sqlite3   ingest records and journal (stores.records)
         ingest.lock       held (flock) by the ingest writing into the collection (Collection.ingest_lock)
@@ -69,6 +70,7 @@ from ragtui.stores.vector import (
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,62}")
 NAME_RULE = "1-63 letters, digits, '-' or '_', starting with a letter or digit"
 MANIFEST = "collection.json"
+SENTENCES = "sentences"
 LOCK_FILE = "ingest.lock"
 VECTOR_LOCK = "chroma.lock"
 GENERATION = "chroma.generation"
@@ -141,6 +143,7 @@ class Collection:
         self.path = path
         self.name = path.name
         self._keyword: KeywordIndex | None = None
+        self._sentences: KeywordIndex | None = None
         self._open_lock = threading.Lock()   # retrieval legs and ingest steps run in threads and open stores lazily
         self._vectors: dict[str, VectorIndex] = {}
         self._client: Any = None
@@ -185,6 +188,24 @@ class Collection:
                 keyword = self.settings.keyword
                 self._keyword = KeywordIndex(self.path / "whoosh", Bm25Params(keyword.bm25_k1, keyword.bm25_b))
             return self._keyword
+
+    @property
+    def has_sentences(self) -> bool:
+        """The collection has a sentence index (built by an ingest with strategies.sentence_window on)."""
+        return (self.path / SENTENCES).exists()
+
+    @property
+    def sentences(self) -> KeywordIndex:
+        """The sentence-level keyword index of sentence-window retrieval (ingest/sentences.py); opening it
+        creates it."""
+        with self._open_lock:
+            if self._sentences is None:
+                self._still_here()
+                from ragtui.stores.postings import Bm25Params
+
+                keyword = self.settings.keyword
+                self._sentences = KeywordIndex(self.path / SENTENCES, Bm25Params(keyword.bm25_k1, keyword.bm25_b))
+            return self._sentences
 
     def vectors(self, model: str) -> VectorIndex:
         """The model's vector index; use it only inside `vector_access()` (see the module docstring)."""
@@ -423,8 +444,9 @@ class Collection:
             if self._records is not None:
                 self._records.close()
                 self._records = None
-            if self._keyword is not None:
-                self._keyword.close()
+            for index in (self._keyword, self._sentences):
+                if index is not None:
+                    index.close()
             if self._client is not None:
                 self._client.close()
                 self._client = None

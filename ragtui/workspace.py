@@ -212,6 +212,7 @@ class Workspace:
         or one deleted since it was named, is left out with a notice; the others are searched."""
         from ragtui.research.strategies import search
         from ragtui.retrieve.pipeline import retrieve
+        from ragtui.retrieve.sentence_window import sentence_run
 
         collections, notices = [], []
         for name in dict.fromkeys(names):
@@ -225,8 +226,10 @@ class Workspace:
 
         if not collections:             # every named one was left out: the notices say why, not "none selected",
             return replace(await run(query, None), notices=notices)     # and no strategy asks the model
+        sentences = sentence_run(self.settings, collections, mode=mode, top_k=self.settings.retrieve.top_k,
+                                 search_filter=search_filter)
         found = await search(self.settings, query, run, most=self.settings.retrieve.annotate_max,
-                             vectors=mode != "keyword") if strategies else await run(query, None)
+                             vectors=mode != "keyword", sentences=sentences) if strategies else await run(query, None)
         return replace(found, notices=[*notices, *found.notices]) if notices else found
 
     async def why_not(self, query: str, names: Sequence[str], path: str, *, mode: Mode = "hybrid",

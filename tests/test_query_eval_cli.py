@@ -224,3 +224,23 @@ def test_eval_runs_a_strategy_and_reports_its_cost_per_query(fake_ollama: FakeOl
     assert main([*args]) == 0
     assert "cost per query (hybrid): 1.00 model calls, " in capsys.readouterr().out
     assert main([*args[:-2], "--concurrency", "0"]) == 2
+
+
+def test_eval_with_sentence_window_builds_the_sentence_index_of_a_kept_index(
+        fake_ollama: FakeOllama, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A kept index made without sentences is reused by a sentence-window run, which adds its sentence index
+    (no document embedded again) and searches it: the runs' strategy cost says so."""
+    dataset = write_beir(tmp_path / "mini")
+    args = ["eval", "--dataset", str(dataset), "--modes", "hybrid", "--keep-index", "--json"]
+    assert main([*flags(tmp_path, fake_ollama), *args]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    embed_calls = len(fake_ollama.calls("/api/embed"))
+    assert main([*flags(tmp_path, fake_ollama), "--set", "strategies.sentence_window=2", *args]) == 0
+    windowed = json.loads(capsys.readouterr().out)
+    assert any("reused the kept index" in n and "built its sentence index" in n for n in windowed["notices"])
+    assert not any("no sentence index" in n for n in windowed["notices"])
+    assert len(fake_ollama.calls("/api/embed")) == embed_calls
+    assert windowed["settings"]["strategies"]["sentence_window"] == 2
+    assert plain["per_query"].keys() == windowed["per_query"].keys()
+    assert main([*flags(tmp_path, fake_ollama), "--set", "strategies.sentence_window=2", *args]) == 0
+    assert any("ingest skipped" in n for n in json.loads(capsys.readouterr().out)["notices"])

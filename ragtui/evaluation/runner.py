@@ -281,7 +281,13 @@ async def eval_index(settings: Settings, dataset: Dataset, keep: bool, progress:
             notices: list[str] = []
             if workspace.registry.exists(name):
                 chunks = workspace.collection(name).info().chunks
-                notices.append(f"reused the kept index {name} ({chunks} chunks); ingest skipped")
+                if settings.strategies.sentence_window and not workspace.collection(name).has_sentences:
+                    # every document unchanged: the ingest only builds the sentence index
+                    ingest = await ingest_corpus(workspace, name, dataset, progress)
+                    notices += [f"reused the kept index {name} ({chunks} chunks) and built its sentence index",
+                                *(f"ingest: {line}" for line in report_lines(ingest)[2:])]
+                else:
+                    notices.append(f"reused the kept index {name} ({chunks} chunks); ingest skipped")
             else:
                 ingest = await ingest_corpus(workspace, name, dataset, progress)
                 chunks = ingest.chunks_indexed
@@ -354,6 +360,7 @@ async def ranked(settings: Settings, query: str, collections: Sequence[Collectio
     from ragtui.research.strategies import search
     from ragtui.retrieve.hybrid_retriever import HybridRetriever
     from ragtui.retrieve.pipeline import retrieve, unprocessed_hits
+    from ragtui.retrieve.sentence_window import sentence_run
 
     async def run(text: str, own: QueryEmbedder | None) -> Retrieval:
         if sources:
@@ -365,8 +372,10 @@ async def ranked(settings: Settings, query: str, collections: Sequence[Collectio
         return Retrieval(text, unprocessed_hits(retriever, nodes), retriever.meta, notices=retriever.notices)
 
     started = time.perf_counter()
+    sentences = sentence_run(settings, collections, mode=mode,
+                             top_k=settings.retrieve.top_k if sources else EVAL_TOP_K)
     found = await search(settings, query, run, most=settings.retrieve.annotate_max if sources else 10_000,
-                         embed=embed, vectors=mode != "keyword")
+                         embed=embed, vectors=mode != "keyword", sentences=sentences)
     cost = query_cost(found.meta.strategies, time.perf_counter() - started)
     ranking = source_ranking(found.hits, key) if sources else doc_ranking(key(h.chunk) for h in found.hits)
     return ranking, found.notices, cost

@@ -132,6 +132,8 @@ class _IngestRun:
                                   else "the embedding server")
         self.signature = signature(settings)
         self.models = settings.embed.all_models
+        # Keep a sentence index (sentence-window retrieval): while the option is on, or once the collection has one.
+        self.sentences = settings.strategies.sentence_window > 0 or collection.has_sentences
         self.down: dict[str, str] = {}          # model -> why its pass stopped for this run
         self.embed_left: dict[str, int] = {}    # model -> chunks still to embed (for the ETA)
         self.started = time.monotonic()
@@ -169,6 +171,8 @@ class _IngestRun:
                     unclean = True
                 self.coll.update_manifest(state="ingesting", **({"topic": topic} if topic else {}))
                 self.report.reconciled = await in_thread(self._reconcile, unclean)
+                if self.sentences and (unclean or not self.coll.has_sentences or self.coll.sentences.outdated):
+                    await in_thread(self._rebuild_sentences)
                 if reembed:
                     await in_thread(self._drop_vectors)
                 if documents is not None:
@@ -188,7 +192,7 @@ class _IngestRun:
                 self._closing = True
                 self._embed_more()
                 began = time.monotonic()
-                async for event in self._while(asyncio.ensure_future(in_thread(self.coll.keyword.merge))):
+                async for event in self._while(asyncio.ensure_future(in_thread(self._merge))):
                     yield event
                 self.report.add_time("merge", time.monotonic() - began)
                 assert self._embedding is not None
@@ -215,6 +219,11 @@ class _IngestRun:
             chunks = len(self.records.chunk_ids(DONE))
             state = "needs embeddings" if pending else ("ready" if chunks else "empty")
             self.coll.update_manifest(state=state, models=self._models_with_vectors())
+
+    def _merge(self) -> None:
+        self.coll.keyword.merge()
+        if self.sentences:
+            self.coll.sentences.merge()
 
     def _models_with_vectors(self) -> list[str]:
         known = list(self.coll.models)
@@ -258,6 +267,30 @@ class _IngestRun:
                 repaired += len(lost)
         return repaired
 
+    def _rebuild_sentences(self) -> None:
+        """Refill the sentence index from the records: it is new, built with an older analyzer, or an unclean
+        end may have left it behind the keyword index."""
+        began = time.monotonic()
+        index = self.coll.sentences
+        index.rebuild()
+        sources = [r.source for r in self.records.files(DONE)]
+        for at in range(0, len(sources), BATCH_FILES):
+            part = sources[at:at + BATCH_FILES]
+            index.replace_sources([], self._sentences_of([(s, self.records.chunks_of([s])) for s in part], {}))
+        self.report.add_time("sentences", time.monotonic() - began)
+
+    def _sentences_of(self, docs: Iterable[tuple[str, Sequence[Chunk]]],
+                      texts: dict[str, tuple[str, list[tuple[int, str, int]]]]) -> list[Chunk]:
+        """The sentences of these files (source, chunks); their texts from `texts` or else the records."""
+        from ragtui.ingest.sentences import file_sentences
+
+        out: list[Chunk] = []
+        for source, chunks in docs:
+            found = texts.get(source) or self.records.document(source)
+            if found is not None and chunks:
+                out.extend(file_sentences(found[0], found[1], chunks))
+        return out
+
     def _drop_vectors(self) -> None:
         """Forget this run's models' vectors, in the store and then in the records (so they are all pending)."""
         for model in self.models:
@@ -290,6 +323,8 @@ class _IngestRun:
         ids = [c.id for c in self.records.chunks_of(every)]
         self.records.remove(every)
         self.coll.keyword.delete_sources(every)
+        if self.sentences:
+            self.coll.sentences.delete_sources(every)
         with self.coll.vector_access(write=True):
             for model in self._store_models():
                 self.coll.vectors(model).delete_ids(ids)
@@ -365,8 +400,14 @@ class _IngestRun:
         began = time.monotonic()
         self.coll.keyword.replace_sources(recorded, [c for _, chunks in docs for c in chunks],
                                           {k: v for p in batch for k, v in p.tokens.items()})
-        self.records.mark_done(fresh)
         self.report.add_time("index", time.monotonic() - began)
+        if self.sentences:
+            began = time.monotonic()
+            texts = {k: v for p in batch for k, v in p.texts.items()}
+            self.coll.sentences.replace_sources(recorded, self._sentences_of(
+                [(r.source, chunks) for r, chunks in docs], texts))
+            self.report.add_time("sentences", time.monotonic() - began)
+        self.records.mark_done(fresh)
         for p in batch:
             self.report.chunks_indexed += sum(len(c) for _, c in p.docs)
             if p.outcome == "added":

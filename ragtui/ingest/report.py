@@ -17,7 +17,8 @@ from ragtui.model.library import IngestReport, frozen_counts
 # Ingest stages timed in IngestReport.stage_s, with the chunk count each one's rate is per. Embedding and
 # vector writes run beside extraction and indexing, so the stages' seconds can add up to more than the run.
 STAGES = (("extract", "extract + chunk", "indexed"), ("journal", "journal", "indexed"),
-          ("index", "keyword index", "indexed"), ("merge", "keyword merge", ""), ("embed", "embedding", "embedded"),
+          ("index", "keyword index", "indexed"), ("sentences", "sentence index", "indexed"),
+          ("merge", "keyword merge", ""), ("embed", "embedding", "embedded"),
           ("vectors", "vector writes", "embedded"))
 
 

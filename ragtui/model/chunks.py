@@ -20,6 +20,18 @@ def chunk_id(source: str, index: int) -> str:
     return f"{digest}-{index:05d}"
 
 
+def sentence_id(source: str, n: int) -> str:
+    """The id of a file's `n`th sentence in a sentence index (sentence-window retrieval): the file's chunk-id
+    digest and the number, so the sentences around one are found by id."""
+    return f"{chunk_id(source, 0).split('-')[0]}-s{n:06d}"
+
+
+def parse_sentence_id(sid: str) -> tuple[str, int] | None:
+    """(the file's digest, the sentence's number) of a sentence id; None for any other id."""
+    digest, _, n = sid.rpartition("-s")
+    return (digest, int(n)) if digest and n.isdigit() else None
+
+
 @dataclass(frozen=True)
 class ChunkMeta:
     collection: str

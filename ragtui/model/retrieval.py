@@ -185,11 +185,11 @@ class RerankMeta:
 class StrategyMeta:
     """What the retrieval strategies ([strategies]) did for one question, and what they cost.
 
-    `strategies`: those that ran ("multi-query", "fragments", "hyde"); `queries`: the extra searches' texts
-    (alternative queries, fragments); `hyde_passages`: the hypothetical passages whose embedding searched the
-    vector leg; `best_vector`: the typed run's best cosine (adaptive HyDE compares it with its threshold);
-    `llm_calls` and `llm_s`: the model's calls and the seconds they took; `searches`: retrievals run;
-    `fallbacks`: why a strategy fell back to the question as typed.
+    `strategies`: those that ran ("multi-query", "fragments", "hyde", "sentence-window"); `queries`: the extra
+    searches' texts (alternative queries, fragments); `hyde_passages`: the hypothetical passages whose
+    embedding searched the vector leg; `best_vector`: the typed run's best cosine (adaptive HyDE compares it
+    with its threshold); `llm_calls` and `llm_s`: the model's calls and the seconds they took; `searches`:
+    retrievals run; `fallbacks`: why a strategy fell back to the question as typed.
     """
 
     strategies: tuple[str, ...] = ()

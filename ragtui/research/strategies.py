@@ -12,6 +12,8 @@ searches they run, and how the runs are fused.
   run's best cosine is below `hyde_below`.
 - fragments: each part of a question of several (retrieve/fragments.py) is searched too.
 - multi-query: the model writes `multi_query` differently worded queries, each searched too.
+- sentence window: the question's best sentences, each with `sentence_window` sentences either side, as
+  their chunks (`sentences`, retrieve/sentence_window.py; not given for a vector-only search).
 
 The extra runs are fused with the typed one by RRF (retrieve/runs.py, the follow-up's fusion). Every model
 call is bounded (strategies.timeout_s for the whole call, strategies.max_tokens of output); a failed,
@@ -35,13 +37,14 @@ if TYPE_CHECKING:
     from ragtui.retrieve.hybrid_retriever import QueryEmbedder
 
 Run = Callable[[str, "QueryEmbedder | None"], Awaitable[Retrieval]]
+SentenceRun = Callable[[str], Awaitable[Retrieval]]
 
 
 async def search(settings: Settings, query: str, run: Run, *, most: int, embed: QueryEmbedder | None = None,
-                 vectors: bool = True) -> Retrieval:
+                 vectors: bool = True, sentences: SentenceRun | None = None) -> Retrieval:
     """`query` searched with the strategies that are on, the runs fused to at most `most` hits (see the module
     docstring). `embed` is the question's embedder (default: the configured server's); `vectors` = False (a
-    keyword-only search) leaves HyDE out."""
+    keyword-only search) leaves HyDE out; `sentences` is the sentence-window search."""
     from ragtui.retrieve.hybrid_retriever import embed_query
 
     strategies = settings.strategies
@@ -52,11 +55,14 @@ async def search(settings: Settings, query: str, run: Run, *, most: int, embed: 
         typed, hyde = await _typed_run(settings, query, run, asker, embed or embed_query, vectors)
         extra = await _extra_queries(settings, query, asker)
         runs = [("query", typed), *[(name, await run(text, None)) for name, text in extra]]
+        if sentences is not None and strategies.sentence_window:
+            asker.ran.append("sentence-window")
+            runs.append(("sentences", await sentences(query)))
     finally:
         await asker.aclose()
     meta = StrategyMeta(strategies=tuple(asker.ran), queries=tuple(text for _, text in extra),
                         hyde_passages=hyde.passages, best_vector=hyde.best, llm_calls=asker.calls,
-                        llm_s=round(asker.seconds, 3), searches=hyde.searches + len(extra),
+                        llm_s=round(asker.seconds, 3), searches=hyde.searches + len(runs) - 1,
                         fallbacks=tuple(asker.fallbacks))
     from ragtui.retrieve.runs import fuse_runs, fused_notices
 
