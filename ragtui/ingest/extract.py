@@ -43,7 +43,7 @@ from ragtui.ingest.decoding import decode, decode_text
 from ragtui.ingest.extracted import Extracted, ExtractError, Page, Skip
 from ragtui.ingest.html_text import HtmlText, tidy
 from ragtui.ingest.office_xml import check_bomb, local_name, office_zip, parse_xml, read_member
-from ragtui.ingest.sheets import read_csv, read_xls, read_xlsx
+from ragtui.ingest.sheets import html_export, read_csv, read_xls, read_xlsx
 from ragtui.text import normalize
 
 CONVERTER_TIMEOUT_S = 600
@@ -114,6 +114,8 @@ def extract(source: str, data: bytes, cfg: IngestSettings, workdir: Path, path: 
     try:
         if name != source:
             data = _gunzip(data, cfg)
+        if fmt == "xls" and html_export(data):
+            fmt = "html"
         if fmt == "zip":
             return _zip(source, data, cfg, workdir, depth)
         if fmt in CONVERTERS:

@@ -1,6 +1,7 @@
 """Tables out of spreadsheets: csv/tsv, xlsx (zip + XML, read with the standard library) and legacy .xls (binary
 BIFF, read with xlrd). Each row is one line, its cells joined by " | ", so the chunker can keep a table with its
-header row; a workbook's sheets each open with a "## sheet" line."""
+header row; a workbook's sheets each open with a "## sheet" line. Excel's "save as web page" keeps the .xls name
+on an HTML file (`html_export`): extraction reads such a file as the HTML table it is."""
 
 from __future__ import annotations
 
@@ -16,6 +17,13 @@ from ragtui.config import IngestSettings
 from ragtui.ingest.decoding import decode_text
 from ragtui.ingest.extracted import Extracted, ExtractError
 from ragtui.ingest.office_xml import local_name, office_zip, parse_xml, read_member
+
+HTML_STARTS = (b"<html", b"<table", b"<!doctype html")
+
+
+def html_export(data: bytes) -> bool:
+    """Whether a .xls file is an HTML page or table (a byte-order mark and white space allowed before it)."""
+    return data[:4096].removeprefix(b"\xef\xbb\xbf").lstrip()[:16].lower().startswith(HTML_STARTS)
 
 
 def read_csv(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
