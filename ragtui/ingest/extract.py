@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ragtui import heavy
-from ragtui.config import IngestSettings
+from ragtui.config_sections import IngestSettings
 from ragtui.ingest.decoding import decode, decode_text
 from ragtui.ingest.extracted import Extracted, ExtractError, Page, Skip
 from ragtui.ingest.html_text import HtmlText, tidy

@@ -7,7 +7,7 @@ import io
 import zipfile
 from xml.etree import ElementTree as ET
 
-from ragtui.config import IngestSettings
+from ragtui.config_sections import IngestSettings
 from ragtui.ingest.extracted import ExtractError
 
 

@@ -13,7 +13,7 @@ import zipfile
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from ragtui.config import IngestSettings
+from ragtui.config_sections import IngestSettings
 from ragtui.ingest.decoding import decode_text
 from ragtui.ingest.extracted import Extracted, ExtractError
 from ragtui.ingest.office_xml import local_name, office_zip, parse_xml, read_member

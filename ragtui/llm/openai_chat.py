@@ -12,7 +12,8 @@ from typing import Any
 import httpx
 
 from ragtui import heavy
-from ragtui.config import ConfigError, Secret
+from ragtui.config import ConfigError
+from ragtui.config_sections import Secret
 from ragtui.llm.chat import (
     LlamaIndexChat,
     LLMError,
