@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.keyword_scale import DIM, DOC_CHARS, ROOT, TOP_K, hashed, questions, sentences
+from benchmarks.corpus_sentences import draw, sentences
+from benchmarks.keyword_scale import DIM, DOC_CHARS, ROOT, TOP_K, hashed, questions
 from ragtui.model.chunks import Chunk, ChunkMeta
 
 CHUNK_CHARS = DOC_CHARS // 8
@@ -37,13 +38,7 @@ CHUNK_CHARS = DOC_CHARS // 8
 def chunk_texts(eval_dir: Path, n: int) -> list[str]:
     pool = sentences(eval_dir)
     rng = random.Random(11)
-    out = []
-    for _ in range(n):
-        text = ""
-        while len(text) < CHUNK_CHARS:
-            text += rng.choice(pool) + " "
-        out.append(text)
-    return out
+    return [" ".join(draw(rng, pool, CHUNK_CHARS)) + " " for _ in range(n)]
 
 
 def build(path: Path, m: int, ef: int, chunks: list[Chunk], vectors: np.ndarray) -> dict[str, float]:

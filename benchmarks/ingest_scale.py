@@ -43,7 +43,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.keyword_scale import ROOT, sentences, settings_for, table
+from benchmarks.corpus_sentences import draw, sentences
+from benchmarks.keyword_scale import ROOT, settings_for, table
 
 CHUNKS_PER_FILE = 50
 FILE_CHARS = 36_000          # ~50 chunks at 384 tokens and 50% overlap
@@ -59,11 +60,7 @@ def make_files(folder: Path, files: int, eval_dir: Path) -> None:
     pool = sentences(eval_dir)
     rng = random.Random(files)
     for i in range(files):
-        parts, size = [], 0
-        while size < FILE_CHARS:
-            s = rng.choice(pool)
-            parts.append(s)
-            size += len(s) + 1
+        parts = draw(rng, pool, FILE_CHARS)
         sub = folder / f"part{i // FILES_PER_FOLDER:04d}"
         sub.mkdir(parents=True, exist_ok=True)
         text = "\n\n".join(" ".join(parts[j:j + 6]) for j in range(0, len(parts), 6))

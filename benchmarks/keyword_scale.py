@@ -52,6 +52,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from benchmarks.corpus_sentences import draw, sentences
 from ragtui.config import Settings, load_settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,14 +101,6 @@ class NoEmbedder(HashEmbedder):
         raise EmbedUnavailable("benchmark build pass: embedding excluded")
 
 
-def sentences(eval_dir: Path) -> list[str]:
-    out = []
-    for name in ("squad-v1.1-dev", "cranfield"):
-        for line in (eval_dir / name / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
-            out.extend(s for s in re.split(r"(?<=[.!?])\s+", json.loads(line)["text"]) if len(s) > 20)
-    return out
-
-
 def questions(eval_dir: Path, n: int) -> list[str]:
     rng = random.Random(7)
     squad = [json.loads(x)["text"] for x in (eval_dir / "squad-v1.1-dev" / "queries.jsonl").read_text().splitlines()]
@@ -140,12 +133,7 @@ def build(settings: Settings, name: str, chunks: int, eval_dir: Path, *, embed: 
 
     def documents() -> Any:
         for i in range(docs_needed):
-            parts, size = [], 0
-            while size < DOC_CHARS:
-                s = rng.choice(pool)
-                parts.append(s)
-                size += len(s) + 1
-            yield f"doc{i:06d}.txt", " ".join(parts)
+            yield f"doc{i:06d}.txt", " ".join(draw(rng, pool, DOC_CHARS))
 
     batches: list[dict[str, float]] = []
     merges: list[float] = []

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 import httpx
 
 from ragtui.config import Settings
+from ragtui.model_ids import served_list
 from ragtui.ollama_api import OllamaUnreachable, has_model, probe, show_context_length
-from ragtui.sanitize import one_line
 from ragtui.server_limits import ReplyLimit, loads, sync_client
 
 
@@ -142,24 +141,6 @@ def _openai_embed_check(s: Settings, model: str) -> Check:
         return Check(name, Verdict.FAIL, f"no usable embedding from {url}/embeddings ({exc}); check [embed] "
                      "base_url and model")
     return Check(name, Verdict.OK, f"{url} embeds with it ({len(vector)} dimensions)")
-
-
-SERVED_SHOWN = 10      # model ids a failed check lists; the rest are counted
-SERVED_ID_CHARS = 80   # each listed id clipped to this many characters
-
-
-def served_list(ids: Sequence[str]) -> str:
-    """The model ids a server says it serves, for one line: a server's words, so each is made inert (controls
-    shown as escapes) and clipped, duplicates once, at most SERVED_SHOWN of them and a count of the rest."""
-    names = list(dict.fromkeys(_clipped(one_line(i.strip()), SERVED_ID_CHARS) for i in ids if i.strip()))
-    if not names:
-        return "none"
-    more = len(names) - SERVED_SHOWN
-    return ", ".join(names[:SERVED_SHOWN]) + (f" and {more} more" if more > 0 else "")
-
-
-def _clipped(text: str, width: int) -> str:
-    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 def _wordnet_check(s: Settings) -> Check:

@@ -22,7 +22,8 @@ from ragtui.server_limits import async_client, loads, sync_client
 if TYPE_CHECKING:
     from llama_index.embeddings.ollama import OllamaEmbedding
 
-    from ragtui.config import Secret, Settings
+    from ragtui.config import Settings
+    from ragtui.config_sections import Secret
 
 
 class EmbedServerError(RagtuiError):

@@ -220,3 +220,21 @@ def test_eval_answers_judge_prompt_is_cut_to_its_window(fake_ollama: FakeOllama,
     # the answer quotes the whole chunk: 61 sentences, the last one citing it (and judged supported)
     assert report["models"]["judge"] == "judge" and report["per_query"]["q1"]["faithfulness"] == pytest.approx(1 / 61)
     assert any(n.startswith("1 judge prompt(s) were cut to fit judge's 600-token window") for n in report["notices"])
+
+
+def test_eval_answers_judge_missing_from_an_openai_server_fails_before_the_ingest(
+        fake_ollama: FakeOllama, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With the OpenAI-compatible provider too, a misspelt --judge model is one error naming what the server
+    serves (its /v1/models), before a single document is embedded or a question asked."""
+    server = FakeOpenAI(models=("served-model", "judge-model")).start()
+    try:
+        dataset = write_dataset(tmp_path / "mini")
+        assert main([*flags(tmp_path, fake_ollama.url), "--set", "llm.provider=openai", "--set",
+                     f"llm.base_url={server.url}", "--set", "llm.model=served-model", "eval", "--answers",
+                     "--dataset", str(dataset), "--judge", "jduge-model"]) == 1
+        err = capsys.readouterr().err.splitlines()
+        assert err[-1] == (f"ragtui: eval failed: model 'jduge-model' is not served at {server.url}; it serves: "
+                           "served-model, judge-model (check --judge against the server's /models)")
+        assert not fake_ollama.calls("/api/embed") and not server.requests
+    finally:
+        server.stop()

@@ -21,7 +21,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ragtui.config import Secret, Settings, load_settings
+from ragtui.config import Settings, load_settings
+from ragtui.config_sections import Secret
 from ragtui.sanitize import clean
 from tests.fake_ollama import FakeOllama, Reply
 

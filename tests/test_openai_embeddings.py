@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from ragtui.config import ConfigError, Secret, load_settings
+from ragtui.config import ConfigError, load_settings
+from ragtui.config_sections import Secret
 from tests.cli_run import ROOT
 from tests.fake_ollama import FakeOllama
 from tests.fake_openai import FakeOpenAI

@@ -152,6 +152,31 @@ def test_eval_compare_modes_warns_on_few_queries_and_reuses_a_kept_index(
     assert second["per_query"] == first["per_query"]
 
 
+def test_a_kept_index_is_not_reused_with_another_embedding_server(
+        fake_ollama: FakeOllama, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two Ollama servers serving a model of the same name may give different vectors: a kept index (and its
+    cached query vectors) made with one is not reused with the other, and each server's is reused with it."""
+    dataset = write_beir(tmp_path / "mini")
+    other = FakeOllama().start()
+    try:
+        def run(server: FakeOllama) -> dict[str, Any]:
+            assert main([*flags(tmp_path, server), "eval", "--dataset", str(dataset), "--modes", "vector",
+                         "--keep-index", "--json"]) == 0
+            return json.loads(capsys.readouterr().out)
+
+        run(fake_ollama)
+        second = run(other)
+        assert not any("reused the kept index" in n for n in second["notices"])
+        embedded = [t for call in other.calls("/api/embed") for t in call.body["input"]]
+        assert "turbine blade cooling" in embedded and any("Gas turbine blades" in t for t in embedded)
+        assert any("reused the kept index" in n for n in run(fake_ollama)["notices"])
+        assert any("reused the kept index" in n for n in run(other)["notices"])
+        kept = tmp_path / "data" / "eval" / "collections"
+        assert len([p for p in kept.iterdir() if p.name.startswith("eval-")]) == 2
+    finally:
+        other.stop()
+
+
 def test_eval_compare_runs_pairs_two_saved_reports(fake_ollama: FakeOllama, tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     dataset = write_beir(tmp_path / "mini")

@@ -41,8 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--compare-runs", nargs=2, type=Path, metavar=("A.json", "B.json"),
                         help="no run: compare two saved --json reports (same queries) per mode they share")
     parser.add_argument("--keep-index", action="store_true",
-                        help="keep the eval collection (named by a hash of the dataset, chunking and models) "
-                             "and reuse it on the next run with the same shape")
+                        help="keep the eval collection (named by a hash of the dataset, chunking and embedding "
+                             "provider, server and models) and reuse it on the next run with the same shape")
     parser.add_argument("--sources", action="store_true",
                         help="score the sources a question would annotate (per-file cap, cuts and annotate_max "
                              "applied; a document's repeat counts as not relevant) instead of the fused ranking")

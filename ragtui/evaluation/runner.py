@@ -16,8 +16,10 @@ Choices that keep doc-level metrics honest:
 - query vectors are computed once per model and shared by the modes, so the
   modes differ only in what they retrieve;
 - with `keep_index`, the collection is named after what shapes it (dataset,
-  chunking, entropy limits, models) and kept, so a later run that varies only
-  retrieval settings reuses it instead of embedding the corpus again;
+  chunking, entropy limits, and what decides the vectors: embedding provider,
+  server and models) and kept, so a later run that varies only retrieval
+  settings reuses it instead of embedding the corpus again; its query vectors
+  are cached per provider, server and models too;
 - eval collections, kept or throwaway, live in their own folder
   (`<data dir>/eval/collections`, EVAL_DIR), never among the user's, so a run
   killed mid-ingest leaves nothing that `query`, `ask` or `collections list`
@@ -105,9 +107,26 @@ def index_name(settings: Settings, dataset: Dataset) -> str:
     shape = {"dataset": dataset.name, "documents": len(dataset.corpus),
              "first": next(iter(dataset.corpus), ""), "chunk": vars(settings.chunk),
              "entropy": [settings.ingest.entropy_min, settings.ingest.entropy_max, settings.ingest.toc_ratio],
-             "models": settings.embed.all_models, "prefix": settings.embed.contextual_prefix}
-    digest = hashlib.sha256(json.dumps(shape, sort_keys=True, default=str).encode()).hexdigest()[:12]
-    return f"eval-{digest}"
+             "vectors": vector_source(settings), "prefix": settings.embed.contextual_prefix}
+    return f"eval-{_digest(shape)}"
+
+
+def vector_source(settings: Settings) -> dict[str, Any]:
+    """What decides the vectors of a text: the embedding provider, the server that runs it and the models. Two
+    servers may serve different models under one name (or one at another size), so the server is part of it."""
+    from ragtui.embed_api import embed_url
+
+    return {"provider": settings.embed.provider, "server": embed_url(settings).rstrip("/"),
+            "models": settings.embed.all_models}
+
+
+def query_vector_cache(settings: Settings) -> Path:
+    """The file of the query vectors a kept index's runs computed, one per `vector_source`."""
+    return settings.data_dir / EVAL_DIR / f"query-vectors-{_digest(vector_source(settings))}.json"
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
 async def ingest_corpus(workspace: Workspace, name: str, dataset: Dataset, progress: Progress) -> IngestReport:
@@ -308,7 +327,7 @@ async def _evaluate(index: EvalIndex, modes: Sequence[str], progress: Progress,
     notices = list(index.notices)
     collection = workspace.collection(index.name)
     t = time.perf_counter()
-    cache = settings.data_dir / EVAL_DIR / "query-vectors.json" if keep else None
+    cache = query_vector_cache(settings) if keep else None
     embed = precomputed(await embed_queries(settings, list(dataset.queries.values()), cache))
     timings["embed_queries"] = round(time.perf_counter() - t, 1)
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragtui.ingest.extract import Skip
+from ragtui.ingest.extracted import Skip
 from ragtui.paths import user_path
 from ragtui.sanitize import one_line
 

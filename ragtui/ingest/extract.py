@@ -5,10 +5,12 @@ written anywhere except converter input for zip members, into the caller's work
 folder inside the collection. Binary content is never read as text: NUL bytes or
 control characters mark it. Office formats are zip + XML, read with the standard
 library (python-docx/odfpy/openpyxl would add three dependencies to read the same
-XML); legacy .xls (binary BIFF) is read with xlrd. Tables come out as one line per
-row, cells joined by " | " (csv, spreadsheets, HTML, ruled PDF tables), so the
-chunker can keep a table with its header row. External converters (detex, unrtf, whisper, tesseract) run only when their
-binary is configured and present.
+XML; their zip and XML parts come from `office_xml`); spreadsheets (csv, xlsx,
+legacy .xls) are read by `sheets`. Tables come out as one line per row, cells joined
+by " | " (csv, spreadsheets, HTML, ruled PDF tables), so the chunker can keep a table
+with its header row. External converters (detex, unrtf, whisper, tesseract) run only
+when their binary is configured and present. What a reader yields (`Extracted`,
+`Skip`, `ExtractError`) is in `extracted`; bytes are decoded to text by `decoding`.
 
 Text is folded (`ragtui.text.normalize`: ligatures, full-width forms) where it is
 made, before any offset is taken, so chunk offsets, the stored text and the keyword
@@ -20,31 +22,28 @@ heading paths; a PDF takes heading paths from its outline.
 
 from __future__ import annotations
 
-import bisect
-import csv
 import gzip
 import io
 import json
 import os
-import posixpath
 import re
 import shutil
-import struct
 import subprocess
 import tempfile
 import zipfile
 import zlib
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from xml.etree import ElementTree as ET
 
 from ragtui import heavy
-from ragtui.config import IngestSettings
-from ragtui.errors import RagtuiError
+from ragtui.config_sections import IngestSettings
+from ragtui.ingest.decoding import decode, decode_text
+from ragtui.ingest.extracted import Extracted, ExtractError, Page, Skip
 from ragtui.ingest.html_text import HtmlText, tidy
+from ragtui.ingest.office_xml import check_bomb, local_name, office_zip, parse_xml, read_member
+from ragtui.ingest.sheets import html_export, read_csv, read_xls, read_xlsx
 from ragtui.text import normalize
 
 CONVERTER_TIMEOUT_S = 600
@@ -71,40 +70,6 @@ BINARY_EXTS = frozenset((
     "avi", "mkv", "mov", "flac", "doc", "ppt", "pptx", "odp", "ods",
 ))
 MINIFIED_LINE = 500       # mean line length (chars) above which js/css/json is minified, not prose
-
-
-class ExtractError(RagtuiError):
-    """This file cannot be turned into text; the message is the reason shown to the user."""
-
-
-@dataclass(frozen=True)
-class Page:
-    start: int            # offset of the page's first character in the document text
-    label: str            # printed page label, or the 1-based number when the PDF defines none
-    index: int            # 0-based page number
-
-
-@dataclass
-class Extracted:
-    source: str
-    text: str
-    format: str
-    kind: str = "text"    # "text" | "pdf" | "av": picks the chunk size (chunk.size_tokens*)
-    pages: list[Page] = field(default_factory=list)
-    headings: list[tuple[int, str]] = field(default_factory=list)   # (offset, heading path), ascending
-    encoding: str = "utf-8"   # what the file's bytes were decoded from; entropy is taken over those bytes
-
-
-def heading_path_at(headings: list[tuple[int, str]], offset: int) -> str:
-    """The heading path in force at `offset` ("" before the first heading)."""
-    i = bisect.bisect_right([h[0] for h in headings], offset) - 1
-    return headings[i][1] if i >= 0 else ""
-
-
-@dataclass(frozen=True)
-class Skip:
-    source: str
-    reason: str
 
 
 def format_of(name: str) -> str:
@@ -149,6 +114,8 @@ def extract(source: str, data: bytes, cfg: IngestSettings, workdir: Path, path: 
     try:
         if name != source:
             data = _gunzip(data, cfg)
+        if fmt == "xls" and html_export(data):
+            fmt = "html"
         if fmt == "zip":
             return _zip(source, data, cfg, workdir, depth)
         if fmt in CONVERTERS:
@@ -186,36 +153,6 @@ def _minified(text: str) -> bool:
 
 # --- text-like ----------------------------------------------------------------------
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f\x7f]")
-
-
-def decode(data: bytes) -> tuple[str, str]:
-    """(text, encoding): UTF-8 (BOM allowed), else cp1252/Latin-1; binary content (NULs, control chars)
-    is refused. The text is folded (`normalize`) and has \\n line ends."""
-    head = data[:65536]
-    if b"\x00" in head:
-        raise ExtractError("binary content (NUL bytes) in a text file")
-    encoding = "utf-8"
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        try:
-            text, encoding = data.decode("cp1252"), "cp1252"
-        except UnicodeDecodeError:
-            text, encoding = data.decode("latin-1"), "latin-1"
-        if sum(0x80 <= ord(c) <= 0x9f for c in text[:65536]) > len(text[:65536]) * 0.01:
-            raise ExtractError("binary content (not decodable as text)") from None
-    sample = text[:65536]
-    if len(_CONTROL.findall(sample)) > max(2, len(sample) // 100):
-        raise ExtractError("binary content (control characters) in a text file")
-    return normalize(text.replace("\r\n", "\n").replace("\r", "\n")), encoding
-
-
-def decode_text(data: bytes) -> str:
-    """The text of `decode`, without its encoding."""
-    return decode(data)[0]
-
-
 def _text(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
     text, encoding = decode(data)
     return Extracted(source, text, format_of(source.removesuffix(".gz")), encoding=encoding)
@@ -238,19 +175,6 @@ def _json(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
     return Extracted(source, json.dumps(value, indent=2, ensure_ascii=False), "json")
 
 
-def _csv(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
-    text = decode_text(data)
-    if source.lower().endswith(".tsv"):
-        dialect: type[csv.Dialect] | csv.Dialect = csv.excel_tab
-    else:
-        try:
-            dialect = csv.Sniffer().sniff(text[:8192], delimiters=",;\t|")
-        except csv.Error:
-            dialect = csv.excel
-    rows = csv.reader(io.StringIO(text), dialect)
-    return Extracted(source, "\n".join(" | ".join(c.strip() for c in row) for row in rows if any(row)), "csv")
-
-
 def _html(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
     text, encoding = decode(data)
     parser = HtmlText()
@@ -260,22 +184,11 @@ def _html(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
     return Extracted(source, body, "html", headings=headings, encoding=encoding)
 
 
-def _xml(data: bytes, what: str) -> ET.Element:
-    try:
-        return ET.fromstring(data)
-    except ET.ParseError as exc:
-        raise ExtractError(f"malformed {what}: {exc}") from None
-
-
-def _local(tag: str) -> str:
-    return tag.rsplit("}", 1)[-1]
-
-
 def _svg(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
-    root = _xml(data, "SVG")
+    root = parse_xml(data, "SVG")
     parts = []
     for el in root.iter():
-        if _local(str(el.tag)) in ("style", "script"):
+        if local_name(str(el.tag)) in ("style", "script"):
             continue
         if el.text and el.text.strip():
             parts.append(el.text.strip())
@@ -284,33 +197,15 @@ def _svg(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
 
 # --- office (zip + XML) -------------------------------------------------------------------
 
-def _office_zip(data: bytes, what: str, cfg: IngestSettings) -> zipfile.ZipFile:
-    try:
-        zf = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile as exc:
-        raise ExtractError(f"corrupt {what}: {exc}") from None
-    _check_bomb(zf, len(data), cfg)
-    return zf
-
-
-def _member(zf: zipfile.ZipFile, name: str, what: str) -> bytes:
-    try:
-        return zf.read(name)
-    except KeyError:
-        raise ExtractError(f"corrupt {what}: no {name}") from None
-    except (zipfile.BadZipFile, OSError, RuntimeError) as exc:
-        raise ExtractError(f"corrupt {what}: {exc}") from None
-
-
 def _docx(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
-    root = _xml(_member(_office_zip(data, "docx", cfg), "word/document.xml", "docx"), "docx")
+    root = parse_xml(read_member(office_zip(data, "docx", cfg), "word/document.xml", "docx"), "docx")
     paragraphs = []
     for p in root.iter():
-        if _local(str(p.tag)) != "p":
+        if local_name(str(p.tag)) != "p":
             continue
         bits = []
         for el in p.iter():
-            tag = _local(str(el.tag))
+            tag = local_name(str(el.tag))
             if tag == "t" and el.text:
                 bits.append(el.text)
             elif tag == "tab":
@@ -322,103 +217,9 @@ def _docx(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
 
 
 def _odt(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
-    root = _xml(_member(_office_zip(data, "odt", cfg), "content.xml", "odt"), "odt")
-    paragraphs = ["".join(el.itertext()) for el in root.iter() if _local(str(el.tag)) in ("p", "h")]
+    root = parse_xml(read_member(office_zip(data, "odt", cfg), "content.xml", "odt"), "odt")
+    paragraphs = ["".join(el.itertext()) for el in root.iter() if local_name(str(el.tag)) in ("p", "h")]
     return Extracted(source, tidy("\n".join(paragraphs)), "odt")
-
-
-def _xlsx(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
-    zf = _office_zip(data, "xlsx", cfg)
-    names = set(zf.namelist())
-    shared = []
-    if "xl/sharedStrings.xml" in names:
-        for si in _xml(_member(zf, "xl/sharedStrings.xml", "xlsx"), "xlsx"):
-            shared.append("".join(t.text or "" for t in si.iter() if _local(str(t.tag)) == "t"))
-    sheets = _xlsx_sheets(zf, names)
-    out = []
-    for title, member in sheets:
-        out.append(f"## {title}")
-        for row in _xml(_member(zf, member, "xlsx"), "xlsx").iter():
-            if _local(str(row.tag)) != "row":
-                continue
-            cells = [_xlsx_cell(c, shared) for c in row if _local(str(c.tag)) == "c"]
-            if any(cells):
-                out.append(" | ".join(cells))
-    return Extracted(source, "\n".join(out), "xlsx")
-
-
-def _xls(source: str, data: bytes, cfg: IngestSettings) -> Extracted:
-    """A legacy Excel workbook, read with xlrd: like xlsx, a "## sheet" line, then a row per line with its
-    cells joined by " | "; whole numbers without ".0", dates as ISO dates."""
-    import xlrd
-
-    try:
-        book = xlrd.open_workbook(file_contents=data, on_demand=True, ragged_rows=True, logfile=io.StringIO())
-    except (xlrd.XLRDError, struct.error, AssertionError, IndexError, KeyError, ValueError) as exc:
-        raise ExtractError(f"corrupt xls: {exc}") from None
-    out = []
-    try:
-        for index in range(book.nsheets):
-            sheet = book.sheet_by_index(index)
-            out.append(f"## {sheet.name}")
-            for r in range(sheet.nrows):
-                cells = [_xls_cell(cell, book.datemode) for cell in sheet.row(r)]
-                if any(cells):
-                    out.append(" | ".join(cells))
-            book.unload_sheet(index)
-    except (xlrd.XLRDError, struct.error, AssertionError, IndexError, KeyError, ValueError) as exc:
-        raise ExtractError(f"corrupt xls: {exc}") from None
-    finally:
-        book.release_resources()
-    return Extracted(source, "\n".join(out), "xls")
-
-
-def _xls_cell(cell: Any, datemode: int) -> str:
-    import xlrd
-
-    if cell.ctype == xlrd.XL_CELL_NUMBER:
-        value = float(cell.value)
-        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
-    if cell.ctype == xlrd.XL_CELL_DATE:
-        try:
-            return xlrd.xldate.xldate_as_datetime(cell.value, datemode).isoformat().removesuffix("T00:00:00")
-        except (xlrd.xldate.XLDateError, OverflowError, ValueError):
-            return str(cell.value)
-    if cell.ctype == xlrd.XL_CELL_BOOLEAN:
-        return "TRUE" if cell.value else "FALSE"
-    if cell.ctype in (xlrd.XL_CELL_EMPTY, xlrd.XL_CELL_BLANK, xlrd.XL_CELL_ERROR):
-        return ""
-    return " ".join(str(cell.value).split())
-
-
-def _xlsx_sheets(zf: zipfile.ZipFile, names: set[str]) -> list[tuple[str, str]]:
-    """(sheet title, member path) in workbook order, via workbook.xml and its relationships."""
-    try:
-        book = _xml(zf.read("xl/workbook.xml"), "xlsx")
-        rels = _xml(zf.read("xl/_rels/workbook.xml.rels"), "xlsx")
-    except KeyError:
-        return [(n, n) for n in sorted(names) if n.startswith("xl/worksheets/") and n.endswith(".xml")]
-    targets = {r.get("Id"): r.get("Target", "") for r in rels}
-    out = []
-    for sheet in book.iter():
-        if _local(str(sheet.tag)) != "sheet":
-            continue
-        rid = next((v for k, v in sheet.attrib.items() if _local(k) == "id"), None)
-        target = targets.get(rid, "")
-        member = target.lstrip("/") if target.startswith("/") else posixpath.normpath(f"xl/{target}")
-        if member in names:
-            out.append((sheet.get("name", member), member))
-    return out
-
-
-def _xlsx_cell(cell: ET.Element, shared: list[str]) -> str:
-    kind = cell.get("t", "")
-    if kind == "inlineStr":
-        return "".join(t.text or "" for t in cell.iter() if _local(str(t.tag)) == "t").strip()
-    value = next((v.text or "" for v in cell if _local(str(v.tag)) == "v"), "")
-    if kind == "s" and value.isdigit() and int(value) < len(shared):
-        return shared[int(value)].strip()
-    return value.strip()
 
 
 # --- PDF -------------------------------------------------------------------------------------
@@ -618,15 +419,6 @@ def _converted(source: str, data: bytes, fmt: str, cfg: IngestSettings, workdir:
 
 # --- zip -----------------------------------------------------------------------------------
 
-def _check_bomb(zf: zipfile.ZipFile, packed: int, cfg: IngestSettings) -> None:
-    total = sum(i.file_size for i in zf.infolist())
-    if total > cfg.zip_max_total_mb * 1024 * 1024:
-        raise ExtractError(f"zip bomb guard: {total} bytes uncompressed exceeds ingest.zip_max_total_mb")
-    if total > max(packed, 1) * cfg.zip_max_ratio:
-        raise ExtractError(f"zip bomb guard: compression ratio {total // max(packed, 1)} exceeds "
-                           f"ingest.zip_max_ratio ({cfg.zip_max_ratio})")
-
-
 def unsafe_member(name: str) -> bool:
     """A member name that would escape the folder it is unpacked into (zip-slip)."""
     norm = name.replace("\\", "/")
@@ -639,7 +431,7 @@ def _zip(source: str, data: bytes, cfg: IngestSettings, workdir: Path, depth: in
         return [Skip(source, f"zip nested deeper than {ZIP_MAX_DEPTH} levels")]
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
-        _check_bomb(zf, len(data), cfg)
+        check_bomb(zf, len(data), cfg)
     except zipfile.BadZipFile as exc:
         return [Skip(source, f"corrupt zip: {exc}")]
     except ExtractError as exc:
@@ -673,6 +465,6 @@ def _zip(source: str, data: bytes, cfg: IngestSettings, workdir: Path, depth: in
 
 
 _HANDLERS: dict[str, Callable[[str, bytes, IngestSettings], Extracted]] = {
-    "sniff": _sniffed, "txt": _text, "md": _text, "rst": _text, "code": _text, "json": _json, "csv": _csv,
-    "html": _html, "svg": _svg, "docx": _docx, "odt": _odt, "xlsx": _xlsx, "xls": _xls, "pdf": _pdf,
+    "sniff": _sniffed, "txt": _text, "md": _text, "rst": _text, "code": _text, "json": _json, "csv": read_csv,
+    "html": _html, "svg": _svg, "docx": _docx, "odt": _odt, "xlsx": read_xlsx, "xls": read_xls, "pdf": _pdf,
 }

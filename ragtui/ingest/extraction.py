@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragtui.config import Settings
-from ragtui.ingest.extract import Extracted, Skip, extract
+from ragtui.ingest.extract import extract
+from ragtui.ingest.extracted import Extracted, Skip
 from ragtui.model.chunks import Chunk
 
 AHEAD_FILES = 64            # files read and handed to the workers ahead of the one being recorded (a batch)

@@ -31,7 +31,7 @@ from llama_index.core.schema import (  # noqa: E402
 from ragtui.config import Settings  # noqa: E402
 from ragtui.ingest.chunking import heading_at, markdown_sections, markdown_spans, trim_span, window_chars, window_spans  # noqa: E402
 from ragtui.ingest.entropy import junk_reason, text_entropy, word_count  # noqa: E402
-from ragtui.ingest.extract import Extracted, heading_path_at  # noqa: E402
+from ragtui.ingest.extracted import Extracted, heading_path_at  # noqa: E402
 from ragtui.ingest.structure import format_parts  # noqa: E402
 from ragtui.model.chunks import ChunkMeta, chunk_id  # noqa: E402
 

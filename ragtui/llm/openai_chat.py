@@ -12,7 +12,8 @@ from typing import Any
 import httpx
 
 from ragtui import heavy
-from ragtui.config import ConfigError, Secret
+from ragtui.config import ConfigError
+from ragtui.config_sections import Secret
 from ragtui.llm.chat import (
     LlamaIndexChat,
     LLMError,
@@ -24,6 +25,7 @@ from ragtui.llm.chat import (
     timed_out,
 )
 from ragtui.model.conversation import StopReason
+from ragtui.server_limits import ReplyLimit, async_client, loads
 
 
 class OpenAICompatibleChat(LlamaIndexChat):
@@ -82,3 +84,30 @@ class OpenAICompatibleChat(LlamaIndexChat):
                                 "against the server's /models")
             return status_failure(exc.status_code, exc.message or str(exc), model=self.model, where=self.where)
         return stream_failure(exc, model=self.model, where=self.where)
+
+
+async def check_served(base_url: str, api_key: Secret, model: str, *, timeout: float, max_bytes: int,
+                       setting: str) -> None:
+    """Whether the server's /models lists `model`, asked before any work that needs it starts: LLMError naming
+    what it serves when it does not (`setting` says where the name came from), Unreachable when no server
+    answers. A server that gives no readable list (not every one has /models) is not judged by it: the model's
+    first call says what is wrong."""
+    url = base_url.rstrip("/") + "/models"
+    headers = {"Authorization": f"Bearer {api_key.reveal()}"} if api_key else {}
+    try:
+        async with async_client(timeout=timeout, max_bytes=max_bytes, deadline_s=timeout,
+                                deadline_key="llm.request_timeout") as client:
+            response = await client.get(url, headers=headers)
+        response.raise_for_status()
+        ids = [m.get("id") for m in loads(response.content, url).get("data", [])]
+    except (httpx.ConnectError, ConnectionError):
+        raise Unreachable(f"the LLM server is not reachable at {base_url}; start it, or point [llm] base_url "
+                          "at it") from None
+    except (httpx.HTTPError, ReplyLimit, ValueError, AttributeError, TypeError):
+        return
+    served = [i for i in ids if isinstance(i, str)]
+    if model not in served:
+        from ragtui.model_ids import served_list
+
+        raise LLMError(f"model {model!r} is not served at {base_url}; it serves: {served_list(served)} (check "
+                       f"{setting} against the server's /models)")

@@ -12,7 +12,7 @@ import math
 from ragtui.config import ConfigError, Settings
 from ragtui.llm.chat import ChatModel, ReplyLimits
 from ragtui.llm.ollama_chat import OllamaChat, context_length, num_ctx_steps
-from ragtui.llm.openai_chat import OpenAICompatibleChat
+from ragtui.llm.openai_chat import OpenAICompatibleChat, check_served
 from ragtui.tokens import PROMPT_OVERHEAD_TOKENS
 
 DEFAULT_CONTEXT_WINDOW = 8192     # when the model's info does not say
@@ -89,8 +89,12 @@ async def annotation_model(settings: Settings, model: str | None = None, *,
 
 async def judge_model(settings: Settings, name: str) -> ChatModel:
     """The faithfulness judge of `eval --answers --judge`: a one-word reply, so JUDGE_MAX_TOKENS of output and
-    the annotator's small num_ctx, grown per prompt up to the model's window. For Ollama, building it asks
-    /api/show, so a model that is not pulled fails here."""
+    the annotator's small num_ctx, grown per prompt up to the model's window. Building it asks the server
+    whether it has the model (Ollama's /api/show, an OpenAI-compatible server's /models), so a misspelt
+    judge fails here, before the work that needs it."""
+    if settings.llm.provider == "openai":
+        await check_served(settings.llm.base_url, settings.llm.api_key, name, timeout=settings.llm.request_timeout,
+                           max_bytes=settings.limits.max_reply_bytes, setting="--judge")
     window = await context_window(settings, name)
     return _build_model(settings, model=name, num_ctx=min(window, ANNOTATION_NUM_CTX), window=window,
                         max_tokens=JUDGE_MAX_TOKENS, temperature=0.0)

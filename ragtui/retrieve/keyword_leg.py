@@ -20,7 +20,7 @@ from ragtui.model.retrieval import KeywordMeta, KeywordTier
 from ragtui.retrieve.lexical import KeywordPlan, needs_or_tier, plan_keyword_query, query_words
 
 if TYPE_CHECKING:
-    from ragtui.config import KeywordSettings
+    from ragtui.config_sections import KeywordSettings
     from ragtui.retrieve.filtering import FilterScope
     from ragtui.retrieve.senses import Synonyms
     from ragtui.stores.keyword import KeywordIndex, KeywordView

@@ -23,7 +23,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle  # noqa: E402
 from ragtui.retrieve.fusion import relative_scores  # noqa: E402
 
 if TYPE_CHECKING:
-    from ragtui.config import RetrieveSettings
+    from ragtui.config_sections import RetrieveSettings
 
 T = TypeVar("T")
 K = TypeVar("K", bound=Hashable)

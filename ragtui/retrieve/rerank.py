@@ -26,7 +26,7 @@ from ragtui.model.retrieval import RerankMeta
 from ragtui.server_limits import ReplyLimit, ReplyTooSlow, async_client, loads
 
 if TYPE_CHECKING:
-    from ragtui.config import RerankSettings
+    from ragtui.config_sections import RerankSettings
 
 
 class RerankError(RagtuiError):

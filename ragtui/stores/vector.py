@@ -25,7 +25,7 @@ from ragtui.stores.nodes import chunk_to_node, node_to_chunk
 if TYPE_CHECKING:
     from llama_index.core.schema import BaseNode
 
-    from ragtui.config import ChromaSettings
+    from ragtui.config_sections import ChromaSettings
 
 # Process-wide, like chromadb's own cache of one system per path: clients are created and released one at a time.
 _CLIENT_LOCK = threading.Lock()

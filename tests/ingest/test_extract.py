@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from ragtui.config import IngestSettings, Settings
-from ragtui.ingest.extract import Extracted, Skip, decode_text, extract, format_of, unsafe_member
+from ragtui.config import Settings
+from ragtui.config_sections import IngestSettings
+from ragtui.ingest.decoding import decode_text
+from ragtui.ingest.extract import extract, format_of, unsafe_member
+from ragtui.ingest.extracted import Extracted, Skip
 from tests.ingest import corpus
 
 

@@ -273,6 +273,24 @@ def test_a_corrupt_xls_is_skipped_with_one_reason(settings: Settings, tmp_path: 
     assert getattr(cut, "reason", "").startswith(("corrupt xls: ", "unreadable xls: "))
 
 
+def test_an_xls_that_is_a_web_page_export_is_read_as_its_html_table(settings: Settings, tmp_path: Path) -> None:
+    """Excel's "save as web page" keeps the .xls name on an HTML file: it is read as the HTML table it is (a row a
+    line, cells apart), whether it opens with <html>, with a bare <table>, or with a byte-order mark first."""
+    table = ("<table><tr><th>Item</th><th>Cost</th></tr>" + "".join(
+        f"<tr><td>Bolt size {i}</td><td>{i}</td></tr>" for i in range(3)) + "</table>")
+    page = ('<html xmlns:o="urn:schemas-microsoft-com:office:office" xmlns:x="urn:schemas-microsoft-com:office:excel">'
+            f"<head><meta charset=utf-8><title>Budget</title></head><body>{table}</body></html>")
+    folder = write(tmp_path, "page.xls", page)
+    write(tmp_path, "table.xls", "\n  " + table)
+    write(tmp_path, "bom.xls", b"\xef\xbb\xbf" + page.upper().replace("BOLT SIZE", "Bolt size").encode())
+    report = ingest(settings, [folder])
+    assert sorted(report.added) == ["bom.xls", "page.xls", "table.xls"] and not report.skipped
+    for name in report.added:
+        chunks, text = chunks_of(settings, name)
+        assert re.search(r"(?i)item \| cost\nbolt size 0 \| 0\nbolt size 1 \| 1\nbolt size 2 \| 2", text), text
+        assert chunks[0].meta.format == "html"
+
+
 def test_units_are_bounded_whatever_the_lines() -> None:
     row = "| " + "x" * 600 + " | y |\n"                           # one row longer than a chunk
     text = "| a | b |\n|---|---|\n" + row * 3 + "```\n" + "z" * 900 + "\n```\n"

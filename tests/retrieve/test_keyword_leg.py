@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from ragtui.config import KeywordSettings
+from ragtui.config_sections import KeywordSettings
 from ragtui.retrieve.keyword_leg import keyword_search, plan_for
 from ragtui.stores.keyword import KeywordIndex
 from tests.collection_builder import index_chunks, make_chunks

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from llama_index.core.schema import NodeWithScore, TextNode
 
-from ragtui.config import RetrieveSettings
+from ragtui.config_sections import RetrieveSettings
 from ragtui.retrieve.postprocess import (
     FUSED_SCORE_KEY,
     cap_per_file,

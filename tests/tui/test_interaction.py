@@ -15,6 +15,14 @@ from tests.tui.conftest import feed, main_screen, quiet_app
 from tests.tui.scripted import ANSWER, finished_session
 
 
+async def open_ingest(pilot) -> None:
+    """The ingest dialog, opened with its key from the sources table (the query bar would type the key)."""
+    pilot.app.query_one(SourcesPanel).active_table.focus()
+    await pilot.press("i")
+    await pilot.pause()
+    assert isinstance(pilot.app.screen, IngestScreen)
+
+
 async def test_help_opens_with_question_mark_and_closes_with_escape(snapshot_settings) -> None:
     app = quiet_app(snapshot_settings())
     async with app.run_test(size=(80, 24)) as pilot:
@@ -138,10 +146,7 @@ async def test_new_collection_dialog_creates_it_in_the_registry(snapshot_setting
 async def test_ingest_screen_checks_its_inputs(snapshot_settings, tmp_path) -> None:
     app = quiet_app(snapshot_settings())
     async with app.run_test(size=(100, 30)) as pilot:
-        app.query_one(SourcesPanel).active_table.focus()
-        await pilot.press("i")
-        await pilot.pause()
-        assert isinstance(app.screen, IngestScreen)
+        await open_ingest(pilot)
         app.screen.query_one("#ingest-path").value = str(tmp_path / "missing")
         await pilot.press("tab", *"demo", "enter")
         assert "no such file or folder" in str(app.screen.query_one("#ingest-hint").render())
@@ -227,10 +232,7 @@ async def test_ctrl_r_reads_the_collections_again(snapshot_settings) -> None:
 async def test_tab_in_the_ingest_dialog_moves_from_the_path_to_the_collection(snapshot_settings, tmp_path) -> None:
     app = quiet_app(snapshot_settings())
     async with app.run_test(size=(100, 30)) as pilot:
-        app.query_one(SourcesPanel).active_table.focus()
-        await pilot.press("i")
-        await pilot.pause()
-        assert isinstance(app.screen, IngestScreen)
+        await open_ingest(pilot)
         assert app.focused is app.screen.query_one("#ingest-path")
         await pilot.press(*"docs", "tab")
         assert app.focused is app.screen.query_one("#ingest-collection")
@@ -257,10 +259,7 @@ async def burst(app, pilot, keys: list[str]) -> None:
 async def test_tab_typed_in_one_burst_moves_to_the_next_field_before_the_keys_after_it(snapshot_settings) -> None:
     app = quiet_app(snapshot_settings())
     async with app.run_test(size=(100, 30)) as pilot:
-        app.query_one(SourcesPanel).active_table.focus()
-        await pilot.press("i")
-        await pilot.pause()
-        assert isinstance(app.screen, IngestScreen)
+        await open_ingest(pilot)
         await burst(app, pilot, [*"docs", "tab", *"notes"])
         assert app.screen.query_one("#ingest-path").value == "docs"
         assert app.screen.query_one("#ingest-collection").value == "notes"

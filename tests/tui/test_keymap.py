@@ -12,7 +12,8 @@ import pytest
 from rich.console import Console
 from textual.command import CommandPalette
 
-from ragtui.config import KeysSettings, load_settings
+from ragtui.config import load_settings
+from ragtui.config_sections import KeysSettings
 from ragtui.tui.commands import RagtuiCommands
 from ragtui.tui.keymap import ACTIONS, MOTION_KEYS, key_display, parse_keys
 from ragtui.tui.screens.help import HelpScreen, keys_table
