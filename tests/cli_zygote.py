@@ -17,6 +17,7 @@ signal killed it, as subprocess reports it; its CPU seconds, user and system). T
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import runpy
@@ -107,6 +108,11 @@ def main() -> None:
     os.dup2(log, 2)
     os.close(log)
     preload()
+    # What the imports built lives as long as any child: frozen, a child's garbage collections (the last one at
+    # its exit above all) never walk it, nor write to its pages, which it shares with the zygote until then.
+    # https://docs.python.org/3/library/gc.html#gc.freeze (a child's own objects are collected as usual)
+    gc.collect()
+    gc.freeze()
     if threading.active_count() != 1:       # a thread an import started would be missing from every child
         print(f"the imports started threads: {threading.enumerate()}", file=sys.stderr, flush=True)
     answer(answers, {"id": 0, "ready": os.getpid()})
