@@ -75,6 +75,15 @@ _started: list[Zygote] = []
 WARM_RUNS = {"processes": 0, "cpu_s": 0.0}
 
 
+def close_zygotes() -> None:
+    """End this test process's warm interpreter, waiting for it (so that its CPU is counted where this
+    process's children are); the suite's end calls it (tests/conftest.py)."""
+    with _STARTING:
+        for zygote in _started:
+            zygote.close()
+        _started.clear()
+
+
 def _zygote() -> Zygote:
     with _STARTING:
         if not _started or _started[0].ended:

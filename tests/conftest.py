@@ -8,6 +8,7 @@ import pytest
 
 from ragtui.config import Settings, load_settings
 from tests.chroma_server import ChromaServer, chroma_executable
+from tests.cli_run import close_zygotes
 from tests.fake_ollama import FakeOllama
 from tests.mini_wordnet import LEXICON, write_lmf
 
@@ -36,6 +37,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if real and not config.getoption("--real"):
         config.hook.pytest_deselected(items=real)
         items[:] = [item for item in items if not item.path.is_relative_to(REAL_TIER)]
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    close_zygotes()
 
 
 @pytest.fixture(autouse=True)
