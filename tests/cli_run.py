@@ -2,10 +2,10 @@
 
 `cli` starts each process from a warm interpreter (tests/cli_zygote.py: a fork of one that has already imported
 the heavy libraries, which costs a fresh `python -m ragtui` seconds of CPU each time); it is a process of its own
-with its own environment, exit status, stdout and stderr. A test about the interpreter's start itself (which
-modules a command imports, signals, a first run) starts `python -m ragtui` fresh: `command` gives its argv and
-environment, or `fresh_cli` runs it. TESTS_FRESH_CLI=1 in the environment makes `cli` start every process fresh,
-to compare the two.
+with its own environment, exit status, stdout and stderr. A test about how a process starts or ends (which
+modules a command imports, signals, a crash, a full disk, a first run, the environment read at start) starts
+`python -m ragtui` fresh: `command` gives its argv and environment, or `fresh_cli` runs it. TESTS_FRESH_CLI=1 in
+the environment makes `cli` start every process fresh, to compare the two.
 """
 
 from __future__ import annotations
