@@ -91,6 +91,18 @@ def _zygote() -> Zygote:
         return _started[0]
 
 
+def _umask() -> int:
+    """This process's umask, which a fresh child inherits, read without setting it where Linux shows it
+    (os.umask sets one to read the old: a thread creating a file meanwhile would get that one)."""
+    status = Path("/proc/self/status")
+    for line in status.read_text().splitlines() if status.exists() else ():
+        if line.startswith("Umask:"):
+            return int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 class Zygote:
     """tests/cli_zygote.py, running for this test process (each pytest-xdist worker has its own). Test threads
     may run children through it at once: a reader thread hands each answer to the call waiting for it."""
@@ -122,8 +134,8 @@ class Zygote:
             n = self.count
             answers = self.waiting[n] = queue.Queue()
             out, err = self.folder / f"{n}.out", self.folder / f"{n}.err"
-            request = {"id": n, "args": argv[3:], "env": env, "cwd": os.getcwd(), "stdout": str(out),
-                       "stderr": str(err)}
+            request = {"id": n, "args": argv[3:], "env": env, "cwd": os.getcwd(), "umask": _umask(),
+                       "stdout": str(out), "stderr": str(err)}
             assert self.proc.stdin is not None
             self.proc.stdin.write(json.dumps(request).encode() + b"\n")
             self.proc.stdin.flush()

@@ -1,15 +1,15 @@
 """A warm interpreter that starts `ragtui` processes for the CLI tests (tests/cli_run.py) without paying for the
 heavy imports each time: it imports ragtui's CLI and every heavy library once (ragtui.heavy), then, for each
 request, forks a child that becomes `python -m ragtui ARGS` as a fresh interpreter would run it: its own
-environment, working directory, argv, stdin from /dev/null, stdout and stderr to files, then the `ragtui`
-package run as __main__, ending through the interpreter's normal shutdown (atexit, non-daemon threads, exit
-code, a traceback for an uncaught error). Each child is a real process with its own exit status; what it
+environment, working directory, umask (the caller's), argv, stdin from /dev/null, stdout and stderr to files,
+then the `ragtui` package run as __main__, ending through the interpreter's normal shutdown (atexit, non-daemon
+threads, exit code, a traceback for an uncaught error). Each child is a real process with its own exit status; what it
 cannot tell apart from a fresh start is only that the heavy modules are already in sys.modules. Several
 children may run at once (a test's threads each starting a process).
 
     python -m tests.cli_zygote LOG    (reads one JSON request a line on stdin, answers on stdout)
 
-A request: {"id", "args", "env", "cwd", "stdout", "stderr"}; the answers, each with the request's id: {"pid"}
+A request: {"id", "args", "env", "cwd", "umask", "stdout", "stderr"}; the answers, each with the request's id: {"pid"}
 once the child is forked, then {"returncode", "cpu_s"} once it has ended (the return code negative when a
 signal killed it, as subprocess reports it; its CPU seconds, user and system). The first line out,
 {"id": 0, "ready"}, says the imports are done.
@@ -46,6 +46,7 @@ def become(request: dict[str, Any], control: list[int]) -> None:
     for fd in control:
         os.close(fd)
     os.chdir(request["cwd"])
+    os.umask(request["umask"])
     os.environ.clear()
     os.environ.update(request["env"])
     for fd, path, flags in ((0, os.devnull, os.O_RDONLY),

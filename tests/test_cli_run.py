@@ -45,3 +45,15 @@ def test_children_started_at_once_from_several_threads_each_get_their_own_answer
 
     with ThreadPoolExecutor(6) as pool:
         assert list(pool.map(show, range(20, 32))) == [(0, str(n)) for n in range(20, 32)]
+
+
+def test_the_child_takes_the_callers_umask(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("The float valve refills the cistern.\n")
+    cli(tmp_path, "http://127.0.0.1:9", "collections", "list")     # the warm interpreter starts with umask 022
+    old = os.umask(0o002)
+    try:
+        done = cli(tmp_path, "http://127.0.0.1:9", "ingest", str(tmp_path / "docs"), "-c", "team")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "data" / "collections" / "team" / "ingest.lock").stat().st_mode & 0o777 == 0o664, done.stderr
