@@ -8,7 +8,8 @@ and one long-lived Workspace in this process searches it every half second. Each
 query must exit 0 with JSON; once the ingest has finished, a fresh query and the
 long-lived Workspace must both find the last file's chunk through the vector leg
 and count every chunk. Prints one JSON object; the suite runs it small
-(tests/test_concurrency.py), docs/benchmarks.md quotes a large run.
+(tests/test_concurrency.py, which starts the processes through its warm interpreter), docs/benchmarks.md quotes
+a large run.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,9 @@ from ragtui.workspace import Workspace
 VOCAB = ("pump valve pressure flow water tank pipe seal motor shaft bearing gear torque energy heat cycle system "
          "design load stress steel joint weld bolt frame beam column force moment fluid turbine blade")
 COLLECTION = "stress"
+
+# Runs `python -m ragtui ...` (argv) to its end within a timeout: its exit status and output as text.
+Runner = Callable[[list[str], float], subprocess.CompletedProcess[str]]
 
 
 def _marker(i: int) -> str:
@@ -60,10 +65,14 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
-def _query(data_dir: Path, url: str, text: str) -> dict[str, Any]:
+def run_process(argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """The runner of a benchmark run: each process a fresh interpreter."""
+    return subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=timeout, check=False)
+
+
+def _query(data_dir: Path, url: str, text: str, runner: Runner) -> dict[str, Any]:
     started = time.monotonic()
-    proc = subprocess.run(_cli(data_dir, url, "query", "-c", COLLECTION, "--json", text), capture_output=True,
-                          text=True, env=_env(), timeout=300)
+    proc = runner(_cli(data_dir, url, "query", "-c", COLLECTION, "--json", text), 300)
     out: dict[str, Any] = {"rc": proc.returncode, "started": started, "ended": time.monotonic()}
     if proc.returncode != 0:
         out["stderr"] = proc.stderr[-400:]
@@ -99,12 +108,15 @@ def _watch(data_dir: Path, url: str, text: str, stop: threading.Event, seen: lis
             time.sleep(0.5)
 
 
-def run(workdir: Path, url: str, *, queries: int, parallel: int, files: int, seed_files: int = 20) -> dict[str, Any]:
-    """The stress run; returns the figures (see the module docstring)."""
+def run(workdir: Path, url: str, *, queries: int, parallel: int, files: int, seed_files: int = 20,
+        runner: Runner = run_process) -> dict[str, Any]:
+    """The stress run; returns the figures (see the module docstring). `runner` starts each ragtui process;
+    children_cpu_s counts only the processes this one waited for itself (those of `run_process`)."""
     data_dir = workdir / "data"
     _write_files(workdir / "docs", 0, seed_files)
-    subprocess.run(_cli(data_dir, url, "ingest", str(workdir / "docs"), "-c", COLLECTION), check=True,
-                   capture_output=True, env=_env())
+    seeded = runner(_cli(data_dir, url, "ingest", str(workdir / "docs"), "-c", COLLECTION), 600)
+    if seeded.returncode != 0:
+        raise subprocess.CalledProcessError(seeded.returncode, seeded.args, seeded.stdout, seeded.stderr)
     _write_files(workdir / "docs", seed_files, files)
     last = seed_files + files - 1
 
@@ -116,13 +128,13 @@ def run(workdir: Path, url: str, *, queries: int, parallel: int, files: int, see
     watcher.start()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
-    ingest = subprocess.Popen(_cli(data_dir, url, "ingest", str(workdir / "docs"), "-c", COLLECTION),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=_env())
-    with ThreadPoolExecutor(parallel) as pool:
-        results = list(pool.map(lambda _: _query(data_dir, url, text), range(queries)))
-    ingest_err = ingest.communicate()[1]
+    with ThreadPoolExecutor(1) as ingesting, ThreadPoolExecutor(parallel) as pool:
+        ingest_run = ingesting.submit(runner, _cli(data_dir, url, "ingest", str(workdir / "docs"), "-c", COLLECTION),
+                                      3600)
+        results = list(pool.map(lambda _: _query(data_dir, url, text, runner), range(queries)))
+        ingest = ingest_run.result()
     ingest_end = time.monotonic()
-    final = _query(data_dir, url, text)
+    final = _query(data_dir, url, text, runner)
     while not any(started > ingest_end for started, _, _ in seen) and not watch_errors and watcher.is_alive():
         time.sleep(0.2)   # one round of the watcher that started after the ingest ended
     stop.set()
@@ -134,7 +146,7 @@ def run(workdir: Path, url: str, *, queries: int, parallel: int, files: int, see
     watched = [(n, last_file in found) for started, n, found in seen if started > ingest_end]
     return {
         "queries": queries, "parallel": parallel, "files": files,
-        "ingest_rc": ingest.returncode, "ingest_stderr": ingest_err[-400:],
+        "ingest_rc": ingest.returncode, "ingest_stderr": ingest.stderr[-400:],
         "ingest_s": round(ingest_end - t0, 1),
         "query_exit_codes": {str(k): sum(1 for r in results if r["rc"] == k) for k in {r["rc"] for r in results}},
         "failures": [r.get("stderr", "") for r in results if r["rc"] != 0][:5],

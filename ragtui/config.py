@@ -11,6 +11,7 @@ point at the right file or variable.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
 import re
@@ -343,8 +344,15 @@ def _field(section: str, key: str) -> dataclasses.Field[Any]:
     return next(f for f in dataclasses.fields(SECTIONS[section]) if f.name == key)
 
 
+@functools.cache
+def _hints(section: str) -> dict[str, Any]:
+    """The section's fields and their types (evaluating the annotations' text once: every key of every
+    settings file, variable and --set is read as its type, and a start reads them all)."""
+    return typing.get_type_hints(SECTIONS[section])
+
+
 def _kind(section: str, key: str) -> Any:
-    return typing.get_type_hints(SECTIONS[section])[key]
+    return _hints(section)[key]
 
 
 def _parse_text(raw: str, section: str, key: str) -> Any:

@@ -8,6 +8,7 @@ import pytest
 
 from ragtui.config import Settings, load_settings
 from tests.chroma_server import ChromaServer, chroma_executable
+from tests.cli_run import close_zygotes
 from tests.fake_ollama import FakeOllama
 from tests.mini_wordnet import LEXICON, write_lmf
 
@@ -22,14 +23,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                           "process per core)")
 
 
+@pytest.hookimpl(tryfirst=True)   # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The real-model tier takes minutes of a real model's time: it runs only when asked for with --real."""
+    """The real-model tier takes minutes of a real model's time: it runs only when asked for with --real. The
+    tests of the session's Chroma server run on one pytest-xdist worker (`make test` runs them with
+    --dist loadgroup), which starts that server once."""
+    for item in items:
+        if "chroma_server_process" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("chroma-server"))
     real = [item for item in items if item.path.is_relative_to(REAL_TIER)]
     for item in real:
         item.add_marker("real")
     if real and not config.getoption("--real"):
         config.hook.pytest_deselected(items=real)
         items[:] = [item for item in items if not item.path.is_relative_to(REAL_TIER)]
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    close_zygotes()
 
 
 @pytest.fixture(autouse=True)

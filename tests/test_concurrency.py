@@ -8,6 +8,7 @@ is ingesting into.
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,13 +16,16 @@ from pathlib import Path
 from benchmarks.concurrent_readers import run
 from ragtui.config import Settings
 from ragtui.workspace import Workspace
+from tests.cli_run import ROOT, run_ragtui
 from tests.fake_ollama import FakeOllama
 
 
 def _cli_ingest(settings: Settings, folder: Path, name: str) -> None:
-    subprocess.run([sys.executable, "-m", "ragtui", "--data-dir", str(settings.data_dir), "--ollama-host",
-                    settings.ollama.host, "--set", "synonyms.enabled=false", "--set", "embed.model=nomic-embed-text",
-                    "ingest", str(folder), "-c", name], check=True, capture_output=True)
+    done = run_ragtui([sys.executable, "-m", "ragtui", "--data-dir", str(settings.data_dir), "--ollama-host",
+                       settings.ollama.host, "--set", "synonyms.enabled=false", "--set",
+                       "embed.model=nomic-embed-text", "ingest", str(folder), "-c", name],
+                      {**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
 
 
 def test_a_long_lived_workspace_finds_what_another_process_ingested(tmp_path: Path, make_settings) -> None:
@@ -43,7 +47,10 @@ def test_a_long_lived_workspace_finds_what_another_process_ingested(tmp_path: Pa
 
 def test_query_processes_during_an_ingest_never_crash_and_see_the_new_chunks(tmp_path: Path,
                                                                               fake_ollama: FakeOllama) -> None:
-    figures = run(tmp_path, fake_ollama.url, queries=16, parallel=4, files=30)
+    def warm(argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+        return run_ragtui(argv, {**os.environ, "PYTHONPATH": str(ROOT)}, timeout)
+
+    figures = run(tmp_path, fake_ollama.url, queries=16, parallel=4, files=30, runner=warm)
     assert figures["ingest_rc"] == 0, figures["ingest_stderr"]
     assert figures["query_exit_codes"] == {"0": 16}, figures["failures"]
     assert figures["queries_during_ingest"] > 0

@@ -24,6 +24,7 @@ from pathlib import Path
 from ragtui.config import Settings, load_settings
 from ragtui.config_sections import Secret
 from ragtui.sanitize import clean
+from tests.cli_run import ROOT, run_ragtui
 from tests.fake_ollama import FakeOllama, Reply
 
 KEY = "sk-live-7f3a9c0d2e4b6a8f1c3e5d7b9a0f2e4c"
@@ -87,7 +88,7 @@ def test_a_crash_of_the_tui_exits_non_zero_with_one_line_and_no_key(tmp_path: Pa
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ragtui", *args], capture_output=True, text=True, timeout=300)
+    return run_ragtui([sys.executable, "-m", "ragtui", *args], {**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
 
 
 def test_the_key_is_never_printed_or_stored(tmp_path: Path, make_settings: Callable[..., Settings],

@@ -70,17 +70,30 @@ def _contents(damaged: Path) -> dict[Path, bytes]:
 STILL_ANSWERS = {"vector store": "keyword matches only", "records": "retrieve.max_per_file"}
 
 
-@pytest.fixture
-def two_collections(tmp_path: Path, fake_ollama: FakeOllama) -> Path:
+@pytest.fixture(scope="module")
+def two_collections_built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Collections `good` and `bad` of four files each, their valve files worded differently (identical passages
-    would be one hit: retrieval drops duplicates across collections); returns bad's folder."""
-    for name, valve in (("good", DOCS["valve.txt"]), ("bad", BAD_VALVE)):
-        docs = tmp_path / f"docs-{name}"
-        docs.mkdir()
-        for file, text in {**DOCS, "valve.txt": valve}.items():
-            (docs / file).write_text(text)
-        done = cli(tmp_path, fake_ollama.url, "ingest", str(docs), "-c", name)
-        assert done.returncode == 0, done.stderr
+    would be one hit: retrieval drops duplicates across collections), ingested once for the module through the
+    CLI; returns the data dir, which each test copies before damaging it."""
+    base = tmp_path_factory.mktemp("two-collections")
+    server = FakeOllama().start()
+    try:
+        for name, valve in (("good", DOCS["valve.txt"]), ("bad", BAD_VALVE)):
+            docs = base / f"docs-{name}"
+            docs.mkdir()
+            for file, text in {**DOCS, "valve.txt": valve}.items():
+                (docs / file).write_text(text)
+            done = cli(base, server.url, "ingest", str(docs), "-c", name)
+            assert done.returncode == 0, done.stderr
+    finally:
+        server.stop()
+    return base / "data"
+
+
+@pytest.fixture
+def two_collections(tmp_path: Path, two_collections_built: Path) -> Path:
+    """This test's copy of the two collections; returns bad's folder."""
+    shutil.copytree(two_collections_built, tmp_path / "data", symlinks=True)
     return tmp_path / "data" / "collections" / "bad"
 
 

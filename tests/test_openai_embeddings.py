@@ -17,7 +17,7 @@ import pytest
 
 from ragtui.config import ConfigError, load_settings
 from ragtui.config_sections import Secret
-from tests.cli_run import ROOT
+from tests.cli_run import ROOT, run_ragtui
 from tests.fake_ollama import FakeOllama
 from tests.fake_openai import FakeOpenAI
 
@@ -56,7 +56,7 @@ def ragtui(tmp_path: Path, server: FakeOpenAI, *args: str, ollama: str = NO_OLLA
             "--set", f"embed.provider={provider}", "--set", f"embed.base_url={server.url}",
             "--set", "embed.model=embed-model", "--set", "embed.batch_size=2",
             *(flag for item in sets for flag in ("--set", item)), *args]
-    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=180, check=False)
+    return run_ragtui(argv, env, timeout=180)
 
 
 def embed_calls(server: FakeOpenAI) -> list[list[str]]:

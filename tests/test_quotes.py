@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from ragtui.config import Settings
 from ragtui.llm.citations import quote_checks
 from ragtui.quotes import found_quotes, misquotes, occurs, quoted_passages, quoteless
+from tests.cli_run import ROOT, run_ragtui
 from tests.fake_ollama import FakeOllama, Reply, fenced
 from tests.fake_ollama import default_responder as default_responder_for_tests
 from tests.model_habits import answers_without_quoting, as_reply, cites_after_full_stop
@@ -99,11 +100,11 @@ def test_an_annotation_quote_its_chunk_lacks_is_a_misquote() -> None:
 
 
 def _cli(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ragtui", "--config", os.devnull,
-                           "--data-dir", str(settings.data_dir), "--ollama-host", settings.ollama.host,
-                           "--set", "synonyms.enabled=false", "--set", "llm.model=chat",
-                           "--set", "retrieve.max_chunks_per_file=1", *args],
-                          capture_output=True, text=True, timeout=300)
+    return run_ragtui([sys.executable, "-m", "ragtui", "--config", os.devnull,
+                       "--data-dir", str(settings.data_dir), "--ollama-host", settings.ollama.host,
+                       "--set", "synonyms.enabled=false", "--set", "llm.model=chat",
+                       "--set", "retrieve.max_chunks_per_file=1", *args],
+                      {**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
 
 
 def _attacker(body: dict[str, Any]) -> Reply:

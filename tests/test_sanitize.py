@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from ragtui.config import Settings
 from ragtui.sanitize import clean, one_line, same_length
+from tests.cli_run import ROOT, run_ragtui
 from tests.fake_ollama import FakeOllama, Reply
 
 # What a terminal acts on: ESC, the C1 controls (0x9b is CSI, 0x9d OSC), BEL, backspace, CR, DEL, bidi overrides.
@@ -63,10 +64,10 @@ def test_plain_text_is_unchanged_and_sequences_vanish_whole() -> None:
 
 
 def _cli(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ragtui", "--data-dir", str(settings.data_dir), "--ollama-host",
-                           settings.ollama.host, "--set", "synonyms.enabled=false", "--set", "llm.model=chat",
-                           "--set", "embed.model=nomic-embed-text", "--set", "annotation.enabled=false", *args],
-                          capture_output=True, text=True, errors="surrogateescape")
+    return run_ragtui([sys.executable, "-m", "ragtui", "--data-dir", str(settings.data_dir), "--ollama-host",
+                       settings.ollama.host, "--set", "synonyms.enabled=false", "--set", "llm.model=chat",
+                       "--set", "embed.model=nomic-embed-text", "--set", "annotation.enabled=false", *args],
+                      {**os.environ, "PYTHONPATH": str(ROOT)}, errors="surrogateescape")
 
 
 def test_hostile_names_documents_and_answers_reach_the_terminal_inert(tmp_path: Path, make_settings,
