@@ -182,11 +182,7 @@ class Collection:
     def keyword(self) -> KeywordIndex:
         with self._open_lock:
             if self._keyword is None:
-                self._still_here()
-                from ragtui.stores.postings import Bm25Params  # numpy: not before the TUI's first frame
-
-                keyword = self.settings.keyword
-                self._keyword = KeywordIndex(self.path / "whoosh", Bm25Params(keyword.bm25_k1, keyword.bm25_b))
+                self._keyword = self._keyword_index("whoosh")
             return self._keyword
 
     @property
@@ -200,12 +196,16 @@ class Collection:
         creates it."""
         with self._open_lock:
             if self._sentences is None:
-                self._still_here()
-                from ragtui.stores.postings import Bm25Params
-
-                keyword = self.settings.keyword
-                self._sentences = KeywordIndex(self.path / SENTENCES, Bm25Params(keyword.bm25_k1, keyword.bm25_b))
+                self._sentences = self._keyword_index(SENTENCES)
             return self._sentences
+
+    def _keyword_index(self, folder: str) -> KeywordIndex:
+        """A keyword index in `folder` of the collection, with the settings' BM25 parameters (under _open_lock)."""
+        self._still_here()
+        from ragtui.stores.postings import Bm25Params  # numpy: not before the TUI's first frame
+
+        keyword = self.settings.keyword
+        return KeywordIndex(self.path / folder, Bm25Params(keyword.bm25_k1, keyword.bm25_b))
 
     def vectors(self, model: str) -> VectorIndex:
         """The model's vector index; use it only inside `vector_access()` (see the module docstring)."""

@@ -219,6 +219,12 @@ def heading_at(sections: list[Section], offset: int) -> str:
     return sections[i].heading if i >= 0 else ""
 
 
+def page_at(pages: Sequence[tuple[int, str, int]], starts: Sequence[int], at: int) -> int:
+    """The position in `pages` ((offset, label, index) by offset; `starts` their offsets) of the page offset
+    `at` lies on; text before the first page's offset belongs to the first page."""
+    return max(0, bisect.bisect_right(starts, at) - 1)
+
+
 def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
     """The span without leading/trailing whitespace (empty spans collapse to start == end)."""
     while start < end and text[start].isspace():

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ragtui.ingest.chunking import page_at
 from ragtui.model.chunks import Chunk, sentence_id
 
 MAX_SENTENCE_CHARS = 1_000
@@ -39,10 +40,12 @@ def file_sentences(text: str, pages: Pages, chunks: Sequence[Chunk]) -> list[Chu
         if owner is None or not text[start:end].strip():
             continue
         source = owner.meta.source
-        label, index = _page(pages, page_starts, start, owner)
+        label, index = owner.meta.page, owner.meta.page_index      # a file without pages: its chunk's
+        if pages:
+            _, label, index = pages[page_at(pages, page_starts, start)]
         piece = text[start:end]
-        meta = replace(owner.meta, char_start=start, char_end=end, page=label, page_index=index, page_breaks="",
-                       lead=0, word_count=len(piece.split()))
+        meta = replace(owner.meta, char_start=start, char_end=end, page=str(label), page_index=int(index),
+                       page_breaks="", lead=0, word_count=len(piece.split()))
         out.append(Chunk(id=sentence_id(source, len(out)), text=piece, meta=meta))
     return out
 
@@ -71,10 +74,3 @@ def _owner(chunks: Sequence[Chunk], ends: Sequence[int], at: int) -> Chunk | Non
     i = bisect.bisect_right(ends, at)
     return chunks[i] if i < len(chunks) and chunks[i].meta.char_start <= at else None
 
-
-def _page(pages: Pages, page_starts: Sequence[int], at: int, owner: Chunk) -> tuple[str, int]:
-    """The (label, index) of the page offset `at` lies on; the chunk's when the file has no pages."""
-    i = bisect.bisect_right(page_starts, at) - 1
-    if i < 0:
-        return owner.meta.page, owner.meta.page_index
-    return str(pages[i][1]), int(pages[i][2])

@@ -7,7 +7,6 @@ pipeline at run time: it pulls in llama_index.
 
 from __future__ import annotations
 
-import bisect
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -29,7 +28,15 @@ from llama_index.core.schema import (  # noqa: E402
 )
 
 from ragtui.config import Settings  # noqa: E402
-from ragtui.ingest.chunking import heading_at, markdown_sections, markdown_spans, trim_span, window_chars, window_spans  # noqa: E402
+from ragtui.ingest.chunking import (  # noqa: E402
+    heading_at,
+    markdown_sections,
+    markdown_spans,
+    page_at,
+    trim_span,
+    window_chars,
+    window_spans,
+)
 from ragtui.ingest.entropy import junk_reason, text_entropy, word_count  # noqa: E402
 from ragtui.ingest.extracted import Extracted, heading_path_at  # noqa: E402
 from ragtui.ingest.structure import format_parts  # noqa: E402
@@ -103,8 +110,7 @@ class ChunkParser(NodeParser):
                 start = a          # a later part of a fence keeps its first line's indentation
             page, page_index, breaks = "", -1, ""
             if pages:
-                first = max(0, bisect.bisect_right(starts, start) - 1)
-                last = max(0, bisect.bisect_right(starts, end - 1) - 1)
+                first, last = page_at(pages, starts, start), page_at(pages, starts, end - 1)
                 _, page, page_index = pages[first]
                 if last > first:
                     breaks = json.dumps([[at - start + len(lead), str(label), int(i)]

@@ -14,16 +14,19 @@ from dataclasses import dataclass
 from typing import Any
 
 
+def _file_digest(source: str) -> str:
+    return hashlib.sha1(source.encode("utf-8")).hexdigest()[:16]
+
+
 def chunk_id(source: str, index: int) -> str:
     """Deterministic id from file and position: a re-run upserts, never duplicates."""
-    digest = hashlib.sha1(source.encode("utf-8")).hexdigest()[:16]
-    return f"{digest}-{index:05d}"
+    return f"{_file_digest(source)}-{index:05d}"
 
 
 def sentence_id(source: str, n: int) -> str:
     """The id of a file's `n`th sentence in a sentence index (sentence-window retrieval): the file's chunk-id
     digest and the number, so the sentences around one are found by id."""
-    return f"{chunk_id(source, 0).split('-')[0]}-s{n:06d}"
+    return f"{_file_digest(source)}-s{n:06d}"
 
 
 def parse_sentence_id(sid: str) -> tuple[str, int] | None:
