@@ -33,6 +33,10 @@ class Secret:
     def reveal(self) -> str:
         return self._value
 
+    def bearer(self) -> dict[str, str]:
+        """The HTTP header that hands the key to its server (none when unset)."""
+        return {"Authorization": f"Bearer {self._value}"} if self._value else {}
+
     def __bool__(self) -> bool:
         return bool(self._value)
 

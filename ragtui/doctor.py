@@ -12,7 +12,7 @@ import httpx
 from ragtui.config import Settings
 from ragtui.model_ids import served_list
 from ragtui.ollama_api import OllamaUnreachable, has_model, probe, show_context_length
-from ragtui.server_limits import ReplyLimit, loads, sync_client
+from ragtui.server_limits import ReplyLimit, sync_client
 
 
 class Verdict(StrEnum):
@@ -106,16 +106,16 @@ def _ollama_models(s: Settings) -> list[str]:
 
 
 def _openai_check(s: Settings) -> Check:
-    url = s.llm.base_url.rstrip("/") + "/models"
-    headers = {"Authorization": f"Bearer {s.llm.api_key.reveal()}"} if s.llm.api_key else {}
+    from ragtui.llm.openai_chat import models_url, served_ids
+
+    url = models_url(s.llm.base_url)
     try:
         with sync_client(timeout=3.0, max_bytes=s.limits.max_reply_bytes, deadline_key="doctor's 3 s") as client:
-            r = client.get(url, headers=headers)
+            r = client.get(url, headers=s.llm.api_key.bearer())
         r.raise_for_status()
-        ids = [m.get("id") for m in loads(r.content, url).get("data", [])]
+        ids = served_ids(r.content, url)
     except (httpx.HTTPError, ValueError, AttributeError, TypeError, ReplyLimit) as exc:
         return Check("llm endpoint", Verdict.FAIL, f"no answer from {url} ({exc}); check [llm] base_url")
-    ids = [i for i in ids if isinstance(i, str)]
     if s.llm.model and s.llm.model not in ids:
         return Check("llm endpoint", Verdict.FAIL, f"{s.llm.base_url} does not serve {s.llm.model!r}; it serves: "
                                                    f"{served_list(ids)} (set [llm] model to one of these)")

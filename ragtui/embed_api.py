@@ -74,8 +74,7 @@ class OpenAICompatibleEmbedding:
         self._key = api_key
 
     def _request(self, texts: list[str]) -> dict[str, Any]:
-        headers = {"Authorization": f"Bearer {self._key.reveal()}"} if self._key else {}
-        return {"url": self.url, "headers": headers,
+        return {"url": self.url, "headers": self._key.bearer(),
                 "json": {"model": self.model, "input": texts, "encoding_format": "float"}}
 
     async def aget_general_text_embeddings(self, texts: list[str]) -> list[list[float]]:

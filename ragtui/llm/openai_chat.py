@@ -86,26 +86,35 @@ class OpenAICompatibleChat(LlamaIndexChat):
         return stream_failure(exc, model=self.model, where=self.where)
 
 
+def models_url(base_url: str) -> str:
+    """An OpenAI-compatible server's list of the models it serves."""
+    return base_url.rstrip("/") + "/models"
+
+
+def served_ids(content: bytes, url: str) -> list[str]:
+    """The model ids of a /models reply (a server's JSON, bounded by `loads`); raises ValueError, AttributeError
+    or TypeError for a reply of another shape."""
+    return [i for i in (m.get("id") for m in loads(content, url).get("data", [])) if isinstance(i, str)]
+
+
 async def check_served(base_url: str, api_key: Secret, model: str, *, timeout: float, max_bytes: int,
                        setting: str) -> None:
     """Whether the server's /models lists `model`, asked before any work that needs it starts: LLMError naming
     what it serves when it does not (`setting` says where the name came from), Unreachable when no server
     answers. A server that gives no readable list (not every one has /models) is not judged by it: the model's
     first call says what is wrong."""
-    url = base_url.rstrip("/") + "/models"
-    headers = {"Authorization": f"Bearer {api_key.reveal()}"} if api_key else {}
+    url = models_url(base_url)
     try:
         async with async_client(timeout=timeout, max_bytes=max_bytes, deadline_s=timeout,
                                 deadline_key="llm.request_timeout") as client:
-            response = await client.get(url, headers=headers)
+            response = await client.get(url, headers=api_key.bearer())
         response.raise_for_status()
-        ids = [m.get("id") for m in loads(response.content, url).get("data", [])]
+        served = served_ids(response.content, url)
     except (httpx.ConnectError, ConnectionError):
         raise Unreachable(f"the LLM server is not reachable at {base_url}; start it, or point [llm] base_url "
                           "at it") from None
     except (httpx.HTTPError, ReplyLimit, ValueError, AttributeError, TypeError):
         return
-    served = [i for i in ids if isinstance(i, str)]
     if model not in served:
         from ragtui.model_ids import served_list
 
