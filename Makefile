@@ -24,13 +24,16 @@ demo: $(STAMP)
 # The suite runs on PYTEST_WORKERS pytest-xdist workers: one more than the cores of a 2-core machine, because
 # some tests wait (a fake server's delay, a timeout) and a waiting worker leaves its core to another; each worker
 # also pays for collecting the suite and for its warm CLI interpreter (tests/cli_run.py). The tests of the
-# session's Chroma server stay on one worker (--dist loadgroup, tests/conftest.py).
+# session's Chroma server stay on one worker (--dist loadgroup, tests/conftest.py). The suite writes bytecode
+# even where the shell sets PYTHONDONTWRITEBYTECODE (as these machines do): without the cache every worker, and
+# every `ragtui` process a test starts fresh, compiles the project again and pytest rewrites the asserts of every
+# test module and of the whole hypothesis package in each worker (about 8 CPU-s a worker).
 PYTEST_WORKERS ?= 3
 
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
 
 real-model:
 	@if $(REAL_MODEL_VENV)/bin/python -c "import llama_cpp.server" 2>/dev/null && \

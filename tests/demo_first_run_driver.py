@@ -86,12 +86,21 @@ async def drive(pilot: Pilot) -> None:
         def hint() -> str:
             return "".join(str(node.render()) for node in screen.query("#ingest-hint"))
 
+        main = next(s for s in app.screen_stack if isinstance(s, MainScreen))
+        # The collections pane reloads once the ingest has ended. Only a load shown after the ingest finished
+        # tells its outcome: the views loaded at start show a cut first run's collection as "interrupted".
+        after_end: list[str] = []
+        show = main.show_collections
+
+        def shown_after_end(views: list[Any]) -> None:
+            show(views)
+            if screen.changed:
+                after_end.extend(v.state for v in views if v.state != "ingesting")
+
+        main.show_collections = shown_after_end     # type: ignore[method-assign]
         await until("the ingest's end", lambda: screen.changed or "failed" in hint(), pilot)
         report["ingest_hint"] = hint()
-        main = next(s for s in app.screen_stack if isinstance(s, MainScreen))
-        # the collections pane reloads once the ingest has ended
-        await until("the collections pane's reload", lambda: [v.state for v in main.collection_views
-                                                               if v.state != "ingesting"], pilot)
+        await until("the collections pane's reload", lambda: after_end or "failed" in hint(), pilot)
         report["ingest"] = main.collection_views[0].state
         await pilot.press("escape")
         await until("the research view", lambda: app.screen is main, pilot)

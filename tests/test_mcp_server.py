@@ -1,8 +1,11 @@
 """`ragtui mcp` as an MCP client starts it: a real `ragtui mcp` subprocess spoken to over stdio by the official
-SDK's own client, against collections ingested through the real CLI and the fake Ollama over HTTP."""
+SDK's own client, against collections ingested through the real CLI and the fake Ollama over HTTP. The tests over
+the module's two collections share one server process, as a client's calls do (each server start imports the
+engine); the module runs on one pytest-xdist worker, so that it builds them and starts that server once."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -10,12 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from tests.cli_run import cli, command
 from tests.fake_ollama import FakeOllama, Reply, default_responder
 from tests.ingest.corpus import pdf
+
+pytestmark = pytest.mark.xdist_group("mcp-server")
 
 PUMP = ("A centrifugal pump moves water by spinning an impeller inside its casing. The impeller throws water "
         "outward, and the casing guides it to the outlet.")
@@ -78,36 +84,59 @@ async def refusal(client: Client, tool: str, **arguments: Any) -> str:
     return text
 
 
-async def test_lists_its_tools_and_the_collections_as_resources(home: Path, ollama: FakeOllama) -> None:
-    async with connected(home, ollama) as client:
-        tools = {t.name: t for t in (await client.list_tools()).tools}
-        assert set(tools) == {"search", "ask", "read", "verify_quote"}
-        assert tools["search"].annotations is not None and tools["search"].annotations.read_only_hint
-        assert "query" in tools["search"].input_schema["required"]
-        listed = await client.read_resource("ragtui://collections")
-        collections = json.loads(listed.contents[0].text)      # type: ignore[union-attr]
-        assert {c["name"]: (c["state"], c["files"]) for c in collections} == \
-            {"house": ("ready", 1), "plumbing": ("ready", 2)}
-        one = await client.read_resource("ragtui://collections/house")
-        assert json.loads(one.contents[0].text)["chunks"] == 1       # type: ignore[union-attr]
+class Served:
+    """One `ragtui mcp` over `home`, its client held open for the whole module on an event loop of its own
+    (anyio's blocking portal), so that the tests that only read share one server process; each call runs on
+    that loop and waits for its result."""
+
+    def __init__(self, portal: BlockingPortal, client: Client) -> None:
+        self.portal, self.client = portal, client
+
+    def call(self, tool: str, **arguments: Any) -> dict[str, Any]:
+        return self.portal.call(functools.partial(call, self.client, tool, **arguments))
+
+    def refusal(self, tool: str, **arguments: Any) -> str:
+        return self.portal.call(functools.partial(refusal, self.client, tool, **arguments))
+
+    def tools(self) -> dict[str, Any]:
+        return {t.name: t for t in self.portal.call(self.client.list_tools).tools}
+
+    def resource(self, uri: str) -> Any:
+        return json.loads(self.portal.call(self.client.read_resource, uri).contents[0].text)
 
 
-async def test_search_gives_ranked_chunks_with_collection_page_and_score(home: Path, ollama: FakeOllama) -> None:
-    async with connected(home, ollama) as client:
-        found = await call(client, "search", query="worn washer valve drip", limit=3)
-        top = found["results"][0]
-        assert (top["collection"], top["source"], top["page"]) == ("plumbing", "valve.pdf", "i")
-        assert "worn washer" in top["text"] and top["score"] > 0 and top["legs"]
-        assert found["keyword_only"] is False and len(found["results"]) <= 3
-
-        only_house = await call(client, "search", query="clay tiles roof", collections=["house"])
-        assert {r["collection"] for r in only_house["results"]} == {"house"}
-
-        unknown = await refusal(client, "search", query="pump", collections=["nope"])
-        assert "no collection 'nope'" in unknown and "house, plumbing" in unknown
+@pytest.fixture(scope="module")
+def served(home: Path, ollama: FakeOllama) -> Iterator[Served]:
+    with start_blocking_portal() as portal, portal.wrap_async_context_manager(connected(home, ollama)) as client:
+        yield Served(portal, client)
 
 
-async def test_ask_returns_the_answer_its_sources_and_its_quotes_checked(home: Path, ollama: FakeOllama) -> None:
+def test_lists_its_tools_and_the_collections_as_resources(served: Served) -> None:
+    tools = served.tools()
+    assert set(tools) == {"search", "ask", "read", "verify_quote"}
+    assert tools["search"].annotations is not None and tools["search"].annotations.read_only_hint
+    assert "query" in tools["search"].input_schema["required"]
+    collections = served.resource("ragtui://collections")
+    assert {c["name"]: (c["state"], c["files"]) for c in collections} == \
+        {"house": ("ready", 1), "plumbing": ("ready", 2)}
+    assert served.resource("ragtui://collections/house")["chunks"] == 1
+
+
+def test_search_gives_ranked_chunks_with_collection_page_and_score(served: Served) -> None:
+    found = served.call("search", query="worn washer valve drip", limit=3)
+    top = found["results"][0]
+    assert (top["collection"], top["source"], top["page"]) == ("plumbing", "valve.pdf", "i")
+    assert "worn washer" in top["text"] and top["score"] > 0 and top["legs"]
+    assert found["keyword_only"] is False and len(found["results"]) <= 3
+
+    only_house = served.call("search", query="clay tiles roof", collections=["house"])
+    assert {r["collection"] for r in only_house["results"]} == {"house"}
+
+    unknown = served.refusal("search", query="pump", collections=["nope"])
+    assert "no collection 'nope'" in unknown and "house, plumbing" in unknown
+
+
+def test_ask_returns_the_answer_its_sources_and_its_quotes_checked(served: Served, ollama: FakeOllama) -> None:
     def respond(body: dict[str, Any]) -> Reply:
         if "EXTRACT" in body["messages"][-1]["content"]:
             return default_responder(body)
@@ -115,9 +144,7 @@ async def test_ask_returns_the_answer_its_sources_and_its_quotes_checked(home: P
                           '"pumps oil into the gutters" [1].')
 
     ollama.responder = respond
-    async with connected(home, ollama) as client:
-        answer = await call(client, "ask", question="How does a centrifugal pump move water?",
-                            collections=["plumbing"])
+    answer = served.call("ask", question="How does a centrifugal pump move water?", collections=["plumbing"])
     assert answer["answer"].startswith("The pump works by") and answer["citations"] == [1]
     assert answer["stop_reason"] == "stop" and answer["failures"] == [] and answer["session"] == 1
     first = answer["sources"][0]
@@ -127,65 +154,59 @@ async def test_ask_returns_the_answer_its_sources_and_its_quotes_checked(home: P
     assert checks == {"spinning an impeller inside its casing": True, "pumps oil into the gutters": False}
 
 
-async def test_an_ask_that_gets_no_answer_is_one_error_line(home: Path, ollama: FakeOllama) -> None:
+def test_an_ask_that_gets_no_answer_is_one_error_line(served: Served, ollama: FakeOllama) -> None:
     ollama.responder = lambda body: Reply(status=500, error="model crashed")
-    async with connected(home, ollama) as client:
-        failed = await refusal(client, "ask", question="How does a centrifugal pump move water?",
-                               collections=["plumbing"])
+    failed = served.refusal("ask", question="How does a centrifugal pump move water?", collections=["plumbing"])
     assert "synthesize failed: no relevant sources to answer from (1 annotation(s) failed)" in failed, failed
     assert "is saved)" in failed
 
 
-async def test_verify_quote_in_a_chunk_and_in_a_whole_document(home: Path, ollama: FakeOllama) -> None:
-    async with connected(home, ollama) as client:
-        hit = (await call(client, "search", query="centrifugal pump impeller", collections=["plumbing"]))["results"][0]
-        assert hit["source"] == "pump.txt"
-        said = await call(client, "verify_quote", quote="The impeller throws water outward...guides it to the outlet",
-                          collection="plumbing", chunk_id=hit["chunk_id"])
-        assert said["found"] is True and said["checked"] == "chunk"
-        not_said = await call(client, "verify_quote", quote="The impeller throws oil outward",
-                              collection="plumbing", chunk_id=hit["chunk_id"])
-        assert not_said["found"] is False
-        elsewhere = await call(client, "verify_quote", quote="Clay tiles on a pitched roof", collection="plumbing",
-                               source="pump.txt")
-        assert elsewhere["found"] is False
+def test_verify_quote_in_a_chunk_and_in_a_whole_document(served: Served) -> None:
+    hit = served.call("search", query="centrifugal pump impeller", collections=["plumbing"])["results"][0]
+    assert hit["source"] == "pump.txt"
+    said = served.call("verify_quote", quote="The impeller throws water outward...guides it to the outlet",
+                       collection="plumbing", chunk_id=hit["chunk_id"])
+    assert said["found"] is True and said["checked"] == "chunk"
+    not_said = served.call("verify_quote", quote="The impeller throws oil outward",
+                           collection="plumbing", chunk_id=hit["chunk_id"])
+    assert not_said["found"] is False
+    elsewhere = served.call("verify_quote", quote="Clay tiles on a pitched roof", collection="plumbing",
+                            source="pump.txt")
+    assert elsewhere["found"] is False
 
-        in_pdf = await call(client, "verify_quote", quote="replace the washer to stop it", collection="plumbing",
-                            source="valve.pdf")
-        assert in_pdf["found"] is True and [c["page"] for c in in_pdf["in_chunks"]] == ["i"]
-        missing = await refusal(client, "verify_quote", quote="a b c", collection="plumbing", source="nope.txt")
-        assert "no indexed document 'nope.txt'" in missing
-
-
-async def test_read_shows_a_chunk_in_its_document_by_id_or_by_citation(home: Path, ollama: FakeOllama) -> None:
-    async with connected(home, ollama) as client:
-        hit = (await call(client, "search", query="float valve cistern", collections=["plumbing"]))["results"][0]
-        shown = await call(client, "read", collection="plumbing", chunk_id=hit["chunk_id"], context_chars=10)
-        assert shown["text"] == hit["text"] and shown["source"] == "valve.pdf"
-        assert len(shown["before"]) <= 10 and len(shown["after"]) <= 10
-        assert shown["shown"][1] - shown["shown"][0] <= len(shown["text"]) + 20
-
-        answer = await call(client, "ask", question="How does the float valve refill the cistern?",
-                            collections=["plumbing"])
-        cited = await call(client, "read", session=answer["session"], number=1)
-        assert cited["chunk_id"] == answer["sources"][0]["chunk_id"]
-        assert "no source [99]" in await refusal(client, "read", session=answer["session"], number=99)
-        assert "either by collection and chunk_id" in await refusal(client, "read", collection="plumbing",
-                                                                    chunk_id="x", session=1, number=1)
-        assert "holds no chunk 'x'" in await refusal(client, "read", collection="plumbing", chunk_id="x")
+    in_pdf = served.call("verify_quote", quote="replace the washer to stop it", collection="plumbing",
+                         source="valve.pdf")
+    assert in_pdf["found"] is True and [c["page"] for c in in_pdf["in_chunks"]] == ["i"]
+    missing = served.refusal("verify_quote", quote="a b c", collection="plumbing", source="nope.txt")
+    assert "no indexed document 'nope.txt'" in missing
 
 
-async def test_an_oversized_argument_is_refused_with_one_line_and_the_server_goes_on(home: Path,
-                                                                                      ollama: FakeOllama) -> None:
-    async with connected(home, ollama) as client:
-        too_long = await refusal(client, "search", query="pump " * 1000)
-        assert "query is 5,000 characters; the most this server takes is 2,000" in too_long
-        assert "quote is 4,001 characters" in await refusal(client, "verify_quote", quote="x" * 4001,
-                                                             collection="plumbing", source="pump.txt")
-        assert "limit must be from 1 to 50, not 500" in await refusal(client, "search", query="pump", limit=500)
-        assert "context_chars must be from 0 to 8000" in await refusal(client, "read", collection="plumbing",
-                                                                       chunk_id="x", context_chars=10**9)
-        assert (await call(client, "search", query="pump"))["results"]
+def test_read_shows_a_chunk_in_its_document_by_id_or_by_citation(served: Served) -> None:
+    hit = served.call("search", query="float valve cistern", collections=["plumbing"])["results"][0]
+    shown = served.call("read", collection="plumbing", chunk_id=hit["chunk_id"], context_chars=10)
+    assert shown["text"] == hit["text"] and shown["source"] == "valve.pdf"
+    assert len(shown["before"]) <= 10 and len(shown["after"]) <= 10
+    assert shown["shown"][1] - shown["shown"][0] <= len(shown["text"]) + 20
+
+    answer = served.call("ask", question="How does the float valve refill the cistern?", collections=["plumbing"])
+    cited = served.call("read", session=answer["session"], number=1)
+    assert cited["chunk_id"] == answer["sources"][0]["chunk_id"]
+    assert "no source [99]" in served.refusal("read", session=answer["session"], number=99)
+    assert "either by collection and chunk_id" in served.refusal("read", collection="plumbing",
+                                                                 chunk_id="x", session=1, number=1)
+    assert "holds no chunk 'x'" in served.refusal("read", collection="plumbing", chunk_id="x")
+
+
+def test_an_oversized_argument_is_refused_with_one_line_and_the_server_goes_on(served: Served,
+                                                                                 ollama: FakeOllama) -> None:
+    too_long = served.refusal("search", query="pump " * 1000)
+    assert "query is 5,000 characters; the most this server takes is 2,000" in too_long
+    assert "quote is 4,001 characters" in served.refusal("verify_quote", quote="x" * 4001,
+                                                         collection="plumbing", source="pump.txt")
+    assert "limit must be from 1 to 50, not 500" in served.refusal("search", query="pump", limit=500)
+    assert "context_chars must be from 0 to 8000" in served.refusal("read", collection="plumbing",
+                                                                    chunk_id="x", context_chars=10**9)
+    assert served.call("search", query="pump")["results"]
     asked = [c for c in ollama.calls("/api/embed") if "pump pump" in json.dumps(c.body)]
     assert asked == []          # refused before anything ran
 
@@ -211,29 +232,25 @@ async def test_read_only_unless_started_with_allow_ingest(ollama: FakeOllama, tm
         assert found["results"][0]["source"] == "lamp.txt"
 
 
-async def test_a_filter_narrows_search_and_ask_to_one_file_and_is_echoed(home: Path, ollama: FakeOllama) -> None:
-    async with connected(home, ollama) as client:
-        unfiltered = await call(client, "search", query="worn washer valve drip", collections=["plumbing"])
-        assert unfiltered["results"][0]["source"] == "valve.pdf" and unfiltered["filter"] == []
-        narrowed = await call(client, "search", query="worn washer valve drip", collections=["plumbing"],
-                              filter=["path:pump.txt"])
-        assert {r["source"] for r in narrowed["results"]} <= {"pump.txt"}      # the best match lies outside
-        assert narrowed["filter"] == ["path:pump.txt"]
-        within = await call(client, "search", query="worn washer valve drip", filter=["path:valve.pdf"])
-        assert within["results"] and {r["source"] for r in within["results"]} == {"valve.pdf"}
+def test_a_filter_narrows_search_and_ask_to_one_file_and_is_echoed(served: Served) -> None:
+    unfiltered = served.call("search", query="worn washer valve drip", collections=["plumbing"])
+    assert unfiltered["results"][0]["source"] == "valve.pdf" and unfiltered["filter"] == []
+    narrowed = served.call("search", query="worn washer valve drip", collections=["plumbing"], filter=["path:pump.txt"])
+    assert {r["source"] for r in narrowed["results"]} <= {"pump.txt"}      # the best match lies outside
+    assert narrowed["filter"] == ["path:pump.txt"]
+    within = served.call("search", query="worn washer valve drip", filter=["path:valve.pdf"])
+    assert within["results"] and {r["source"] for r in within["results"]} == {"valve.pdf"}
 
-        answer = await call(client, "ask", question="How does a centrifugal pump move water?",
-                            collections=["plumbing"], filter=["pump.txt"])
-        assert answer["filter"] == ["path:pump.txt"]
-        assert answer["sources"] and {s["source"] for s in answer["sources"]} == {"pump.txt"}
+    answer = served.call("ask", question="How does a centrifugal pump move water?",
+                         collections=["plumbing"], filter=["pump.txt"])
+    assert answer["filter"] == ["path:pump.txt"]
+    assert answer["sources"] and {s["source"] for s in answer["sources"]} == {"pump.txt"}
 
 
-async def test_a_bad_filter_is_one_error_line(home: Path, ollama: FakeOllama) -> None:
-    async with connected(home, ollama) as client:
-        assert "empty heading filter" in await refusal(client, "search", query="pump", filter=["heading:"])
-        assert "too many filters (33); at most 32" in await refusal(client, "search", query="pump",
-                                                                     filter=[f"p{i}.txt" for i in range(33)])
-        assert "longer than 512 characters" in await refusal(client, "ask", question="pump?",
-                                                             filter=["path:" + "x" * 600])
-        assert "control character" in await refusal(client, "search", query="pump", filter=["path:a\x1b[2J"])
-        assert (await call(client, "search", query="pump"))["results"]
+def test_a_bad_filter_is_one_error_line(served: Served) -> None:
+    assert "empty heading filter" in served.refusal("search", query="pump", filter=["heading:"])
+    assert "too many filters (33); at most 32" in served.refusal("search", query="pump",
+                                                                 filter=[f"p{i}.txt" for i in range(33)])
+    assert "longer than 512 characters" in served.refusal("ask", question="pump?", filter=["path:" + "x" * 600])
+    assert "control character" in served.refusal("search", query="pump", filter=["path:a\x1b[2J"])
+    assert served.call("search", query="pump")["results"]
