@@ -29,11 +29,12 @@ demo: $(STAMP)
 # every `ragtui` process a test starts fresh, compiles the project again and pytest rewrites the asserts of every
 # test module and of the whole hypothesis package in each worker (about 8 CPU-s a worker).
 PYTEST_WORKERS ?= 3
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
 
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
+	$(PYTEST) -q -n $(PYTEST_WORKERS) --dist loadgroup
 
 real-model:
 	@if $(REAL_MODEL_VENV)/bin/python -c "import llama_cpp.server" 2>/dev/null && \
@@ -47,7 +48,7 @@ real-model:
 	fi
 
 test-real: $(STAMP)
-	REAL_MODEL_VENV=$(REAL_MODEL_VENV) $(BIN)/python -m pytest -q -rs --real tests/real
+	REAL_MODEL_VENV=$(REAL_MODEL_VENV) $(PYTEST) -q -rs --real tests/real
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,8 +1,11 @@
 """The collections pane follows the collections on disk: a damaged one is a "damaged" row with its reason beside
-the healthy ones, and chunks another process ingested show up without ctrl+r (the pane polls a cheap stamp)."""
+the healthy ones, chunks another process ingested show up without ctrl+r (the pane polls a cheap stamp), and a
+collection the TUI itself ingests into reads "ingesting" from the ingest's start."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -85,3 +88,33 @@ async def test_a_collection_activated_as_the_pane_reloads_is_shown_active(snapsh
         await pilot.pause()
         assert app.return_code is None
         assert _rows(app)["demo"].startswith("[x] demo")
+
+
+async def test_a_collection_the_tui_ingests_into_shows_as_ingesting_while_it_runs(
+        tmp_path: Path, make_settings: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
+    """No poll runs here (the quiet app starts none): only the ingest's own start can tell the pane."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("The float valve refills the cistern after each flush. " * 4)
+    _ingest(tmp_path, fake_ollama, docs, "c")
+    (docs / "b.txt").write_text("A centrifugal pump spins an impeller inside its casing. " * 4)
+    fake_ollama.embed_gate = threading.Event()           # embedding waits: the ingest is caught mid-way
+    app = quiet_app(make_settings())
+    async with app.run_test(size=(160, 40)) as pilot:
+        main = main_screen(app)
+        main.load_collections()
+        await app.workers.wait_for_complete()
+        assert [v.state for v in main.collection_views] == ["ready"]
+        main.action_ingest(docs, "c")
+        try:
+            async with asyncio.timeout(60):
+                while not (fake_ollama.calls("/api/embed") and [v.state for v in main.collection_views]
+                           == ["ingesting"]):
+                    await pilot.pause(0.05)
+            assert "ingesting" in _rows(app)["c"]
+        finally:
+            fake_ollama.embed_gate.set()
+        async with asyncio.timeout(60):
+            while [v.state for v in main.collection_views] != ["ready"]:
+                await pilot.pause(0.05)
+        assert [v.chunks for v in main.collection_views] == [2]

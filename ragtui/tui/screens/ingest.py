@@ -40,10 +40,14 @@ class IngestScreen(ModalScreen[bool]):
 
     def __init__(self, workspace: AsyncWorkspace, default_collection: str = "", default_path: str = "",
                  start: bool = False, cursor_blink: bool = True,
+                 on_started: Callable[[str], None] | None = None,
                  on_ended: Callable[[str, bool], None] | None = None) -> None:
-        """`on_ended(collection, finished)` is called when an ingest ends (finished, cancelled or failed),
-        while this screen is still open, so the collections pane behind it is up to date at once."""
+        """`on_started(collection)` is called when an ingest's first event arrives (the ingest holds the
+        collection and has marked it "ingesting"), and `on_ended(collection, finished)` when it ends (finished,
+        cancelled or failed), while this screen is still open, so the collections pane behind it shows the
+        collection's state at once."""
         super().__init__()
+        self.on_started = on_started
         self.on_ended = on_ended
         self.workspace = workspace
         self.cursor_blink = cursor_blink
@@ -98,11 +102,14 @@ class IngestScreen(ModalScreen[bool]):
     async def run_ingest(self, path: Path, collection: str) -> None:
         self.running = True
         self.skipped = 0
-        finished = False
+        started = finished = False
         self.query_one("#ingest-log", RichLog).clear()
         self.query_one("#ingest-hint", Static).update(Text(f"Ingesting into {collection} … esc cancels"))
         try:
             async for event in self.workspace.ingest(path, collection):
+                if not started and self.on_started is not None:
+                    self.on_started(collection)
+                started = True
                 self.apply(event)
                 finished = finished or isinstance(event, IngestFinished)
         except Exception as exc:  # the engine's own failure: show it, keep the screen usable

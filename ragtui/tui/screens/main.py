@@ -409,8 +409,14 @@ class MainScreen(Screen[None]):
         names = [v.name for v in self.collection_views]
         default = collection or (sorted(self.active)[0] if self.active else (names[0] if names else ""))
         screen = IngestScreen(self.workspace, default, str(path or ""), start=path is not None,
-                              cursor_blink=self.cursor_blink, on_ended=self.ingest_ended)
+                              cursor_blink=self.cursor_blink, on_started=self.ingest_started,
+                              on_ended=self.ingest_ended)
         await self.app.push_screen_wait(screen)
+
+    def ingest_started(self, collection: str) -> None:
+        """An ingest from the TUI is under way: the pane shows its collection as ingesting at once (not as the
+        state it was left in, "interrupted" for a cut run it resumes, until the next poll)."""
+        self.load_collections()
 
     def ingest_ended(self, collection: str, finished: bool) -> None:
         """An ingest from the TUI ended: the pane shows the collections' new states at once, and a
