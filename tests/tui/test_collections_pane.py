@@ -24,15 +24,21 @@ def _ingest(tmp_path: Path, fake_ollama: FakeOllama, folder: Path, name: str) ->
     assert done.returncode == 0, done.stderr
 
 
+def one_file_folder(tmp_path: Path) -> Path:
+    """tmp_path/docs, holding a.txt (one chunk)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("The float valve refills the cistern after each flush. " * 4)
+    return docs
+
+
 def _rows(app) -> dict[str, str]:   # type: ignore[no-untyped-def]
     return {item.view.name: str(item.query_one(Label).render()) for item in app.query(CollectionItem)}
 
 
 async def test_the_pane_lists_a_damaged_collection_with_its_reason_beside_the_healthy_one(
         tmp_path: Path, make_settings: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.txt").write_text("The float valve refills the cistern after each flush. " * 4)
+    docs = one_file_folder(tmp_path)
     for name in ("good", "bad"):
         _ingest(tmp_path, fake_ollama, docs, name)
     [toc] = (tmp_path / "data" / "collections" / "bad" / "whoosh").glob("*.toc")
@@ -53,9 +59,7 @@ async def test_the_pane_lists_a_damaged_collection_with_its_reason_beside_the_he
 
 async def test_chunks_ingested_by_another_process_reach_the_pane_at_its_next_poll(
         tmp_path: Path, make_settings: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.txt").write_text("The float valve refills the cistern after each flush. " * 4)
+    docs = one_file_folder(tmp_path)
     _ingest(tmp_path, fake_ollama, docs, "c")
     app = quiet_app(make_settings())
     async with app.run_test(size=(160, 40)) as pilot:
@@ -93,9 +97,7 @@ async def test_a_collection_activated_as_the_pane_reloads_is_shown_active(snapsh
 async def test_a_collection_the_tui_ingests_into_shows_as_ingesting_while_it_runs(
         tmp_path: Path, make_settings: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
     """No poll runs here (the quiet app starts none): only the ingest's own start can tell the pane."""
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.txt").write_text("The float valve refills the cistern after each flush. " * 4)
+    docs = one_file_folder(tmp_path)
     _ingest(tmp_path, fake_ollama, docs, "c")
     (docs / "b.txt").write_text("A centrifugal pump spins an impeller inside its casing. " * 4)
     fake_ollama.embed_gate = threading.Event()           # embedding waits: the ingest is caught mid-way
