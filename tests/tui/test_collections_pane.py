@@ -13,7 +13,7 @@ from textual.widgets import Label
 
 from ragtui.config import Settings
 from ragtui.model.library import CollectionInfo
-from ragtui.tui.widgets.collections import CollectionItem
+from ragtui.tui.widgets.collections import CollectionItem, CollectionsPane
 from tests.cli_run import cli
 from tests.fake_ollama import FakeOllama
 from tests.tui.conftest import main_screen, quiet_app
@@ -33,7 +33,9 @@ def one_file_folder(tmp_path: Path) -> Path:
 
 
 def _rows(app) -> dict[str, str]:   # type: ignore[no-untyped-def]
-    return {item.view.name: str(item.query_one(Label).render()) for item in app.query(CollectionItem)}
+    """Each drawn row's text by collection name (a row just mounted has no label yet and is left out)."""
+    return {item.view.name: str(labels.first().render()) for item in app.query(CollectionItem)
+            if (labels := item.query(Label))}
 
 
 async def test_the_pane_lists_a_damaged_collection_with_its_reason_beside_the_healthy_one(
@@ -110,13 +112,25 @@ async def test_a_collection_the_tui_ingests_into_shows_as_ingesting_while_it_run
         main.action_ingest(docs, "c")
         try:
             async with asyncio.timeout(60):
-                while not (fake_ollama.calls("/api/embed") and [v.state for v in main.collection_views]
-                           == ["ingesting"]):
+                while not (fake_ollama.calls("/api/embed") and "ingesting" in _rows(app).get("c", "")):
                     await pilot.pause(0.05)
-            assert "ingesting" in _rows(app)["c"]
+            assert [v.state for v in main.collection_views] == ["ingesting"]
         finally:
             fake_ollama.embed_gate.set()
         async with asyncio.timeout(60):
             while [v.state for v in main.collection_views] != ["ready"]:
                 await pilot.pause(0.05)
         assert [v.chunks for v in main.collection_views] == [2]
+
+
+async def test_a_collections_load_asked_for_as_the_app_quits_ends_quietly(
+        make_settings: Callable[..., Settings]) -> None:
+    """An ingest's start or end asks for a reload; as the app quits, the screen's widgets are already gone."""
+    app = quiet_app(make_settings())
+    async with app.run_test(size=(160, 40)) as pilot:
+        main = main_screen(app)
+        await main.query_one(CollectionsPane).remove()
+        main.load_collections()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.return_code is None

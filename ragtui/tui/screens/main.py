@@ -173,15 +173,17 @@ class MainScreen(Screen[None]):
 
     @work(group="collections", exclusive=True)
     async def load_collections(self) -> None:
-        pane = self.query_one(CollectionsPane)
         try:
-            views = await self.workspace.collections()
+            views: list[CollectionInfo] | str = await self.workspace.collections()
         except Exception as exc:  # shown in the pane: the rest of the app still works
-            pane.set_note(f"Collections unavailable:\n{describe(exc)}")
+            views = f"Collections unavailable:\n{describe(exc)}"
+        panes = self.query(CollectionsPane)
+        if not panes:   # the app is quitting (an ingest's start or end asked for this load): nothing to show it in
             return
-        if not pane.is_attached:   # the app quit while the list was loading: nothing left to show it in
-            return
-        self.show_collections(views)
+        if isinstance(views, str):
+            panes.first().set_note(views)
+        else:
+            self.show_collections(views)
 
     @work(group="collections-poll", exclusive=True)
     async def poll_collections(self) -> None:
