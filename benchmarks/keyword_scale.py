@@ -108,9 +108,10 @@ def questions(eval_dir: Path, n: int) -> list[str]:
     return rng.sample(squad, n * 2 // 3) + rng.sample(cran, n - n * 2 // 3)
 
 
-def settings_for(data_dir: Path) -> Settings:
+def settings_for(data_dir: Path, *overrides: str) -> Settings:
     return load_settings(user_file=data_dir / "none.toml", env={}, overrides=[
-        f"storage.data_dir={data_dir}", "embed.model=hash-384", "chunk.size_tokens=384", "ollama.host=http://127.0.0.1:9"])
+        f"storage.data_dir={data_dir}", "embed.model=hash-384", "chunk.size_tokens=384", "ollama.host=http://127.0.0.1:9",
+        *overrides])
 
 
 def pct(values: list[float], p: float) -> float:

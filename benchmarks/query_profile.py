@@ -1,6 +1,7 @@
 """Where a query process's memory and first-query time go, step by step (issue 14).
 
     python -m benchmarks.query_profile --data-dir DIR --collection NAME [--queries 300] [--eval-data DIR]
+                                       [--chroma HOST:PORT]
 
 One fresh process opens an existing collection (keyword_scale builds them)
 and takes each step on its own, in order, recording wall and CPU seconds and
@@ -14,6 +15,9 @@ it on first use), the first vector query, the first whole retrieval, then
 whole retrievals plus each leg alone over the natural questions, with the
 memory after 10, 100 and all of them. Then the sizes of our own caches. The
 query vectors are the keyword_scale stand-in's (no embedder is called).
+With --chroma the vectors are read from that Chroma server (`[chroma] host`
+and `port`), as in the team set-up: the server, not this process, holds the
+HNSW index, so the steps show what a process pays once the server has it.
 
 Prints a Markdown table and one JSON object (`steps`, `caches`).
 """
@@ -61,7 +65,7 @@ class Steps:
         return result
 
 
-def profile(data_dir: Path, name: str, queries: Sequence[str]) -> dict[str, Any]:
+def profile(data_dir: Path, name: str, queries: Sequence[str], *, chroma: str | None = None) -> dict[str, Any]:
     steps = Steps()
 
     def engine_imports() -> None:
@@ -74,7 +78,8 @@ def profile(data_dir: Path, name: str, queries: Sequence[str]) -> dict[str, Any]
     from ragtui.retrieve.keyword_leg import keyword_search
     from ragtui.workspace import Workspace
 
-    settings = settings_for(data_dir)
+    host, _, port = (chroma or "").rpartition(":")
+    settings = settings_for(data_dir, *((f"chroma.host={host}", f"chroma.port={port}") if chroma else ()))
     workspace = Workspace(settings)
     lookup = steps.run("workspace, WordNet opened", workspace.lexicon.lookup)
     collection = workspace.collection(name)
@@ -168,8 +173,9 @@ def main() -> int:
     parser.add_argument("--collection", required=True)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--eval-data", type=Path, default=ROOT.parent / "shared" / "data" / "eval")
+    parser.add_argument("--chroma", metavar="HOST:PORT", help="read the vectors from this Chroma server")
     args = parser.parse_args()
-    result = profile(args.data_dir, args.collection, questions(args.eval_data, args.queries))
+    result = profile(args.data_dir, args.collection, questions(args.eval_data, args.queries), chroma=args.chroma)
     print(table(result))
     print(json.dumps(result))
     return 0
