@@ -28,6 +28,7 @@ import argparse
 import asyncio
 import json
 import resource
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -65,6 +66,38 @@ class Steps:
         return result
 
 
+class Ticker:
+    """A Python thread counting short loops while a step runs: how far the step let other threads (the TUI's
+    event loop, an import) go on, as a percentage of the rate the same thread reaches idle."""
+
+    def __init__(self) -> None:
+        self.ticks = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._started = 0.0
+        self._idle_rate = 0.0
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            sum(range(10_000))
+            self.ticks += 1
+
+    def __enter__(self) -> Ticker:
+        self._thread.start()
+        time.sleep(0.5)
+        self._idle_rate = self.ticks / 0.5
+        self.ticks, self._started = 0, time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._elapsed = time.perf_counter() - self._started
+        self._stop.set()
+        self._thread.join()
+
+    def share(self) -> float:
+        return round(100 * self.ticks / (self._idle_rate * self._elapsed), 1) if self._idle_rate else 0.0
+
+
 def profile(data_dir: Path, name: str, queries: Sequence[str], *, chroma: str | None = None) -> dict[str, Any]:
     steps = Steps()
 
@@ -100,7 +133,7 @@ def profile(data_dir: Path, name: str, queries: Sequence[str], *, chroma: str | 
 
     def load_index() -> None:
         with collection.vector_access():
-            collection.vectors(model).count()
+            collection.vectors(model).count()            # what Collection.prepare does for each model
 
     async def precomputed(_s: Any, q: str, models: Sequence[str]) -> QueryEmbeddings:
         return QueryEmbeddings(vectors={m: vectors[q] for m in models})
@@ -112,7 +145,9 @@ def profile(data_dir: Path, name: str, queries: Sequence[str], *, chroma: str | 
     steps.run("keyword index opened (searcher, segment arrays)", collection.keyword.prepare)
     steps.run("first keyword leg", lambda: keyword(queries[0]))
     steps.run("Chroma client and collection", open_chroma)
-    steps.run("HNSW index loaded (first count)", load_index)
+    with Ticker() as ticker:
+        steps.run("HNSW index loaded (first count)", load_index)
+    steps.rows[-1]["other_thread_pct"] = ticker.share()
     steps.run("first vector leg", lambda: vector(queries[0]))
     steps.run("first whole retrieval", lambda: whole(queries[0]))
     done = 1
@@ -163,6 +198,8 @@ def table(result: dict[str, Any]) -> str:
         rows.append(f"| {r['step']} | {r['wall_s']:.2f} | {r['cpu_s']:.2f} | {r['VmRSS']:.0f} | "
                     f"{r['RssAnon']:.0f} | {r['RssFile']:.0f} |")
     peak = result["steps"][-1]["peak"]
+    shares = [f"{r['step']}: {r['other_thread_pct']}%" for r in result["steps"] if "other_thread_pct" in r]
+    rows += ["", "another Python thread's progress during " + "; ".join(shares) + " of its idle rate"]
     caches = ", ".join(f"{k} {v}" for k, v in result["caches"].items())
     return "\n".join([*rows, "", f"peak RSS {peak:.0f} MiB; our caches: {caches}"])
 

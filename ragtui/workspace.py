@@ -24,6 +24,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from ragtui import heavy
 from ragtui.config import ConfigError, Settings
 from ragtui.errors import RagtuiError, disk_full
 from ragtui.history import HistoryStore
@@ -77,6 +78,7 @@ class Workspace:
         self._open: dict[str, tuple[str, Collection]] = {}   # name -> (manifest identity, open collection)
         self._history: HistoryStore | None = None
         self._lock = threading.Lock()    # the TUI calls in from worker threads
+        self._preparing: list[threading.Thread] = []   # prepare_soon's threads, joined by close()
 
     # --- lifetime --------------------------------------------------------------------
 
@@ -86,6 +88,10 @@ class Workspace:
 
     def close(self) -> None:
         """Close every open collection (searchers, Chroma clients, records); the workspace can be used again."""
+        with self._lock:
+            preparing, self._preparing = self._preparing, []
+        for thread in preparing:       # it may still open a collection: wait for it, then close everything
+            thread.join()
         with self._lock:
             opened, self._open = self._open, {}
         for _, collection in opened.values():
@@ -153,12 +159,38 @@ class Workspace:
                 self._open[name] = (identity, fresh)
             return self._open[name][1]
 
-    def prepare(self, names: Sequence[str]) -> None:
+    def prepare(self, names: Sequence[str], *, vectors: bool = True) -> None:
         """Open the stores these collections' queries read (Collection.prepare), so that the first query does
-        not wait for them: at 100k chunks Chroma's index load is most of a first query."""
+        not wait for them: at 100k chunks Chroma's index load is most of a first query. `vectors` False: the
+        keyword index only (a keyword-mode query reads nothing else)."""
         for name in names:
             collection = self.collection(name)
-            collection.prepare(collection.models)
+            collection.prepare(collection.models if vectors else [], keyword=True)
+
+    def prepare_soon(self, names: Sequence[str], *, vectors: bool = True) -> None:
+        """Start `prepare` in a background thread and return once chromadb is imported. A one-shot command's
+        import of the rest of the engine (llama_index, about a second) then runs while Chroma loads its HNSW
+        index, which needs only chromadb and lets Python threads run (2.4 s at 1M chunks). chromadb comes first,
+        here: imports are one thread at a time (ragtui/heavy.py), and a thread that began with llama_index
+        would hold the import lock, so the load would wait for it. A name that cannot be opened is left for
+        the query, which says what is wrong with it; close() waits for the thread. With a Chroma server the
+        server holds the index: only the keyword index is opened early (a server that hangs is then waited
+        for once, by the query, not twice)."""
+        vectors = vectors and not self.settings.chroma.host
+        if vectors:
+            heavy.load("chromadb")
+
+        def run() -> None:
+            for name in names:
+                try:
+                    self.prepare([name], vectors=vectors)
+                except Exception:  # the query that reads this collection meets the error and reports it
+                    continue
+
+        thread = threading.Thread(target=run, name="ragtui-prepare", daemon=True)
+        with self._lock:
+            self._preparing.append(thread)
+        thread.start()
 
     def collection_names(self) -> list[str]:
         return self.registry.names()

@@ -36,3 +36,17 @@ def test_heavy_imports_from_many_threads_at_once_load_in_one_order(data_dir: Pat
         report = json.loads(done.stdout.splitlines()[-1])
         assert report == {"errors": [], "loaded": ["numpy", "whoosh", "chromadb", "llama_index.core", "wn"],
                           "bypasses": []}
+
+
+def test_a_query_starts_loading_the_vectors_before_the_engine_is_imported(data_dir: Path, tmp_path: Path) -> None:
+    """`prepare_soon` opens the stores in a thread with chromadb alone: Chroma's index load (seconds at a million
+    chunks) then runs while the command imports llama_index, instead of after it."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(tmp_path / "home")}
+    done = subprocess.run([sys.executable, "-m", "tests.prepare_driver", str(data_dir), "docs"], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.splitlines()[-1])
+    [docs] = [c for c in json.loads(cli(tmp_path, "http://127.0.0.1:9", "collections", "list", "--json").stdout)
+              if c["name"] == "docs"]
+    assert report == {"llama_index_imported": False, "loaded": {"nomic-embed-text": docs["chunks"]},
+                      "bypasses": [], "threads_left": []}

@@ -108,6 +108,7 @@ def _ask(args: argparse.Namespace, workspace: Workspace, search_filter: SearchFi
         collections = args.collection or workspace.collection_names()
         if not collections:
             raise RagtuiError("no collections to search: ingest a folder first with `ragtui ingest`")
+        workspace.prepare_soon(collections)   # its loads overlap the engine's imports
         session = workspace.new_session(args.query.strip(), collections, search_filter=search_filter)
         events = session.run()
     printer = JsonPrinter() if args.json else TextPrinter(sys.stdout, sys.stderr, continuing=args.cont,

@@ -24,6 +24,7 @@ from ragtui.stores.nodes import chunk_to_node, node_to_chunk
 
 if TYPE_CHECKING:
     from llama_index.core.schema import BaseNode
+    from llama_index.vector_stores.chroma import ChromaVectorStore
 
     from ragtui.config_sections import ChromaSettings
 
@@ -217,9 +218,6 @@ class VectorIndex:
     """
 
     def __init__(self, client: Any, name: str, model: str, *, hnsw_ef: int, hnsw_m: int) -> None:
-        heavy.load("llama_index")   # its Chroma store and query types, one thread at a time
-        from llama_index.vector_stores.chroma import ChromaVectorStore
-
         self.model = model
         self.client = client
         self.hnsw_ef = hnsw_ef
@@ -228,11 +226,22 @@ class VectorIndex:
         self.collection = client.get_or_create_collection(
             name, configuration={"hnsw": {"space": "cosine", "ef_search": hnsw_ef, "max_neighbors": hnsw_m}},
             embedding_function=None)
-        self.store = ChromaVectorStore(chroma_collection=self.collection)
+        self._store: ChromaVectorStore | None = None
         # count() and dimension() as last read: each is a round trip through Chroma (~7-9 ms at 110k
         # vectors) that every query asked for; our own writes and `forget()` drop them.
         self._count: int | None = None
         self._dimension: tuple[int | None] | None = None
+
+    @property
+    def store(self) -> ChromaVectorStore:
+        """LlamaIndex's store over the collection, made on first use: opening the collection and loading its
+        HNSW index (count) need only chromadb, so they can run while another thread imports llama_index."""
+        if self._store is None:
+            heavy.load("llama_index")   # its Chroma store and query types, one thread at a time
+            from llama_index.vector_stores.chroma import ChromaVectorStore
+
+            self._store = ChromaVectorStore(chroma_collection=self.collection)
+        return self._store
 
     def forget(self) -> None:
         """Drop the cached count and dimension: the collection's vectors changed (Collection calls this when
@@ -254,10 +263,11 @@ class VectorIndex:
             self.collection.modify(configuration={"hnsw": {"ef_search": self.hnsw_ef}})
         self.delete_ids([c.id for c in chunks])
         self.forget()
+        store = self.store
         nodes: list[BaseNode] = [chunk_to_node(c, e) for c, e in zip(chunks, embeddings, strict=True)]
         step = max(1, int(self.client.get_max_batch_size()))
         for start in range(0, len(nodes), step):
-            self.store.add(nodes[start:start + step])
+            store.add(nodes[start:start + step])
 
     def delete_ids(self, ids: Sequence[str]) -> None:
         self.forget()
@@ -278,6 +288,10 @@ class VectorIndex:
 
     def count(self) -> int:
         if self._count is None:
+            # The collection's first read makes Chroma load its HNSW index (2.4 s at 1M vectors). chromadb 1.5's
+            # get lets other Python threads run meanwhile and its count does not, so the load goes through a get
+            # (dimension): through count it froze the TUI's event loop, and any import, for the whole load.
+            self.dimension()
             self._count = int(self.collection.count())
         return self._count
 
@@ -292,8 +306,6 @@ class VectorIndex:
               ids: Collection[str] | None = None) -> list[tuple[Chunk, float]]:
         """The top_k nearest chunks with their cosine similarity, best first; only among these chunk ids when
         given, else only among the chunks of these files when given (Chroma filters before it ranks)."""
-        from llama_index.core.vector_stores.types import VectorStoreQuery
-
         if top_k <= 0 or self.count() == 0 or (ids is not None and not ids) or (sources is not None and not sources):
             return []
         within: dict[str, Any] = {}
@@ -301,7 +313,10 @@ class VectorIndex:
             within["ids"] = sorted(ids)
         elif sources is not None:
             within["where"] = {"source": {"$in": list(sources)}}
-        result = self.store.query(VectorStoreQuery(query_embedding=list(embedding), similarity_top_k=top_k),
+        store = self.store
+        from llama_index.core.vector_stores.types import VectorStoreQuery
+
+        result = store.query(VectorStoreQuery(query_embedding=list(embedding), similarity_top_k=top_k),
                                   **within)
         sims = result.similarities or []
         return [(node_to_chunk(node), cosine_from_chroma(s)) for node, s in zip(result.nodes or [], sims,
