@@ -177,11 +177,11 @@ class MainScreen(Screen[None]):
             views: list[CollectionInfo] | str = await self.workspace.collections()
         except Exception as exc:  # shown in the pane: the rest of the app still works
             views = f"Collections unavailable:\n{describe(exc)}"
-        panes = self.query(CollectionsPane)
-        if not panes:   # the app is quitting (an ingest's start or end asked for this load): nothing to show it in
+        pane = next(iter(self.query(CollectionsPane)), None)
+        if pane is None or not pane.is_attached:   # the app is quitting: nothing left to show the list in
             return
         if isinstance(views, str):
-            panes.first().set_note(views)
+            pane.set_note(views)
         else:
             self.show_collections(views)
 
