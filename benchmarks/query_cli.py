@@ -19,10 +19,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -47,20 +47,24 @@ def one_query(data_dir: Path, name: str, question: str, ollama: str, chroma: str
                 f"ollama.host={ollama}", *((f"chroma.host={host}", f"chroma.port={port}") if chroma else ())]
     argv = [sys.executable, "-m", "ragtui", *(a for s in settings for a in ("--set", s)),
             "query", question, "-c", name, "--json"]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=600, cwd=ROOT,
-                          env={**os.environ, "XDG_CONFIG_HOME": str(data_dir / "no-config")})
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise RuntimeError(f"ragtui query exited {done.returncode}: {done.stderr[-2000:]}")
-    answer = json.loads(done.stdout)
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        started = time.perf_counter()
+        child = subprocess.Popen(argv, stdout=out, stderr=err, text=True, cwd=ROOT,
+                                 env={**os.environ, "XDG_CONFIG_HOME": str(data_dir / "no-config")})
+        _, status, usage = os.wait4(child.pid, 0)        # this child's own CPU and peak RSS
+        wall = time.perf_counter() - started
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if child.returncode != 0:
+        raise RuntimeError(f"ragtui query exited {child.returncode}: {stderr[-2000:]}")
+    answer = json.loads(stdout)
     legs = {leg for node in answer["nodes"] for leg in node["legs"]}
     if not {"vector", "keyword"} <= legs or answer["keyword_only"]:
-        raise RuntimeError(f"not an answer from both legs: {done.stdout[:2000]}")
-    return {"question": question, "wall_s": round(wall, 3), "user_s": round(after.ru_utime - before.ru_utime, 3),
-            "sys_s": round(after.ru_stime - before.ru_stime, 3), "peak_rss_mib": round(after.ru_maxrss / 1024),
+        raise RuntimeError(f"not an answer from both legs: {stdout[:2000]}")
+    return {"question": question, "wall_s": round(wall, 3), "user_s": round(usage.ru_utime, 3),
+            "sys_s": round(usage.ru_stime, 3), "peak_rss_mib": round(usage.ru_maxrss / 1024),
             "chunks": len(answer["nodes"])}
 
 

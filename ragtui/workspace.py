@@ -37,6 +37,7 @@ from ragtui.library import (
     CollectionRegistry,
 )
 from ragtui.model.library import CollectionInfo
+from ragtui.model.retrieval import Mode, legs_of
 from ragtui.paths import user_path
 from ragtui.retrieve.wordnet import Lexicon
 
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from ragtui.model.chunks import Chunk, ChunkMeta
     from ragtui.model.conversation import SessionSource
     from ragtui.model.filters import SearchFilter
-    from ragtui.model.retrieval import Mode, Retrieval
+    from ragtui.model.retrieval import Retrieval
     from ragtui.research.session import ResearchSession
     from ragtui.retrieve.hybrid_retriever import QueryEmbedder
     from ragtui.retrieve.why import WhyNot
@@ -90,12 +91,20 @@ class Workspace:
         """Close every open collection (searchers, Chroma clients, records); the workspace can be used again."""
         with self._lock:
             preparing, self._preparing = self._preparing, []
+        interrupted = None
         for thread in preparing:       # it may still open a collection: wait for it, then close everything
-            thread.join()
+            while thread.is_alive():
+                try:
+                    thread.join()
+                except KeyboardInterrupt as exc:   # a second ctrl+c: still close what is open, then stop
+                    interrupted = exc
+                    break
         with self._lock:
             opened, self._open = self._open, {}
         for _, collection in opened.values():
             collection.close()
+        if interrupted is not None:
+            raise interrupted
 
     def __enter__(self) -> Workspace:
         return self.open()
@@ -159,23 +168,24 @@ class Workspace:
                 self._open[name] = (identity, fresh)
             return self._open[name][1]
 
-    def prepare(self, names: Sequence[str], *, vectors: bool = True) -> None:
+    def prepare(self, names: Sequence[str], *, vectors: bool = True, keyword: bool = True) -> None:
         """Open the stores these collections' queries read (Collection.prepare), so that the first query does
-        not wait for them: at 100k chunks Chroma's index load is most of a first query. `vectors` False: the
-        keyword index only (a keyword-mode query reads nothing else)."""
+        not wait for them: at 100k chunks Chroma's index load is most of a first query. `vectors`, `keyword`:
+        which legs' stores (a query in one mode reads only its legs')."""
         for name in names:
             collection = self.collection(name)
-            collection.prepare(collection.models if vectors else [], keyword=True)
+            collection.prepare(collection.models if vectors else [], keyword=keyword)
 
-    def prepare_soon(self, names: Sequence[str], *, vectors: bool = True) -> None:
-        """Start `prepare` in a background thread and return once chromadb is imported. A one-shot command's
-        import of the rest of the engine (llama_index, about a second) then runs while Chroma loads its HNSW
-        index, which needs only chromadb and lets Python threads run (2.4 s at 1M chunks). chromadb comes first,
-        here: imports are one thread at a time (ragtui/heavy.py), and a thread that began with llama_index
-        would hold the import lock, so the load would wait for it. A name that cannot be opened is left for
-        the query, which says what is wrong with it; close() waits for the thread. With a Chroma server the
-        server holds the index: only the keyword index is opened early (a server that hangs is then waited
-        for once, by the query, not twice)."""
+    def prepare_soon(self, names: Sequence[str], mode: Mode = "hybrid") -> None:
+        """Start `prepare` for a query in `mode` in a background thread and return once chromadb is imported.
+        A one-shot command's import of the rest of the engine (llama_index, about a second) then runs while
+        Chroma loads its HNSW index, which needs only chromadb and lets Python threads run (2.4 s at 1M chunks).
+        chromadb comes first, here: imports are one thread at a time (ragtui/heavy.py), and a thread that began
+        with llama_index would hold the import lock, so the load would wait for it. A name that cannot be
+        opened is left for the query, which says what is wrong with it; close() waits for the thread. With a
+        Chroma server the server holds the index: only the keyword index is opened early (a server that hangs
+        is then waited for once, by the query, not twice)."""
+        vectors, keyword = legs_of(mode, keyword_enabled=self.settings.keyword.enabled)
         vectors = vectors and not self.settings.chroma.host
         if vectors:
             heavy.load("chromadb")
@@ -183,14 +193,14 @@ class Workspace:
         def run() -> None:
             for name in names:
                 try:
-                    self.prepare([name], vectors=vectors)
+                    self.prepare([name], vectors=vectors, keyword=keyword)
                 except Exception:  # the query that reads this collection meets the error and reports it
                     continue
 
         thread = threading.Thread(target=run, name="ragtui-prepare", daemon=True)
         with self._lock:
             self._preparing.append(thread)
-        thread.start()
+            thread.start()
 
     def collection_names(self) -> list[str]:
         return self.registry.names()

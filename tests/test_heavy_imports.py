@@ -49,4 +49,4 @@ def test_a_query_starts_loading_the_vectors_before_the_engine_is_imported(data_d
     [docs] = [c for c in json.loads(cli(tmp_path, "http://127.0.0.1:9", "collections", "list", "--json").stdout)
               if c["name"] == "docs"]
     assert report == {"llama_index_imported": False, "loaded": {"nomic-embed-text": docs["chunks"]},
-                      "bypasses": [], "threads_left": []}
+                      "bypasses": [], "threads_left_by_close": []}

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         names = args.collection or workspace.collection_names()
         if not names:
             raise RagtuiError("no collections yet; create one with `ragtui ingest PATH -c NAME`")
-        workspace.prepare_soon(names, vectors=args.mode != "keyword")   # its loads overlap the engine's imports
+        workspace.prepare_soon(names, args.mode)   # its loads overlap the engine's imports
 
         async def run_all() -> None:
             for query in queries:

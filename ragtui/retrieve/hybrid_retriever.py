@@ -25,7 +25,17 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode  # noqa
 from ragtui.config import Settings  # noqa: E402
 from ragtui.model.chunks import Chunk  # noqa: E402
 from ragtui.model.filters import SearchFilter  # noqa: E402
-from ragtui.model.retrieval import MODES, CollectionMeta, KeywordMeta, LegHits, Mode, RetrievalMeta, VectorMeta, node_id  # noqa: E402
+from ragtui.model.retrieval import (  # noqa: E402
+    MODES,
+    CollectionMeta,
+    KeywordMeta,
+    LegHits,
+    Mode,
+    RetrievalMeta,
+    VectorMeta,
+    legs_of,
+    node_id,
+)
 from ragtui.retrieve.filtering import FilterScope, resolve  # noqa: E402
 from ragtui.retrieve.fusion import (  # noqa: E402
     best_per_chunk,
@@ -325,7 +335,7 @@ class HybridRetriever(BaseRetriever):
         return list(scored.values()), meta, vector_ran
 
     def _runs_keyword(self) -> bool:
-        return self.mode == "keyword" or (self.mode == "hybrid" and self.settings.keyword.enabled)
+        return legs_of(self.mode, keyword_enabled=self.settings.keyword.enabled)[1]
 
     def _scope(self, collection: Collection) -> FilterScope | None:
         """What of this collection the filter leaves (None without a filter); an empty part is said."""
