@@ -43,6 +43,7 @@ heavy.load("numpy")  # first, so that this module's imports of it are lookups (r
 import numpy as np  # noqa: E402
 import numpy.typing as npt  # noqa: E402
 
+from ragtui.stores.npy_stream import NpyStream  # noqa: E402
 from ragtui.stores.stored import RawColumn, open_stored_fields, stored_fields  # noqa: E402
 
 Docs = npt.NDArray[np.int32]
@@ -242,43 +243,55 @@ class PostingsFile:
         """Decode every term of the segment's field and save the arrays (tmp files renamed into place).
 
         Positions are left out (phrases then read Whoosh) if the field keeps none, or if a posting's
-        weight is not its count of positions (a field boost), so the file never answers inexactly.
+        weight is not its count of positions (a field boost), so the file never answers inexactly. The big
+        arrays go to disk term by term (`NpyStream`): memory holds one term's postings, not the segment's.
         """
+        paths = cls.paths(folder, reader)
         terms: list[bytes] = []
-        docs: list[Docs] = []
-        freqs: list[Freqs] = []
-        keeps_positions = reader.schema[field].format.supports("positions")
-        positions: list[npt.NDArray[np.int32]] | None = [] if keeps_positions else None
-        for raw in reader.lexicon(field):
-            term = raw if isinstance(raw, bytes) else raw.encode("utf-8")
-            blocks = list(_blocks(raw_matcher(reader, field, term.decode("utf-8"))))
-            terms.append(term)
-            docs.append(np.concatenate([ids for ids, _, _ in blocks]).astype(np.int32) if blocks else _EMPTY[0])
-            freqs.append(np.concatenate([w for _, w, _ in blocks]).astype(np.float32) if blocks else _EMPTY[1])
-            if positions is not None:
-                counts, flat = _decode_positions([v for _, _, values in blocks for v in values])
-                if np.array_equal(counts, freqs[-1]):
-                    positions.append(flat.astype(np.int32))
+        sizes: list[int] = []
+        position_sizes: list[int] | None = [] if reader.schema[field].format.supports("positions") else None
+        widest = 0
+        with NpyStream(folder, paths["docs"].name, np.int32) as docs, \
+                NpyStream(folder, paths["freqs"].name, np.float32) as freqs, \
+                NpyStream(folder, paths["positions"].name, np.int32) as positions:
+            for raw in reader.lexicon(field):
+                term = raw if isinstance(raw, bytes) else raw.encode("utf-8")
+                blocks = list(_blocks(raw_matcher(reader, field, term.decode("utf-8"))))
+                term_docs = np.concatenate([ids for ids, _, _ in blocks]).astype(np.int32) if blocks else _EMPTY[0]
+                term_freqs = np.concatenate([w for _, w, _ in blocks]).astype(np.float32) if blocks else _EMPTY[1]
+                terms.append(term)
+                sizes.append(len(term_docs))
+                docs.append(term_docs)
+                freqs.append(term_freqs)
+                if position_sizes is not None:
+                    counts, flat = _decode_positions([v for _, _, values in blocks for v in values])
+                    if np.array_equal(counts, term_freqs):
+                        positions.append(flat)
+                        position_sizes.append(len(flat))
+                        widest = max(widest, int(flat.max()) if len(flat) else 0)
+                    else:
+                        position_sizes = None
+            small: dict[str, npt.NDArray[Any]] = {
+                "offsets": _offsets(sizes), "term_offsets": _offsets([len(t) for t in terms]),
+                "terms": np.frombuffer(b"".join(terms), np.uint8)}
+            if position_sizes is not None:
+                small["position_starts"] = _offsets(position_sizes)
+            streamed: dict[str, tuple[NpyStream, npt.DTypeLike | None]] = {"docs": (docs, None),
+                                                                            "freqs": (freqs, None)}
+            if position_sizes is not None:
+                streamed["positions"] = (positions, np.uint16 if widest <= np.iinfo(np.uint16).max else None)
+            for part, path in paths.items():        # in PARTS order: "terms", the mark of a complete set, last
+                tmp = path.with_name(f".{path.name}.tmp")     # a dot name: Whoosh's file cleaner skips it
+                if part in streamed:
+                    stream, dtype = streamed[part]
+                    stream.finish(tmp, dtype)
+                elif part in small:
+                    with open(tmp, "wb") as out:
+                        np.save(out, small[part])
                 else:
-                    positions = None
-        arrays: dict[str, npt.NDArray[Any]] = {
-            "offsets": _offsets([len(d) for d in docs]), "term_offsets": _offsets([len(t) for t in terms]),
-            "terms": np.frombuffer(b"".join(terms), np.uint8),
-            "docs": np.concatenate(docs) if docs else _EMPTY[0],
-            "freqs": np.concatenate(freqs) if freqs else _EMPTY[1]}
-        if positions is not None:
-            flat_positions = np.concatenate(positions) if positions else np.zeros(0, np.int32)
-            narrow = not len(flat_positions) or int(flat_positions.max()) <= np.iinfo(np.uint16).max
-            arrays["position_starts"] = _offsets([len(p) for p in positions])
-            arrays["positions"] = flat_positions.astype(np.uint16) if narrow else flat_positions
-        for part, path in cls.paths(folder, reader).items():
-            if part not in arrays:
-                path.unlink(missing_ok=True)
-                continue
-            tmp = path.with_name(f".{path.name}.tmp")     # a dot name: Whoosh's file cleaner skips it
-            with open(tmp, "wb") as out:
-                np.save(out, arrays[part])
-            os.replace(tmp, path)
+                    path.unlink(missing_ok=True)
+                    continue
+                os.replace(tmp, path)
 
     def postings(self, term: str) -> tuple[Docs, Freqs]:
         i = self._index(term)

@@ -287,3 +287,24 @@ def test_phrases_match_whooshs_phrase_matcher_on_salad_and_long_repeats(tmp_path
         assert got == pytest.approx(from_scratch(index, live, [clause], require_all=False), rel=1e-6), words
         matched = {hit["chunk_id"] for hit in index.searcher().search(Phrase("text", list(clause.terms)), limit=None)}
         assert matched == set(got), words
+
+
+def test_a_postings_file_finished_in_small_slices_is_the_same_file(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The arrays go to disk term by term and are copied behind their headers slice by slice (bounded memory at
+    a million chunks): the files do not depend on the slice size."""
+    from ragtui.stores import npy_stream
+
+    texts = corpus(9, 12)
+    texts["long.txt"] = [" ".join(["wind tunnel"] * 40), "pump valve"]
+
+    def written(folder: str) -> dict[str, bytes]:
+        index = KeywordIndex(tmp_path / folder)
+        index_chunks(index, make_chunks("c", texts))
+        index.merge()
+        return {path.name.split(".", 1)[1]: path.read_bytes() for path in index.path.glob("*.bm25_*.npy")}
+
+    whole = written("whole")
+    monkeypatch.setattr(npy_stream, "SLICE_ITEMS", 3)
+    sliced = written("sliced")
+    assert len(whole) == 7 and sliced == whole
