@@ -315,7 +315,8 @@ def test_queries_while_an_ingest_runs_see_committed_state(settings: Settings, fo
                 if isinstance(event, IngestProgress) and event.embedded:
                     reader = CollectionRegistry(settings).open("c")      # a separate reader, as the TUI would open
                     stored = len(reader.records.embedded_ids("nomic-embed-text"))
-                    hits = reader.vectors("nomic-embed-text").query(hashed_embedding("flapper", 64), top_k=5)
+                    with reader.vector_access():                          # as every reader of the vectors does
+                        hits = reader.vectors("nomic-embed-text").query(hashed_embedding("flapper", 64), top_k=5)
                     seen.append((reader.keyword.doc_count(), stored, len(hits)))
                     assert reader.state == "ingesting"
                     reader.close()
