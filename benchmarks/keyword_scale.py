@@ -108,10 +108,25 @@ def questions(eval_dir: Path, n: int) -> list[str]:
     return rng.sample(squad, n * 2 // 3) + rng.sample(cran, n - n * 2 // 3)
 
 
-def settings_for(data_dir: Path, *overrides: str) -> Settings:
-    return load_settings(user_file=data_dir / "none.toml", env={}, overrides=[
-        f"storage.data_dir={data_dir}", "embed.model=hash-384", "chunk.size_tokens=384", "ollama.host=http://127.0.0.1:9",
-        *overrides])
+def overrides_for(data_dir: Path, *, ollama: str = "http://127.0.0.1:9", chroma: str | None = None) -> list[str]:
+    """The `--set` settings of a benchmark collection: the hashed stand-in's model, 384-token chunks, Ollama (a
+    closed port unless given) and, when `chroma` (HOST:PORT) is given, the Chroma server holding its vectors."""
+    host, _, port = (chroma or "").rpartition(":")
+    return [f"storage.data_dir={data_dir}", "embed.model=hash-384", "chunk.size_tokens=384", f"ollama.host={ollama}",
+            *((f"chroma.host={host}", f"chroma.port={port}") if chroma else ())]
+
+
+def settings_for(data_dir: Path, *, chroma: str | None = None) -> Settings:
+    return load_settings(user_file=data_dir / "none.toml", env={}, overrides=overrides_for(data_dir, chroma=chroma))
+
+
+def collection_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of a benchmark that measures a collection built before: where it is, the questions' corpora,
+    and the Chroma server holding its vectors (embedded when left out)."""
+    parser.add_argument("--data-dir", type=Path, required=True)
+    parser.add_argument("--collection", required=True)
+    parser.add_argument("--eval-data", type=Path, default=ROOT.parent / "shared" / "data" / "eval")
+    parser.add_argument("--chroma", metavar="HOST:PORT", help="read the vectors from this Chroma server")
 
 
 def pct(values: list[float], p: float) -> float:

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.keyword_scale import DIM, ROOT, hashed, questions
+from benchmarks.keyword_scale import DIM, ROOT, collection_arguments, hashed, overrides_for, questions
 
 
 def stand_in_ollama() -> Any:
@@ -42,9 +42,7 @@ def stand_in_ollama() -> Any:
 
 
 def one_query(data_dir: Path, name: str, question: str, ollama: str, chroma: str | None) -> dict[str, Any]:
-    host, _, port = (chroma or "").rpartition(":")
-    settings = [f"storage.data_dir={data_dir}", "embed.model=hash-384", "chunk.size_tokens=384",
-                f"ollama.host={ollama}", *((f"chroma.host={host}", f"chroma.port={port}") if chroma else ())]
+    settings = overrides_for(data_dir, ollama=ollama, chroma=chroma)
     argv = [sys.executable, "-m", "ragtui", *(a for s in settings for a in ("--set", s)),
             "query", question, "-c", name, "--json"]
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
@@ -70,11 +68,8 @@ def one_query(data_dir: Path, name: str, question: str, ollama: str, chroma: str
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data-dir", type=Path, required=True)
-    parser.add_argument("--collection", required=True)
+    collection_arguments(parser)
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--eval-data", type=Path, default=ROOT.parent / "shared" / "data" / "eval")
-    parser.add_argument("--chroma", metavar="HOST:PORT", help="read the vectors from this Chroma server")
     args = parser.parse_args()
     fake = stand_in_ollama()
     try:

@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.keyword_scale import ROOT, TOP_K, hashed, questions, settings_for
+from benchmarks.keyword_scale import TOP_K, collection_arguments, hashed, questions, settings_for
 
 STATUS_FIELDS = ("VmRSS", "RssAnon", "RssFile")
 MARKS = (10, 100)       # memory is also recorded after these many queries, and after the last
@@ -74,7 +74,7 @@ class Ticker:
         self.ticks = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
-        self._started = 0.0
+        self._started = self._elapsed = 0.0
         self._idle_rate = 0.0
 
     def _run(self) -> None:
@@ -111,8 +111,7 @@ def profile(data_dir: Path, name: str, queries: Sequence[str], *, chroma: str | 
     from ragtui.retrieve.keyword_leg import keyword_search
     from ragtui.workspace import Workspace
 
-    host, _, port = (chroma or "").rpartition(":")
-    settings = settings_for(data_dir, *((f"chroma.host={host}", f"chroma.port={port}") if chroma else ()))
+    settings = settings_for(data_dir, chroma=chroma)
     workspace = Workspace(settings)
     lookup = steps.run("workspace, WordNet opened", workspace.lexicon.lookup)
     collection = workspace.collection(name)
@@ -206,11 +205,8 @@ def table(result: dict[str, Any]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data-dir", type=Path, required=True)
-    parser.add_argument("--collection", required=True)
+    collection_arguments(parser)
     parser.add_argument("--queries", type=int, default=300)
-    parser.add_argument("--eval-data", type=Path, default=ROOT.parent / "shared" / "data" / "eval")
-    parser.add_argument("--chroma", metavar="HOST:PORT", help="read the vectors from this Chroma server")
     args = parser.parse_args()
     result = profile(args.data_dir, args.collection, questions(args.eval_data, args.queries), chroma=args.chroma)
     print(table(result))

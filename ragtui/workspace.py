@@ -92,13 +92,11 @@ class Workspace:
         with self._lock:
             preparing, self._preparing = self._preparing, []
         interrupted = None
-        for thread in preparing:       # it may still open a collection: wait for it, then close everything
-            while thread.is_alive():
-                try:
-                    thread.join()
-                except KeyboardInterrupt as exc:   # a second ctrl+c: still close what is open, then stop
-                    interrupted = exc
-                    break
+        try:
+            for thread in preparing:   # it may still open a collection: wait for it, then close everything
+                thread.join()
+        except KeyboardInterrupt as exc:   # a second ctrl+c: still close what is open, then stop
+            interrupted = exc
         with self._lock:
             opened, self._open = self._open, {}
         for _, collection in opened.values():

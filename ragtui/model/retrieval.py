@@ -24,6 +24,8 @@ def legs_of(mode: Mode, *, keyword_enabled: bool) -> tuple[bool, bool]:
     """Which legs a query in `mode` runs, (vector, keyword): hybrid runs the keyword leg unless
     `[keyword] enabled` is off."""
     return mode != "keyword", mode == "keyword" or (mode == "hybrid" and keyword_enabled)
+
+
 KeywordTier = Literal["off", "skipped", 1, 2]   # 1: all words (AND), 2: any word or synonym (OR)
 
 

@@ -268,7 +268,7 @@ class HybridRetriever(BaseRetriever):
         return nodes
 
     def _models_wanted(self) -> list[str]:
-        if self.mode == "keyword":
+        if not legs_of(self.mode, keyword_enabled=self.settings.keyword.enabled)[0]:
             return []
         return list(dict.fromkeys(m for c in self.collections for m in c.models))
 
