@@ -47,7 +47,7 @@ from ragtui.retrieve.fusion import (  # noqa: E402
 )
 from ragtui.retrieve.keyword_leg import KeywordResult, keyword_search  # noqa: E402
 from ragtui.retrieve.senses import QuerySynonyms, Synonyms  # noqa: E402
-from ragtui.retrieve.wordnet import Lexicon, SynonymLookup, missing_lexicon_notice  # noqa: E402
+from ragtui.retrieve.wordnet import Lexicon, SynonymLookup, WordNetBusy, missing_lexicon_notice  # noqa: E402
 from ragtui.server_limits import too_deep  # noqa: E402
 from ragtui.stores.vector import check_vectors  # noqa: E402
 
@@ -275,7 +275,11 @@ class HybridRetriever(BaseRetriever):
     def _synonym_lookup(self) -> SynonymLookup | None:
         if not self.use_synonyms or self.mode == "vector":
             return None
-        lookup = self.lexicon.lookup()
+        try:
+            lookup = self.lexicon.lookup()
+        except WordNetBusy as busy:
+            self.notices.append(str(busy))
+            return None
         if lookup is None:
             self.notices.append(missing_lexicon_notice(self.lexicon.lexicon))
         return lookup
@@ -349,8 +353,15 @@ class HybridRetriever(BaseRetriever):
 
     def _keyword_leg(self, collection: Collection, query: str, lookup: Synonyms | None,
                      scope: FilterScope | None) -> KeywordResult:
-        return keyword_search(collection.keyword, query, keyword=self.settings.keyword, top_k=self.top_k,
-                              synonyms=lookup, max_synonyms=self.settings.synonyms.max_per_word, within=scope)
+        """The keyword leg; again without synonyms when WordNet turns busy while they are looked up."""
+        def search(synonyms: Synonyms | None) -> KeywordResult:
+            return keyword_search(collection.keyword, query, keyword=self.settings.keyword, top_k=self.top_k,
+                                  synonyms=synonyms, max_synonyms=self.settings.synonyms.max_per_word, within=scope)
+        try:
+            return search(lookup)
+        except WordNetBusy as busy:
+            self.notices.append(str(busy))
+            return search(None)
 
     def _guarded_vector_leg(self, collection: Collection, embeddings: QueryEmbeddings, scored: dict[str, Scored],
                             timings_ms: dict[str, float], scope: FilterScope | None) -> tuple[bool, VectorMeta | None]:
