@@ -48,6 +48,7 @@ from ragtui.retrieve.fusion import (  # noqa: E402
 from ragtui.retrieve.keyword_leg import KeywordResult, keyword_search  # noqa: E402
 from ragtui.retrieve.senses import QuerySynonyms, Synonyms  # noqa: E402
 from ragtui.retrieve.wordnet import Lexicon, SynonymLookup, WordNetBusy, missing_lexicon_notice  # noqa: E402
+from ragtui.retry import retried, transient  # noqa: E402
 from ragtui.server_limits import too_deep  # noqa: E402
 from ragtui.stores.vector import check_vectors  # noqa: E402
 
@@ -98,7 +99,8 @@ def describe_embed_error(settings: Settings, model: str, exc: BaseException) -> 
 
 async def embed_query(settings: Settings, query: str, models: Sequence[str]) -> QueryEmbeddings:
     """The lowercased query embedded once per model, in parallel, by the server the ingest embedded with
-    (embed.provider); failures recorded, not raised."""
+    (embed.provider), a dropped connection or a busy server asked again (embed.retries, embed.backoff_s);
+    failures recorded, not raised."""
     from ragtui.embed_api import embed_url, embedding_client
 
     out = QueryEmbeddings()
@@ -108,7 +110,7 @@ async def embed_query(settings: Settings, query: str, models: Sequence[str]) -> 
         started = time.perf_counter()
         embedder = embedding_client(settings, model)
         try:     # the client's transport holds the whole answer to its timeout and limits.max_reply_mb
-            vector = await embedder.aget_query_embedding(text)
+            vector = await retried(lambda: embedder.aget_query_embedding(text), settings.embed.backoff, transient)
             out.vectors[model] = check_vectors([vector], 1, None)[0]
         except RecursionError:    # the client's JSON parser on a deeply nested answer
             out.errors[model] = describe_embed_error(settings, model, too_deep(embed_url(settings)))
