@@ -29,8 +29,8 @@ REPLY_S = 30        # a reply slower than this is no reply (a guard against wait
 class Mcp:
     """A `ragtui mcp` process, its reply lines read as they come."""
 
-    def __init__(self, tmp_path: Path, ollama: FakeOllama, *, follow: bool = True) -> None:
-        argv, env = command(tmp_path, ollama.url, "mcp")
+    def __init__(self, tmp_path: Path, ollama: FakeOllama, *flags: str, follow: bool = True) -> None:
+        argv, env = command(tmp_path, ollama.url, *flags, "mcp")
         self.process = subprocess.Popen(argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE)
         self.lines: queue.Queue[bytes] = queue.Queue()
@@ -57,14 +57,17 @@ class Mcp:
         assert isinstance(answer, dict)
         return answer
 
+    def initialize(self) -> None:
+        self.send(INITIALIZE)
+        assert self.reply()["id"] == "init"
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
 
 def test_garbage_lines_get_json_rpc_errors_and_the_server_goes_on(tmp_path: Path, fake_ollama: FakeOllama) -> None:
     mcp = Mcp(tmp_path, fake_ollama)
     server = mcp.process
     try:
-        mcp.send(INITIALIZE)
-        assert mcp.reply()["id"] == "init"
-        mcp.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        mcp.initialize()
         garbage: list[tuple[bytes | dict[str, Any], int, Any]] = [
             (b"this is not json", -32700, None),
             (b"\xff\xfe\xfa invalid utf-8 \xc3", -32700, None),
@@ -100,9 +103,7 @@ def test_a_client_that_hangs_up_mid_call_ends_the_server_quietly(tmp_path: Path,
     fake_ollama.responder = lambda body: Reply.text("The pump is primed [1].", delay=0.3)    # a call of seconds
     mcp = Mcp(tmp_path, fake_ollama, follow=False)
     server = mcp.process
-    mcp.send(INITIALIZE)
-    assert mcp.reply()["id"] == "init"
-    mcp.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    mcp.initialize()
     mcp.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                   "params": {"name": "ask", "arguments": {"question": "how does a pump start"}}})
     deadline = time.monotonic() + 60            # a guard against hanging: wait until the call reaches the model

@@ -1,6 +1,6 @@
 """A query while WordNet's database is being written (`ragtui wordnet install` holds SQLite's write lock for the
 minutes an install takes): the real CLI answers with synonyms off for that query and says so in one line; the next
-query, once the lock is gone, expands again."""
+query, once the lock is gone, expands again; `ragtui mcp`'s search answers the same way, not with an error."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pathlib import Path
 from tests.cli_run import cli
 from tests.fake_ollama import FakeOllama
 from tests.mini_wordnet import LEXICON
+from tests.test_mcp_protocol import Mcp
 
 WITH_SYNONYMS = ("--set", "synonyms.enabled=true", "--set", f"synonyms.lexicon={LEXICON}")
 # What an install does to readers: its transaction takes SQLite's exclusive lock once its writes outgrow the
@@ -57,3 +58,18 @@ def test_a_query_while_wordnet_is_written_runs_without_synonyms(tmp_path: Path, 
 
     free = cli(tmp_path, fake_ollama.url, *WITH_SYNONYMS, "query", "car", "--mode", "keyword")
     assert free.returncode == 0 and "garage.txt" in free.stdout and "WordNet is busy" not in free.stdout + free.stderr
+
+    mcp = Mcp(tmp_path, fake_ollama, *WITH_SYNONYMS)        # an agent's search through `ragtui mcp`, the same
+    try:
+        mcp.initialize()
+        with write_locked(tmp_path / "data" / "wordnet" / "wn.db"):
+            mcp.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "search", "arguments": {"query": "car brakes"}}})
+            result = mcp.reply()["result"]
+        assert not result["isError"], result
+        found = result["structuredContent"]
+        assert [n for n in found["notices"] if "WordNet is busy" in n and "synonyms are off" in n], found
+    finally:
+        assert mcp.process.stdin is not None
+        mcp.process.stdin.close()
+        mcp.process.wait(timeout=60)
