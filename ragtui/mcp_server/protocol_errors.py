@@ -24,8 +24,8 @@ def error_reply(exc: Exception) -> JSONRPCError:
     errors = exc.errors(include_url=False) if isinstance(exc, ValidationError) else []
     if not errors or any(e["type"] == "json_invalid" for e in errors):
         return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=PARSE_ERROR, message="Parse error: not JSON"))
-    return JSONRPCError(jsonrpc="2.0", id=_request_id(errors), error=ErrorData(
-        code=INVALID_REQUEST, message="Invalid Request: not one JSON-RPC 2.0 message (batches are not supported)"))
+    return JSONRPCError(jsonrpc="2.0", id=_request_id(errors), error=ErrorData(code=INVALID_REQUEST, message=(
+        "Invalid Request: not one JSON-RPC 2.0 request, notification or response (a batch is not supported)")))
 
 
 def _request_id(errors: list[Any]) -> str | int | None:

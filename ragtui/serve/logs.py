@@ -83,5 +83,5 @@ def configure() -> logging.Logger:
 class AccessLog(AbstractAccessLogger):
     """aiohttp's access log without the query string (where the token travels): method, path, status."""
 
-    def log(self, request: BaseRequest, response: StreamResponse, time: float) -> None:
+    def log(self, request: BaseRequest, response: StreamResponse, elapsed: float) -> None:
         self.logger.info("%s %s from %s: %s", request.method, shown(request.path), request.remote, response.status)

@@ -94,10 +94,6 @@ class TuiProcess(AppService):
         task, self._task = self._task, None
         await task
 
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid if self._process is not None else None
-
 
 async def relay(websocket: web.WebSocketResponse, app: TuiProcess) -> int:
     """Pass the browser's messages to the TUI until the socket closes; the number of messages dropped."""
