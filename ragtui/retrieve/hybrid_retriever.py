@@ -428,9 +428,8 @@ class HybridRetriever(BaseRetriever):
                 hits = index.query(query_vector, self.top_k, sources=scope.sources if scope else None,
                                    ids=scope.ids if scope else None)
             timings_ms[model] = round((time.perf_counter() - t) * 1000, 2)
-            for chunk, _ in hits:
-                scored.setdefault(chunk.id, Scored(chunk, collection.name))
-            answered.append({chunk.id: score for chunk, score in hits})
+            answered.append(dict(hits))
+        self._vector_chunks(collection, answered, scored)
         meta = VectorMeta(models=tuple(models), vectors=vectors, chunks=chunks)
         if models and not vectors:
             return False, meta   # no query vector for any of its models: the embedding failure was already said
@@ -444,6 +443,17 @@ class HybridRetriever(BaseRetriever):
         for cid, score in best_per_chunk(*answered).items():
             scored[cid].vector = score
         return bool(answered), meta
+
+    @staticmethod
+    def _vector_chunks(collection: Collection, answered: list[dict[str, float]], scored: dict[str, Scored]) -> None:
+        """The chunks of the vector leg's hits, read from the keyword index (Chroma holds ids and vectors only,
+        stores/vector.py); a hit the keyword index does not hold (its file re-indexed meanwhile) is left out."""
+        wanted = [cid for cid in dict.fromkeys(cid for hits in answered for cid in hits) if cid not in scored]
+        for chunk in collection.keyword.get(wanted) if wanted else []:
+            scored[chunk.id] = Scored(chunk, collection.name)
+        for hits in answered:
+            for cid in [cid for cid in hits if cid not in scored]:
+                del hits[cid]
 
     def _vectors_lost(self, collection: Collection, short: dict[str, int]) -> set[str]:
         """The models (of those holding fewer vectors than the collection has chunks) whose store holds fewer
