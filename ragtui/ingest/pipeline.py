@@ -52,6 +52,7 @@ from ragtui.stores.records import DONE, INDEXING, SKIPPED, FileRecord
 BATCH_CHUNKS = 2000          # chunks per keyword-index commit
 BATCH_FILES = 500            # files per keyword-index commit
 EMBED_PAGES = 8              # embed batches per Chroma write + journal commit (bounds work lost to a kill)
+SPARE_BYTES = 128 * 2**20    # vectors of chunks that left the collection, kept for the rest of the run
 PROGRESS_EVERY_S = 0.25
 # 2: folded text, HTML main content and heading paths, PDF outline headings, .gz and sniffed files,
 #    chunks starting at sentence/word starts, byte entropy, dotted-leader TOC and index filter.
@@ -156,6 +157,11 @@ class _IngestRun:
         # Journal + vector deletes of a batch vs the worker's vector adds: one at a time, so a page embedded
         # from a file's old text can never land after the file's new chunks were journaled.
         self._stores_lock = threading.Lock()
+        # Vectors of chunks that left the collection this run (a file changed, or gone with --sync: moved or
+        # renamed), by (model, Chunk.vector_key), up to SPARE_BYTES: a chunk of the same heading and text met
+        # later in the run takes one instead of being embedded again (`_reused`).
+        self._spare: dict[tuple[str, bytes], Any] = {}
+        self._spare_bytes = 0
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -301,6 +307,18 @@ class _IngestRun:
     def _store_models(self) -> list[str]:
         return list(dict.fromkeys([*self.coll.models, *self.models]))
 
+    def _keep_spare(self, model: str, chunks: Sequence[Chunk]) -> None:
+        """Keep the stored `model` vectors of these chunks, about to leave the collection, for the rest of the run
+        (inside `vector_access`; up to SPARE_BYTES in all)."""
+        chosen = [c for c in chunks if (model, c.vector_key) not in self._spare]
+        if not chosen or self._spare_bytes >= SPARE_BYTES:
+            return
+        stored = self.coll.vectors(model).vectors([c.id for c in chosen])
+        for c in chosen:
+            if (vector := stored.get(c.id)) is not None and self._spare_bytes < SPARE_BYTES:
+                self._spare[(model, c.vector_key)] = vector
+                self._spare_bytes += vector.nbytes
+
     def _sync(self, roots: list[str], seen: set[str]) -> None:
         """Remove the files the collection holds from these folders that are no longer in them.
 
@@ -312,21 +330,25 @@ class _IngestRun:
                  and old.root and old.root not in roots and not Path(old.root).exists()}
         gone = sorted(self.records.top_sources([*roots, *moved]) - seen)
         if gone:
-            self._remove(gone)
+            self._remove(gone, spare=True)
             self.report.removed.extend(gone)
 
-    def _remove(self, sources: Sequence[str]) -> None:
-        """Files leave the records first, then every store (reconciliation covers a kill in between)."""
+    def _remove(self, sources: Sequence[str], *, spare: bool = False) -> None:
+        """Files leave the records first, then every store (reconciliation covers a kill in between); with
+        `spare`, their vectors are kept for the rest of the run (a file moved or renamed takes them back)."""
         every = list(sources)
         for s in sources:
             every.extend(self.records.members(s))
-        ids = [c.id for c in self.records.chunks_of(every)]
+        chunks = self.records.chunks_of(every)
+        ids = [c.id for c in chunks]
         self.records.remove(every)
         self.coll.keyword.delete_sources(every)
         if self.sentences:
             self.coll.sentences.delete_sources(every)
         with self.coll.vector_access(write=True):
             for model in self._store_models():
+                if spare:
+                    self._keep_spare(model, chunks)
                 self.coll.vectors(model).delete_ids(ids)
 
     # --- extraction and indexing -------------------------------------------------------------
@@ -381,7 +403,8 @@ class _IngestRun:
         stale = sorted({s for p in batch for s in p.stale} | fresh)
         with self._stores_lock:
             recorded = self.records.recorded(stale)   # only these can be in the stores (a new file skips deletes)
-            old_ids = [c.id for c in self.records.chunks_of(recorded)]
+            old_chunks = self.records.chunks_of(recorded)
+            old_ids = [c.id for c in old_chunks]
             gone = [s for s in stale if s not in fresh]
             self.records.remove(gone)
             self.records.begin(docs, {k: v for p in batch for k, v in p.texts.items()})
@@ -393,8 +416,10 @@ class _IngestRun:
                         self.records.put_file(FileRecord(skip.source, p.entry.root, container=p.entry.source,
                                                          status=SKIPPED, reason=skip.reason))
             if old_ids:
+                wanted = {c.vector_key for _, chunks in docs for c in chunks}
                 with self.coll.vector_access(write=True):
                     for model in self._store_models():
+                        self._keep_spare(model, [c for c in old_chunks if c.vector_key in wanted])
                         self.coll.vectors(model).delete_ids(old_ids)
         self.report.add_time("journal", time.monotonic() - began)
         began = time.monotonic()
@@ -489,11 +514,15 @@ class _IngestRun:
                                  if c.id not in in_flight]:
                     began = time.monotonic()
                     try:
-                        if embedder is None:
+                        reused = await in_thread(self._reused, model, chunks)
+                        todo = [c for c in chunks if c.id not in reused]
+                        if todo and embedder is None:
                             embedder = Embedder(self.settings, model)
                             await embedder.expect(await in_thread(self._dimension, model))
                         self._page = (began, 0)
-                        vectors = await embedder.embed_chunks(chunks, self._embedded_so_far)
+                        made = await embedder.embed_chunks(todo, self._embedded_so_far) if embedder and todo else []
+                        fresh = dict(zip((c.id for c in todo), made, strict=True))
+                        vectors = [reused[c.id] if c.id in reused else fresh[c.id] for c in chunks]
                         spent = time.monotonic() - began
                         self._page = None
                         self.vectors_made += len(chunks)
@@ -513,7 +542,8 @@ class _IngestRun:
                     self.embed_time += spent
                     self.report.add_time("embed", spent)
                     in_flight = {c.id for c in chunks}
-                    writing = asyncio.ensure_future(in_thread(self._store_vectors, model, chunks, vectors))
+                    writing = asyncio.ensure_future(in_thread(self._store_vectors, model, chunks, vectors,
+                                                              set(reused)))
                     if (progress := self._progress()) is not None:
                         yield progress
             finally:
@@ -546,7 +576,30 @@ class _IngestRun:
         with self.coll.vector_access():
             return self.coll.vectors(model).dimension()
 
-    def _store_vectors(self, model: str, chunks: list[Chunk], vectors: list[list[float]]) -> None:
+    def _reused(self, model: str, chunks: Sequence[Chunk]) -> dict[str, Any]:
+        """{chunk id: vector} for the chunks whose heading and text (`Chunk.vector_key`) already have a `model`
+        vector: one kept from a chunk that left the collection this run, else one stored for another chunk of
+        the collection (read from the index under the lock that orders journal and vector writes, so the
+        chunk it belongs to cannot be journaled again meanwhile)."""
+        out: dict[str, Any] = {}
+        for c in chunks:
+            if (vector := self._spare.get((model, c.vector_key))) is not None:
+                out[c.id] = vector
+        rest = [c for c in chunks if c.id not in out]
+        if not rest:
+            return out
+        with self._stores_lock:
+            found = self.records.embedded_with_keys(model, {c.vector_key for c in rest})
+            if not found:
+                return out
+            with self.coll.vector_access():
+                stored = self.coll.vectors(model).vectors(sorted(set(found.values())))
+        for c in rest:
+            if (owner := found.get(c.vector_key)) is not None and owner in stored:
+                out[c.id] = stored[owner]
+        return out
+
+    def _store_vectors(self, model: str, chunks: list[Chunk], vectors: Sequence[Any], reused: set[str]) -> None:
         """Runs while the next page is embedded; marks the chunks embedded only once Chroma holds them.
 
         A chunk whose file was re-journaled since it was read (changed, or being
@@ -562,6 +615,7 @@ class _IngestRun:
                     self.coll.vectors(model).add([c for c, _ in keep], [v for _, v in keep])
                 self.records.mark_embedded([c.id for c, _ in keep], model)
         self.report.chunks_embedded += len(keep)
+        self.report.vectors_reused += sum(c.id in reused for c, _ in keep)
         self.embed_left[model] -= len(keep)
         self.report.add_time("vectors", time.monotonic() - began)
 

@@ -98,18 +98,26 @@ def describe_embed_error(settings: Settings, model: str, exc: BaseException) -> 
 
 async def embed_query(settings: Settings, query: str, models: Sequence[str]) -> QueryEmbeddings:
     """The lowercased query embedded once per model, in parallel, by the server the ingest embedded with
-    (embed.provider); failures recorded, not raised."""
+    (embed.provider), or taken from the process's cache of query vectors (retrieve/query_vectors.py);
+    failures recorded, not raised."""
     from ragtui.embed_api import embed_url, embedding_client
+    from ragtui.retrieve.query_vectors import QUERY_CACHE
 
     out = QueryEmbeddings()
     text = query.lower()
+    server = f"{settings.embed.provider} {embed_url(settings)}"
 
     async def one(model: str) -> None:
         started = time.perf_counter()
+        if (cached := QUERY_CACHE.get(server, model, text)) is not None:
+            out.vectors[model] = cached
+            out.timings_ms[model] = round((time.perf_counter() - started) * 1000, 2)
+            return
         embedder = embedding_client(settings, model)
         try:     # the client's transport holds the whole answer to its timeout and limits.max_reply_mb
             vector = await embedder.aget_query_embedding(text)
             out.vectors[model] = check_vectors([vector], 1, None)[0]
+            QUERY_CACHE.put(server, model, text, out.vectors[model])
         except RecursionError:    # the client's JSON parser on a deeply nested answer
             out.errors[model] = describe_embed_error(settings, model, too_deep(embed_url(settings)))
         except Exception as exc:  # connection, HTTP, model and malformed-answer errors all mean "no vector leg"

@@ -240,7 +240,7 @@ class VectorIndex:
         """The collection's HNSW configuration as Chroma holds it (space, ef_search, max_neighbors, ...)."""
         return dict((self.collection.configuration_json or {}).get("hnsw") or {})
 
-    def add(self, chunks: Sequence[Chunk], embeddings: Sequence[Sequence[float]]) -> None:
+    def add(self, chunks: Sequence[Chunk], embeddings: Sequence[Any]) -> None:
         """Store the chunks' vectors with their ids and files only (no text, no other metadata).
 
         Upsert: an id already present is replaced, never duplicated (Chroma's add would ignore it), and
@@ -251,12 +251,15 @@ class VectorIndex:
             return
         if self.hnsw().get("ef_search") != self.hnsw_ef:
             self.collection.modify(configuration={"hnsw": {"ef_search": self.hnsw_ef}})
+        import numpy as np
+
         self.delete_ids([c.id for c in chunks])
         self.forget()
         step = max(1, int(self.client.get_max_batch_size()))
         for start in range(0, len(chunks), step):
             part = chunks[start:start + step]
-            self.collection.add(ids=[c.id for c in part], embeddings=[list(e) for e in embeddings[start:start + step]],
+            self.collection.add(ids=[c.id for c in part],
+                                embeddings=np.asarray(embeddings[start:start + step], dtype=np.float32),
                                 metadatas=[{"source": c.meta.source} for c in part])
 
     def delete_ids(self, ids: Sequence[str]) -> None:
@@ -276,15 +279,15 @@ class VectorIndex:
                 return out
             offset += page
 
-    def vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
-        """{id: vector} of those of these ids the index holds."""
-        out: dict[str, list[float]] = {}
+    def vectors(self, ids: Sequence[str]) -> dict[str, Any]:
+        """{id: vector (a float32 numpy array, as Chroma returns it)} of those of these ids the index holds."""
+        out: dict[str, Any] = {}
         step = max(1, int(self.client.get_max_batch_size()))
         for start in range(0, len(ids), step):
             got = self.collection.get(ids=list(ids[start:start + step]), include=["embeddings"])
             embeddings = got["embeddings"]
             if embeddings is not None:
-                out.update((i, [float(x) for x in e]) for i, e in zip(got["ids"], embeddings, strict=True))
+                out.update(zip(got["ids"], embeddings, strict=True))
         return out
 
     def count(self) -> int:
