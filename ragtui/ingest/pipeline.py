@@ -44,15 +44,16 @@ from ragtui.ingest.discover import Entry, discover
 from ragtui.ingest.extraction import Extraction, processes_for
 from ragtui.ingest.reading import FileReader, Prepared
 from ragtui.ingest.report import IngestTally
+from ragtui.ingest.reuse import VectorReuse
 from ragtui.ingest.threads import in_thread
 from ragtui.library import Collection
 from ragtui.model.chunks import Chunk
+from ragtui.model.library import IngestReport
 from ragtui.stores.records import DONE, INDEXING, SKIPPED, FileRecord
 
 BATCH_CHUNKS = 2000          # chunks per keyword-index commit
 BATCH_FILES = 500            # files per keyword-index commit
 EMBED_PAGES = 8              # embed batches per Chroma write + journal commit (bounds work lost to a kill)
-SPARE_BYTES = 128 * 2**20    # vectors of chunks that left the collection, kept for the rest of the run
 PROGRESS_EVERY_S = 0.25
 # 2: folded text, HTML main content and heading paths, PDF outline headings, .gz and sniffed files,
 #    chunks starting at sentence/word starts, byte entropy, dotted-leader TOC and index filter.
@@ -113,6 +114,12 @@ async def reembed(settings: Settings, collection: Collection, models: Sequence[s
         yield event
 
 
+async def remove_files(settings: Settings, collection: Collection, sources: Sequence[str]) -> IngestReport:
+    """Drop these recorded files (an archive with its members) from the records and then every store, under the
+    ingest lock (IngestBusy when an ingest holds it), as an ingest's --sync drops a file gone from its folder."""
+    return await _IngestRun(settings, collection).remove_only(sources)
+
+
 def signature(settings: Settings) -> str:
     """Everything that changes the chunks of unchanged bytes; a file indexed under another one is redone.
 
@@ -157,11 +164,7 @@ class _IngestRun:
         # Journal + vector deletes of a batch vs the worker's vector adds: one at a time, so a page embedded
         # from a file's old text can never land after the file's new chunks were journaled.
         self._stores_lock = threading.Lock()
-        # Vectors of chunks that left the collection this run (a file changed, or gone with --sync: moved or
-        # renamed), by (model, Chunk.vector_key), up to SPARE_BYTES: a chunk of the same heading and text met
-        # later in the run takes one instead of being embedded again (`_reused`).
-        self._spare: dict[tuple[str, bytes], Any] = {}
-        self._spare_bytes = 0
+        self.reuse = VectorReuse(collection, self._stores_lock)   # vectors a chunk of the same text takes
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -215,6 +218,22 @@ class _IngestRun:
                 await self._stop_embedding()
                 self._finish(clean)
         yield IngestFinished(self.coll.name, self.report.freeze())
+
+    async def remove_only(self, sources: Sequence[str]) -> IngestReport:
+        """`remove_files`: the ingest's own steps around the removal (an unclean end first reconciled; the
+        manifest "ingesting" meanwhile, so that a kill is repaired by the next run)."""
+        with self.coll.ingest_lock():
+            clean = False
+            try:
+                unclean = self.coll.manifest.get("state") == "ingesting"
+                self.coll.update_manifest(state="ingesting")
+                self.report.reconciled = await in_thread(self._reconcile, unclean)
+                await in_thread(self._remove, sources)
+                self.report.removed.extend(sources)
+                clean = True
+            finally:
+                self._finish(clean)
+        return self.report.freeze()
 
     def _finish(self, clean: bool) -> None:
         self.report.elapsed_s = time.monotonic() - self.started
@@ -307,18 +326,6 @@ class _IngestRun:
     def _store_models(self) -> list[str]:
         return list(dict.fromkeys([*self.coll.models, *self.models]))
 
-    def _keep_spare(self, model: str, chunks: Sequence[Chunk]) -> None:
-        """Keep the stored `model` vectors of these chunks, about to leave the collection, for the rest of the run
-        (inside `vector_access`; up to SPARE_BYTES in all)."""
-        chosen = [c for c in chunks if (model, c.vector_key) not in self._spare]
-        if not chosen or self._spare_bytes >= SPARE_BYTES:
-            return
-        stored = self.coll.vectors(model).vectors([c.id for c in chosen])
-        for c in chosen:
-            if (vector := stored.get(c.id)) is not None and self._spare_bytes < SPARE_BYTES:
-                self._spare[(model, c.vector_key)] = vector
-                self._spare_bytes += vector.nbytes
-
     def _sync(self, roots: list[str], seen: set[str]) -> None:
         """Remove the files the collection holds from these folders that are no longer in them.
 
@@ -348,7 +355,7 @@ class _IngestRun:
         with self.coll.vector_access(write=True):
             for model in self._store_models():
                 if spare:
-                    self._keep_spare(model, chunks)
+                    self.reuse.keep(model, chunks)
                 self.coll.vectors(model).delete_ids(ids)
 
     # --- extraction and indexing -------------------------------------------------------------
@@ -419,7 +426,7 @@ class _IngestRun:
                 wanted = {c.vector_key for _, chunks in docs for c in chunks}
                 with self.coll.vector_access(write=True):
                     for model in self._store_models():
-                        self._keep_spare(model, [c for c in old_chunks if c.vector_key in wanted])
+                        self.reuse.keep(model, [c for c in old_chunks if c.vector_key in wanted])
                         self.coll.vectors(model).delete_ids(old_ids)
         self.report.add_time("journal", time.monotonic() - began)
         began = time.monotonic()
@@ -514,7 +521,7 @@ class _IngestRun:
                                  if c.id not in in_flight]:
                     began = time.monotonic()
                     try:
-                        reused = await in_thread(self._reused, model, chunks)
+                        reused = await in_thread(self.reuse.found, model, chunks)
                         todo = [c for c in chunks if c.id not in reused]
                         if todo and embedder is None:
                             embedder = Embedder(self.settings, model)
@@ -575,29 +582,6 @@ class _IngestRun:
     def _dimension(self, model: str) -> int | None:
         with self.coll.vector_access():
             return self.coll.vectors(model).dimension()
-
-    def _reused(self, model: str, chunks: Sequence[Chunk]) -> dict[str, Any]:
-        """{chunk id: vector} for the chunks whose heading and text (`Chunk.vector_key`) already have a `model`
-        vector: one kept from a chunk that left the collection this run, else one stored for another chunk of
-        the collection (read from the index under the lock that orders journal and vector writes, so the
-        chunk it belongs to cannot be journaled again meanwhile)."""
-        out: dict[str, Any] = {}
-        for c in chunks:
-            if (vector := self._spare.get((model, c.vector_key))) is not None:
-                out[c.id] = vector
-        rest = [c for c in chunks if c.id not in out]
-        if not rest:
-            return out
-        with self._stores_lock:
-            found = self.records.embedded_with_keys(model, {c.vector_key for c in rest})
-            if not found:
-                return out
-            with self.coll.vector_access():
-                stored = self.coll.vectors(model).vectors(sorted(set(found.values())))
-        for c in rest:
-            if (owner := found.get(c.vector_key)) is not None and owner in stored:
-                out[c.id] = stored[owner]
-        return out
 
     def _store_vectors(self, model: str, chunks: list[Chunk], vectors: Sequence[Any], reused: set[str]) -> None:
         """Runs while the next page is embedded; marks the chunks embedded only once Chroma holds them.
