@@ -583,7 +583,8 @@ class _IngestRun:
         with self.coll.vector_access():
             return self.coll.vectors(model).dimension()
 
-    def _store_vectors(self, model: str, chunks: list[Chunk], vectors: Sequence[Any], reused: set[str]) -> None:
+    def _store_vectors(self, model: str, chunks: list[Chunk], vectors: Sequence[Any],
+                       reused: frozenset[str] | set[str] = frozenset()) -> None:
         """Runs while the next page is embedded; marks the chunks embedded only once Chroma holds them.
 
         A chunk whose file was re-journaled since it was read (changed, or being
