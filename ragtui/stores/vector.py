@@ -8,10 +8,11 @@ What is written is what the vector leg reads back: a chunk's id, its vector, and
 file (`source`, the one field a search filter asks Chroma for, `where` on it). The text
 and the rest of a chunk live in the collection's records and keyword index, which the
 retriever reads a hit's chunk from. LlamaIndex's `ChromaVectorStore.add`
-(llama-index-vector-stores-chroma 0.6) has no option to leave them out: it always
-sends each node's text as Chroma's document (which Chroma also puts in a trigram
-full-text index) and every metadata field plus `_node_content` (the node as JSON);
-at 1M chunks those took 16 of the collection's 25 GB. So the chromadb collection is
+(llama-index-vector-stores-chroma 0.6, no longer a dependency) has no option to
+leave them out: it always sends each node's text as Chroma's document (which
+Chroma also puts in a trigram full-text index) and every metadata field plus
+`_node_content` (the node as JSON), and its `query` reads the documents back; at
+1M chunks those took 16 of the collection's 25 GB. So the chromadb collection is
 written and queried directly. A collection written before keeps its documents and
 metadata and is read as it is (a query asks Chroma for ids and distances only); a
 chunk written again is written the lean way, and `collections reembed` rewrites all.

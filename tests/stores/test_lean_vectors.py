@@ -72,12 +72,14 @@ def test_chroma_holds_ids_vectors_and_files_only_and_hits_keep_their_text(tmp_pa
 
 
 def rewrite_the_older_way(collection: Path) -> None:
-    """Put the collection's vectors back as the LlamaIndex ChromaVectorStore of earlier versions wrote them: each
-    node's text as Chroma's document and its metadata (with `_node_content`) beside the vector."""
+    """Put the collection's vectors back as earlier versions wrote them through LlamaIndex's ChromaVectorStore.add
+    (llama-index-vector-stores-chroma 0.6): each node's text as Chroma's document, and beside the vector the
+    node's metadata as `node_to_metadata_dict(node, remove_text=True, flat_metadata=True)` gives it (every chunk
+    field, `_node_content`, `_node_type`, `doc_id`, `ref_doc_id`, `document_id`), None values as ""."""
     import chromadb
     from chromadb.config import Settings as ChromaConfig
     from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
-    from llama_index.vector_stores.chroma import ChromaVectorStore
+    from llama_index.core.vector_stores.utils import node_to_metadata_dict
 
     records = sqlite3.connect(collection / "records.sqlite3")
     chunks = {cid: (text, json.loads(meta)) for cid, text, meta in records.execute("SELECT id, text, meta FROM chunks")}
@@ -88,14 +90,15 @@ def rewrite_the_older_way(collection: Path) -> None:
         store = client.get_collection(chroma_name("chunks", MODEL))
         got = store.get(include=["embeddings"])
         store.delete(ids=got["ids"])
-        nodes = []
-        for cid, vector in zip(got["ids"], got["embeddings"], strict=True):
+        documents, metadatas = [], []
+        for cid in got["ids"]:
             text, meta = chunks[cid]
-            node = TextNode(id_=cid, text=text, metadata=ChunkMeta.from_dict(meta).to_dict(),
-                            embedding=[float(x) for x in vector])
+            node = TextNode(id_=cid, text=text, metadata=ChunkMeta.from_dict(meta).to_dict())
             node.relationships[NodeRelationship.SOURCE] = RelatedNodeInfo(node_id=meta["source"])
-            nodes.append(node)
-        ChromaVectorStore(chroma_collection=store).add(nodes)
+            flat = node_to_metadata_dict(node, remove_text=True, flat_metadata=True)
+            metadatas.append({k: "" if v is None else v for k, v in flat.items()})
+            documents.append(text)
+        store.add(ids=got["ids"], embeddings=got["embeddings"], metadatas=metadatas, documents=documents)
     finally:
         from ragtui.stores.vector import release_embedded
 
