@@ -139,8 +139,8 @@ class Workspace:
         """Why the history file cannot be used ("" when it can): sessions then run unsaved."""
         from ragtui.errors import describe
 
-        damaged = self.history.damaged
-        return describe(damaged) if damaged is not None else ""
+        unusable = self.history.unusable
+        return describe(unusable) if unusable is not None else ""
 
     # --- collections -----------------------------------------------------------------
 
