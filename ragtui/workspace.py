@@ -40,6 +40,7 @@ from ragtui.model.library import CollectionInfo
 from ragtui.model.retrieval import Mode, legs_of
 from ragtui.paths import user_path
 from ragtui.retrieve.wordnet import Lexicon
+from ragtui.sanitize import one_line
 
 if TYPE_CHECKING:
     from ragtui.events import Event
@@ -378,9 +379,14 @@ class Workspace:
 
     async def ingest(self, paths: Sequence[Path], name: str, *, topic: str = "",
                      sync: bool = False) -> AsyncGenerator[Event, None]:
-        """Ingest files and folders into `name` (created if new; `topic` set when given); ragtui.events out."""
+        """Ingest files and folders into `name` (created if new; `topic` set when given); ragtui.events out. A path
+        that names nothing is a usage error, raised before any collection is created."""
+        from ragtui.ingest.discover import not_found
         from ragtui.ingest.pipeline import ingest_paths
 
+        if absent := not_found(paths):
+            raise RagtuiError(f"no such file or folder: {', '.join(one_line(str(p)) for p in absent)}",
+                              hint="nothing was ingested", exit_code=2)
         collection = self._ingest_target(name, topic)
         async with aclosing(ingest_paths(self.settings, collection, paths, sync=sync, topic=topic)) as events:
             async for event in events:
