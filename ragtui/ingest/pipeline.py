@@ -45,7 +45,7 @@ from ragtui.ingest.extraction import Extraction, processes_for
 from ragtui.ingest.reading import FileReader, Prepared
 from ragtui.ingest.report import IngestTally
 from ragtui.ingest.threads import in_thread
-from ragtui.library import Collection
+from ragtui.library import Collection, CollectionDamaged
 from ragtui.model.chunks import Chunk
 from ragtui.stores.records import DONE, INDEXING, SKIPPED, FileRecord
 
@@ -125,6 +125,10 @@ def signature(settings: Settings) -> str:
 
 class _IngestRun:
     def __init__(self, settings: Settings, collection: Collection) -> None:
+        """CollectionDamaged when the collection cannot be read as it is (`Collection.damage()`): an ingest
+        would only meet the damage halfway, in whichever store it opened first."""
+        if (damage := collection.damage()) is not None:
+            raise CollectionDamaged(collection.name, damage)
         self.settings = settings
         self.coll = collection
         self.records = collection.records
