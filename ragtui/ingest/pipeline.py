@@ -57,7 +57,9 @@ PROGRESS_EVERY_S = 0.25
 #    chunks starting at sentence/word starts, byte entropy, dotted-leader TOC and index filter.
 # 3: tables (HTML cells, PDF ruled tables), code fences (HTML <pre>) and list items kept whole or split
 #    with the header row / fence repeated; .xls read.
-EXTRACTION_VERSION = 3
+# 4: a markdown chunk that starts at a heading (its window began on the blank line before it) has that
+#    heading's path, not the previous section's.
+EXTRACTION_VERSION = 4
 
 
 # Below this much free space, a failed store write is taken for a full disk: Chroma's Rust core reports one
