@@ -61,6 +61,7 @@ class MainScreen(Screen[None]):
         super().__init__()
         self.settings = settings
         self.keys = keys if keys is not None else keymap.defaults()
+        keymap.bind_own_keys(self, self.keys)
         self.workspace = workspace
         self.cursor_blink = cursor_blink
         self.start_workers = start_workers
