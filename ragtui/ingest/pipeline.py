@@ -567,6 +567,8 @@ class _IngestRun:
                 with self.coll.vector_access(write=True):
                     self.coll.vectors(model).add([c for c, _ in keep], [v for _, v in keep])
                 self.records.mark_embedded([c.id for c, _ in keep], model)
+                if model not in (held := self.coll.models):    # queries embed with it from now on and search
+                    self.coll.update_manifest(models=[*held, model])     # the part embedded so far
         self.report.chunks_embedded += len(keep)
         self.embed_left[model] -= len(keep)
         self.report.add_time("vectors", time.monotonic() - began)

@@ -385,15 +385,17 @@ class HybridRetriever(BaseRetriever):
         make (the embedder was unreachable)."""
         name = collection.name
         state = collection.state
+        found = ("cannot be found in vector mode (hybrid and keyword mode find them by keyword)"
+                 if self.mode == "vector" else "are found by keyword matches only")
         if state in ("ingesting", "interrupted"):
             model = next(iter(vectors), collection.settings.embed.model)
             embedded = vectors[model] if model in vectors else len(collection.records.embedded_ids(model))
             if state == "ingesting":
                 self.notices.append(f"Collection {name}: embedding in progress: {embedded:,} of {chunks:,}; the "
-                                    "chunks not embedded yet are found by keyword matches only.")
+                                    f"chunks not embedded yet {found}.")
             else:
                 self.notices.append(f"Collection {name}: ingest cancelled: run it again to finish ({embedded:,} of "
-                                    f"{chunks:,} chunks embedded; the others are found by keyword matches only).")
+                                    f"{chunks:,} chunks embedded; the others {found}).")
         elif not any(vectors.values()):
             self.notices.append(f"Collection {name} has no embeddings yet (its ingest could not reach the "
                                 "embedder); it answered with keyword matches only. Re-run the ingest to embed it.")
