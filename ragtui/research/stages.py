@@ -83,6 +83,10 @@ class TurnStages:
                                     f"{', '.join(conversation.collections)}; nothing to annotate or answer from")
             yield self.saved()
             return
+        if llm_problem and not self.models.configured:       # expected (the demo without Ollama): said calmly
+            yield Notice("info", "No chat model configured: sources only (set [llm] model to annotate and answer).")
+            yield self.saved()
+            return
         if llm_problem:
             yield self.fail(llm_stage, f"{llm_problem}. Sources only: no annotation and no answer.")
             return
