@@ -288,13 +288,22 @@ class Workspace:
         from ragtui.research.session import ResearchSession
 
         return ResearchSession(self.settings, query, names, history=self.history, retrieve=self.retrieve,
-                               search_filter=search_filter)
+                               search_filter=search_filter, topic=self.topic)
 
     def reopen(self, session_id: int) -> ResearchSession:
         """A saved session, ready for re-annotation or continuation (HistoryError when there is none)."""
         from ragtui.research.session import ResearchSession
 
-        return ResearchSession.reopen(self.settings, session_id, history=self.history, retrieve=self.retrieve)
+        return ResearchSession.reopen(self.settings, session_id, history=self.history, retrieve=self.retrieve,
+                                      topic=self.topic)
+
+    def topic(self, name: str) -> str:
+        """What collection `name` is about (its `--topic`), "" when it has none or cannot be read now (deleted
+        or damaged since the session began: its prompts go without it)."""
+        try:
+            return self.collection(name).topic
+        except (RagtuiError, OSError, ValueError):
+            return ""
 
     def export_session(self, session_id: int, fmt: str = "markdown") -> Path:
         """The session in `fmt` (`export_text`), written under <data dir>/exports/."""
