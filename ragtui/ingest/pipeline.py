@@ -146,6 +146,7 @@ class _IngestRun:
         self.files_total = 0
         self.files_done = 0
         self.chunks_read = 0                    # chunks of the files read so far (progress counts from the start)
+        self.chunks_kept = 0                    # chunks of the unchanged files so far (not read again)
         self._chunks_at_embed = 0               # chunks_read when the last embedding pass counted what it had left
         self.embed_time = 0.0
         # Chunks whose vectors this run has made (stored or about to be), and when the page being embedded began:
@@ -363,6 +364,8 @@ class _IngestRun:
             self.files_done += 1
             if prep.outcome == "unchanged":
                 self.report.unchanged += 1
+                source = prep.entry.source
+                self.chunks_kept += sum(self.records.chunk_counts([source, *self.records.members(source)]).values())
             else:
                 batch.append(prep)
                 pending_chunks += sum(len(c) for _, c in prep.docs)
@@ -592,8 +595,8 @@ class _IngestRun:
         left = sum(self.embed_left.values()) - (self._page[1] if self._page is not None else 0)
         eta = estimate_eta(now - self.started - embedding_s, self.files_done, self.files_total,
                            max(left, 0) + self._embeds_to_come(), rate)
-        return IngestProgress(self.files_done, self.files_total, max(self.chunks_read, self.report.chunks_indexed),
-                              embedded, rate, eta, self.current)
+        chunks = self.chunks_kept + max(self.chunks_read, self.report.chunks_indexed)
+        return IngestProgress(self.files_done, self.files_total, chunks, embedded, rate, eta, self.current)
 
     def _embeds_to_come(self) -> int:
         """Embeddings the pending counts do not hold yet, so the ETA covers the whole job: the chunks read
