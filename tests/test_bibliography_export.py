@@ -216,3 +216,41 @@ def test_a_bib_found_beside_the_documents_has_its_tex_commands_neutralised(tmp_p
               session, "--format", "bibtex")
     assert own.returncode == 0, own.stderr
     assert r"\input{/etc/passwd}" in own.stdout                     # the user's own file: as written
+
+
+def test_entries_take_the_page_title_and_the_type_the_evidence_shows_and_no_software_as_author(
+        tmp_path: Path, fake_ollama: FakeOllama) -> None:
+    """An HTML page is titled by its <title>, not its file name; a PDF manual is @manual and another PDF @misc
+    (nothing in a PDF names a journal, which @article needs); the program that wrote a PDF is no author."""
+    import pymupdf
+
+    from tests.cli_run import cli
+
+    folder = tmp_path / "library"
+    folder.mkdir()
+    (folder / "3.8.html").write_text(
+        "<html><head><title>What&#39;s New In Python 3.8</title></head><body><main><h1>Summary</h1>"
+        "<p>Turbine blade cooling arrives as an assignment expression in this release of the language.</p>"
+        "</main></body></html>", encoding="utf-8")
+    for name, title in (("gnuplot.pdf", "Gnuplot User Manual"), ("plot.pdf", "Cooling curves of turbine blades")):
+        with pymupdf.open() as doc:
+            doc.new_page().insert_text((50, 80), f"{title}: turbine blade cooling plotted.", fontsize=11)
+            doc.set_metadata({"title": title, "author": "gnuplot", "creator": "gnuplot 5.4 patchlevel 2"})
+            doc.save(str(folder / name))
+    base = ("--set", "retrieve.min_similarity=0", "--set", "keyword.min_query_ic=0")
+    assert cli(tmp_path, fake_ollama.url, *base, "ingest", str(folder), "-c", "lab").returncode == 0
+    fake_ollama.responder = citing_everything
+    asked = cli(tmp_path, fake_ollama.url, *base, "ask", "turbine blade cooling", "-c", "lab", "--json")
+    assert asked.returncode == 0, asked.stderr
+    cited = {s["label"].split(" [")[0] for s in json.loads(asked.stdout)["sources"]}
+    assert cited == {"lab/3.8.html", "lab/gnuplot.pdf", "lab/plot.pdf"}, cited
+
+    exported = cli(tmp_path, fake_ollama.url, "history", "export", str(json.loads(asked.stdout)["session"]),
+                   "--format", "bibtex")
+    assert exported.returncode == 0, exported.stderr
+    entries = {e.fields_dict["title"].value: e for e in bibtexparser.parse_string(exported.stdout).entries}
+    assert set(entries) == {"What's New In Python 3.8", "Gnuplot User Manual", "Cooling curves of turbine blades"}
+    assert entries["What's New In Python 3.8"].entry_type == "misc"
+    assert entries["Gnuplot User Manual"].entry_type == "manual"
+    assert entries["Cooling curves of turbine blades"].entry_type == "misc"
+    assert all("author" not in e.fields_dict for e in entries.values())

@@ -53,6 +53,11 @@ class MetadataLookup:
             found = _from_pdf(opened, source, original)
             if found is not None:
                 return found
+        if name.lower().endswith((".html", ".htm", ".xhtml")) and original is not None:
+            from ragtui.bibliography.page_title import page_title
+
+            if title := page_title(original):
+                return Reference(key="", entry_type="misc", title=title, origin="page")
         return Reference(key="", entry_type="misc", title=name, origin="file")
 
     def _bib_paths(self, opened: Collection | None, source: str, original: Path | None) -> list[Path]:
@@ -160,11 +165,21 @@ def _from_pdf(collection: Collection, source: str, original: Path | None) -> Ref
                       if _TITLE_CHARS[0] <= len(ln) <= _TITLE_CHARS[1]), "")
     if not title:
         return None
+    made_by = f"{meta.get('creator', '')} {meta.get('producer', '')}".casefold()
     authors = tuple(a for a in (line(x) for x in re.split(r";|\band\b|,(?=\s*\S+\s+\S)", meta.get("author", "")))
-                    if a)
+                    if a and a.casefold() not in made_by)     # "gnuplot" wrote the file, no person did
     year = _YEAR.search(meta.get("creationDate", "")[2:6]) or _YEAR.search(first_page)
-    return Reference(key="", entry_type="article", title=title, authors=authors,
+    return Reference(key="", entry_type=_pdf_type(title, first_page), title=title, authors=authors,
                      year=year.group() if year else "", origin="pdf")
+
+
+# A PDF says it is a manual in its title or on its first page; nothing in a PDF's metadata names a journal, so
+# without a .bib entry it is @misc (BibTeX styles want a journal for @article and warn without one).
+_MANUAL = re.compile(r"\b(manual|user'?s guide|reference guide|handbook|documentation)\b", re.IGNORECASE)
+
+
+def _pdf_type(title: str, first_page: str) -> str:
+    return "manual" if _MANUAL.search(title) or _MANUAL.search(first_page[:1000]) else "misc"
 
 
 def _pdf_metadata(path: Path) -> dict[str, str]:

@@ -39,7 +39,7 @@ class Reference:
     title: str
     authors: tuple[str, ...] = ()            # "Family, Given" or a name as written
     year: str = ""
-    origin: str = "file"                     # where the metadata came from: "bib", "pdf" or "file"
+    origin: str = "file"                     # where the metadata came from: "bib", "pdf", "page" or "file"
     trusted: bool = False                    # a .bib value from the user's own cite.bib_file: its TeX stays
     fields: Mapping[str, str] = field(default_factory=dict)   # a .bib entry's own fields, as written there
     documents: tuple[str, ...] = ()          # "collection/source" of the documents it stands for
@@ -134,7 +134,7 @@ def _bib_fields(ref: Reference) -> list[tuple[str, str]]:
     return out
 
 
-_ORIGINS = {"pdf": "PDF's metadata and first page", "file": "file name"}
+_ORIGINS = {"pdf": "PDF's metadata and first page", "page": "page's title", "file": "file name"}
 
 
 def _kept(value: str) -> str:
