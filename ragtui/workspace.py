@@ -338,13 +338,16 @@ class Workspace:
 
     def wordnet_state(self) -> tuple[bool, str]:
         """Whether synonym expansion will run, and why not when it will not."""
-        from ragtui.retrieve.wordnet import installed
+        from ragtui.retrieve.wordnet import WordNetBusy, installed
 
         synonyms = self.settings.synonyms
         if not synonyms.enabled:
             return False, "synonyms.enabled = false"
-        if installed(synonyms.lexicon, self.settings.data_dir):
-            return True, synonyms.lexicon
+        try:
+            if installed(synonyms.lexicon, self.settings.data_dir):
+                return True, synonyms.lexicon
+        except WordNetBusy:
+            return False, f"{synonyms.lexicon}: WordNet is busy (being installed?)"
         return False, f"{synonyms.lexicon} not installed (ragtui wordnet install)"
 
     def document(self, source: SessionSource) -> DocumentView:

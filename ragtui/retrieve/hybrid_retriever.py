@@ -47,7 +47,8 @@ from ragtui.retrieve.fusion import (  # noqa: E402
 )
 from ragtui.retrieve.keyword_leg import KeywordResult, keyword_search  # noqa: E402
 from ragtui.retrieve.senses import QuerySynonyms, Synonyms  # noqa: E402
-from ragtui.retrieve.wordnet import Lexicon, SynonymLookup, missing_lexicon_notice  # noqa: E402
+from ragtui.retrieve.wordnet import Lexicon, SynonymLookup, WordNetBusy, missing_lexicon_notice  # noqa: E402
+from ragtui.retry import retried, transient  # noqa: E402
 from ragtui.server_limits import too_deep  # noqa: E402
 from ragtui.stores.vector import check_vectors  # noqa: E402
 
@@ -98,7 +99,8 @@ def describe_embed_error(settings: Settings, model: str, exc: BaseException) -> 
 
 async def embed_query(settings: Settings, query: str, models: Sequence[str]) -> QueryEmbeddings:
     """The lowercased query embedded once per model, in parallel, by the server the ingest embedded with
-    (embed.provider); failures recorded, not raised."""
+    (embed.provider), a dropped connection or a busy server asked again (embed.retries, embed.backoff_s);
+    failures recorded, not raised."""
     from ragtui.embed_api import embed_url, embedding_client
 
     out = QueryEmbeddings()
@@ -108,7 +110,7 @@ async def embed_query(settings: Settings, query: str, models: Sequence[str]) -> 
         started = time.perf_counter()
         embedder = embedding_client(settings, model)
         try:     # the client's transport holds the whole answer to its timeout and limits.max_reply_mb
-            vector = await embedder.aget_query_embedding(text)
+            vector = await retried(lambda: embedder.aget_query_embedding(text), settings.embed.backoff, transient)
             out.vectors[model] = check_vectors([vector], 1, None)[0]
         except RecursionError:    # the client's JSON parser on a deeply nested answer
             out.errors[model] = describe_embed_error(settings, model, too_deep(embed_url(settings)))
@@ -277,7 +279,11 @@ class HybridRetriever(BaseRetriever):
     def _synonym_lookup(self) -> SynonymLookup | None:
         if not self.use_synonyms or self.mode == "vector":
             return None
-        lookup = self.lexicon.lookup()
+        try:
+            lookup = self.lexicon.lookup()
+        except WordNetBusy as busy:
+            self.notices.append(str(busy))
+            return None
         if lookup is None:
             self.notices.append(missing_lexicon_notice(self.lexicon.lexicon))
         return lookup
@@ -351,8 +357,15 @@ class HybridRetriever(BaseRetriever):
 
     def _keyword_leg(self, collection: Collection, query: str, lookup: Synonyms | None,
                      scope: FilterScope | None) -> KeywordResult:
-        return keyword_search(collection.keyword, query, keyword=self.settings.keyword, top_k=self.top_k,
-                              synonyms=lookup, max_synonyms=self.settings.synonyms.max_per_word, within=scope)
+        """The keyword leg; again without synonyms when WordNet turns busy while they are looked up."""
+        def search(synonyms: Synonyms | None) -> KeywordResult:
+            return keyword_search(collection.keyword, query, keyword=self.settings.keyword, top_k=self.top_k,
+                                  synonyms=synonyms, max_synonyms=self.settings.synonyms.max_per_word, within=scope)
+        try:
+            return search(lookup)
+        except WordNetBusy as busy:
+            self.notices.append(str(busy))
+            return search(None)
 
     def _guarded_vector_leg(self, collection: Collection, embeddings: QueryEmbeddings, scored: dict[str, Scored],
                             timings_ms: dict[str, float], scope: FilterScope | None) -> tuple[bool, VectorMeta | None]:

@@ -193,7 +193,10 @@ def check_vectors(vectors: Any, count: int, dim: int | None,
             raise BadVectors(f"vector {i + 1} is empty")
         if any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in vector):
             raise BadVectors(f"vector {i + 1} holds something other than numbers")
-        floats = [float(x) for x in vector]
+        try:
+            floats = [float(x) for x in vector]
+        except OverflowError:          # an integer past a float's range (1.8e308): hundreds of digits of it
+            raise BadVectors(f"vector {i + 1} holds an integer too large for a floating-point number") from None
         if not all(map(math.isfinite, floats)):
             raise BadVectors(f"vector {i + 1} holds NaN or infinity")
         if not any(floats):
