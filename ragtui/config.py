@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragtui.config_keys import check_keys
 from ragtui.config_sections import (
     REGEX_FLAGS,
     AnnotationSettings,
@@ -240,6 +241,10 @@ def _build(values: dict[str, dict[str, Any]], origins: dict[str, str], notices: 
 
 def _check_cross(s: Settings) -> None:
     """Rules that involve more than one key."""
+    try:
+        check_keys(s.keys, s.origins)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     bad = set(s.annotation.irrelevant_flags) - set(REGEX_FLAGS)
     if bad:
         raise ConfigError(_msg("annotation.irrelevant_flags", s.annotation.irrelevant_flags,

@@ -35,7 +35,7 @@ class Event:
 class IngestProgress(Event):
     files_done: int
     files_total: int
-    chunks: int
+    chunks: int                      # chunks of the files done so far, those of unchanged files included
     embedded: int
     embed_rate: float                # embeddings per second over the last stretch
     eta_s: float | None

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import cast
 
-from ragtui.errors import RagtuiError
+from ragtui.errors import RagtuiError, disk_full
 from ragtui.model.chunks import Chunk, ChunkMeta, LegRank
 from ragtui.model.conversation import (
     AnnotationState,
@@ -162,25 +162,66 @@ class HistoryError(RagtuiError):
     """A history file that cannot be used (newer schema, unknown session)."""
 
 
-class HistoryDamaged(HistoryError):
+class HistoryUnusable(HistoryError):
+    """The history file cannot be used: the rest of ragtui runs without history (sessions are not saved, past
+    ones cannot be shown), and the file is not touched again by this process."""
+
+    def __init__(self, path: Path, error: str, message: str, hint: str) -> None:
+        super().__init__(message, hint=hint)
+        self.path, self.error = path, error
+
+
+class HistoryDamaged(HistoryUnusable):
     """The history file is not a readable SQLite database (truncated, overwritten, garbage).
 
-    The rest of ragtui runs without history; the file is left exactly as it is, for the user
-    to move aside (and perhaps recover with sqlite3's `.recover`).
+    The file is left exactly as it is, for the user to move aside (and perhaps recover with sqlite3's
+    `.recover`).
     """
 
     def __init__(self, path: Path, error: str) -> None:
         aside = path.with_name(path.name + ".damaged")
         wal = path.with_name(path.name + "-wal")
         also = f" (and {wal.name} beside it, to {aside.name}-wal)" if wal.exists() else ""
-        super().__init__(f"history file {path} is damaged ({error}): sessions are not saved and past ones "
+        super().__init__(path, error,
+                         f"history file {path} is damaged ({error}): sessions are not saved and past ones "
                          "cannot be shown until it is moved aside",
-                         hint=f"nothing in it was changed; `mv {path} {aside}`{also} starts a new history")
-        self.path, self.error = path, error
+                         f"nothing in it was changed; `mv {path} {aside}`{also} starts a new history")
+
+
+class HistoryUnwritable(HistoryUnusable):
+    """The history file cannot be created, opened or written: a full disk, a folder in its place, no permission."""
+
+    def __init__(self, path: Path, exc: Exception) -> None:
+        error = str(exc)
+        if path.is_dir():
+            hint = f"a folder stands where the file belongs; move it aside (`mv {path} {path}.folder`)"
+        elif disk_full(exc):
+            hint = f"free space on the disk holding {path.parent} (or set storage.data_dir to a disk with room)"
+        else:
+            hint = f"check that {path.parent} is writable and has room"
+        super().__init__(path, error,
+                         f"history file {path} cannot be written ({error}): sessions are not saved and past "
+                         "ones cannot be shown", hint)
 
 
 # SQLite's own verdicts on a file that is not a sound database; "locked" or "busy" are not damage.
 _DAMAGE_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+# Primary result codes (https://www.sqlite.org/rescode.html) of a file that cannot be opened, created or
+# written where it stands: no such file can be made (a folder in its place), a full disk, an I/O error, a
+# read-only file or folder, no permission.
+_UNOPENED_CODES = frozenset({sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR,
+                             sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM})
+
+
+def _unusable(path: Path, exc: Exception) -> HistoryUnusable | None:
+    """What `exc` says about the history file at `path`, or None when it says nothing about the file (a lock
+    held elsewhere, a bug)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code in _DAMAGE_CODES:
+        return HistoryDamaged(path, str(exc))
+    if isinstance(exc, OSError) or (code is not None and code & 0xFF in _UNOPENED_CODES):
+        return HistoryUnwritable(path, exc)
+    return None
 
 
 def _damage(path: Path) -> str | None:
@@ -231,17 +272,29 @@ class HistoryStore:
     """Sessions in `<data_dir>/history.sqlite3`.
 
     A damaged file (checked on open, or found damaged by any later call) raises
-    HistoryDamaged from every method from then on, without touching the file again.
+    HistoryDamaged from every method from then on, without touching the file again;
+    one that cannot be created or opened (a full disk, a folder in its place) raises
+    HistoryUnwritable from every method; a write that fails later raises it once.
     """
 
     def __init__(self, data_dir: Path | str) -> None:
         self.path = Path(data_dir) / FILE_NAME
+        self.unusable: HistoryUnusable | None = None
+        try:
+            self._open()
+        except HistoryUnusable as exc:
+            self.unusable = exc
+        except (OSError, sqlite3.Error) as exc:
+            if (unusable := _unusable(self.path, exc)) is None:
+                raise
+            self.unusable = unusable
+
+    def _open(self) -> None:
+        """The file checked, created or migrated (HistoryError for one of a newer schema)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.damaged: HistoryDamaged | None = None
         problem = _damage(self.path)
         if problem is not None:
-            self.damaged = HistoryDamaged(self.path, problem)
-            return
+            raise HistoryDamaged(self.path, problem)
         with self._connect() as conn:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
@@ -258,8 +311,8 @@ class HistoryStore:
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        if self.damaged is not None:
-            raise HistoryDamaged(self.path, self.damaged.error)
+        if self.unusable is not None:
+            raise self.unusable.with_traceback(None)
         try:
             conn = sqlite3.connect(self.path, timeout=10.0)
             try:
@@ -268,10 +321,12 @@ class HistoryStore:
             finally:
                 conn.close()
         except sqlite3.DatabaseError as exc:
-            if getattr(exc, "sqlite_errorcode", None) not in _DAMAGE_CODES:
+            unusable = _unusable(self.path, exc)
+            if unusable is None:
                 raise
-            self.damaged = HistoryDamaged(self.path, str(exc))
-            raise self.damaged from None
+            if isinstance(unusable, HistoryDamaged):         # never touched again
+                self.unusable = unusable
+            raise unusable from None
 
     def save(self, record: Conversation) -> Conversation:
         """Insert or rewrite the conversation, its turns and sources (one transaction); the conversation as stored,

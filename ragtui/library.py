@@ -156,7 +156,13 @@ class Collection:
 
     @property
     def manifest(self) -> dict[str, Any]:
-        data = json.loads((self.path / MANIFEST).read_text(encoding="utf-8"))
+        """The manifest's fields; CollectionGone when it is gone (the collection deleted by another process)."""
+        try:
+            text = (self.path / MANIFEST).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            self._still_here()
+            raise
+        data = json.loads(text)
         if not isinstance(data, dict):
             raise ValueError(f"{MANIFEST} holds JSON that is not an object")
         return data

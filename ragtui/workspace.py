@@ -40,6 +40,7 @@ from ragtui.model.library import CollectionInfo, IngestReport
 from ragtui.model.retrieval import Mode, legs_of
 from ragtui.paths import user_path
 from ragtui.retrieve.wordnet import Lexicon
+from ragtui.sanitize import one_line
 
 if TYPE_CHECKING:
     from ragtui.events import Event
@@ -139,8 +140,8 @@ class Workspace:
         """Why the history file cannot be used ("" when it can): sessions then run unsaved."""
         from ragtui.errors import describe
 
-        damaged = self.history.damaged
-        return describe(damaged) if damaged is not None else ""
+        unusable = self.history.unusable
+        return describe(unusable) if unusable is not None else ""
 
     # --- collections -----------------------------------------------------------------
 
@@ -287,13 +288,22 @@ class Workspace:
         from ragtui.research.session import ResearchSession
 
         return ResearchSession(self.settings, query, names, history=self.history, retrieve=self.retrieve,
-                               search_filter=search_filter)
+                               search_filter=search_filter, topic=self.topic)
 
     def reopen(self, session_id: int) -> ResearchSession:
         """A saved session, ready for re-annotation or continuation (HistoryError when there is none)."""
         from ragtui.research.session import ResearchSession
 
-        return ResearchSession.reopen(self.settings, session_id, history=self.history, retrieve=self.retrieve)
+        return ResearchSession.reopen(self.settings, session_id, history=self.history, retrieve=self.retrieve,
+                                      topic=self.topic)
+
+    def topic(self, name: str) -> str:
+        """What collection `name` is about (its `--topic`), "" when it has none or cannot be read now (deleted
+        or damaged since the session began: its prompts go without it)."""
+        try:
+            return self.collection(name).topic
+        except (RagtuiError, OSError, ValueError):
+            return ""
 
     def export_session(self, session_id: int, fmt: str = "markdown") -> Path:
         """The session in `fmt` (`export_text`), written under <data dir>/exports/."""
@@ -381,9 +391,14 @@ class Workspace:
 
     async def ingest(self, paths: Sequence[Path], name: str, *, topic: str = "",
                      sync: bool = False) -> AsyncGenerator[Event, None]:
-        """Ingest files and folders into `name` (created if new; `topic` set when given); ragtui.events out."""
+        """Ingest files and folders into `name` (created if new; `topic` set when given); ragtui.events out. A path
+        that names nothing is a usage error, raised before any collection is created."""
+        from ragtui.ingest.discover import not_found
         from ragtui.ingest.pipeline import ingest_paths
 
+        if absent := not_found(paths):
+            raise RagtuiError(f"no such file or folder: {', '.join(one_line(str(p)) for p in absent)}",
+                              hint="nothing was ingested", exit_code=2)
         collection = self._ingest_target(name, topic)
         async with aclosing(ingest_paths(self.settings, collection, paths, sync=sync, topic=topic)) as events:
             async for event in events:

@@ -177,3 +177,80 @@ def test_a_hostile_bib_file_is_read_without_crashing() -> None:
     assert [e.key for e in entries] == ["ok"]
     assert entries[0].fields["title"] == "A {nested} title" and entries[0].fields["author"] == "Doe, J. and Roe, R."
     assert entries[0].files() == ["doe 2020.pdf", "b.pdf"]
+
+
+HOSTILE_BIB = r"""
+@misc{found2020,
+  title = {Cooling G{\"o}del's \'Erd\H{o}s blades \input{/etc/passwd}},
+  note = {\immediate\write18{touch /tmp/pwned} and ^^5cinput{x}},
+  file = {pumps.txt}
+}
+"""
+
+
+def test_a_bib_found_beside_the_documents_has_its_tex_commands_neutralised(tmp_path: Path,
+                                                                          fake_ollama: FakeOllama) -> None:
+    """Documents arrive with .bib files from anyone: their \\input and \\write18 reach the export inert, accents
+    stay; the user's own cite.bib_file is kept as written. Through the CLI in subprocesses."""
+    from tests.cli_run import cli
+
+    folder = tmp_path / "library"
+    folder.mkdir()
+    (folder / "pumps.txt").write_text("Turbine blade cooling: the coolant film matters. " * 3, encoding="utf-8")
+    (folder / "refs.bib").write_text(HOSTILE_BIB, encoding="utf-8")
+    assert cli(tmp_path, fake_ollama.url, "ingest", str(folder), "-c", "lab").returncode == 0
+    asked = cli(tmp_path, fake_ollama.url, "ask", "turbine blade coolant film", "-c", "lab", "--json")
+    assert asked.returncode == 0, asked.stderr
+    session = str(json.loads(asked.stdout)["session"])
+
+    found = cli(tmp_path, fake_ollama.url, "history", "export", session, "--format", "bibtex")
+    assert found.returncode == 0, found.stderr
+    entry = {e.key: e for e in bibtexparser.parse_string(found.stdout).entries}["found2020"]
+    assert entry.fields_dict["title"].value == \
+        r"""Cooling G{\"o}del's \'Erd\H{o}s blades \textbackslash{}input{/etc/passwd}"""
+    assert entry.fields_dict["note"].value == \
+        r"\textbackslash{}immediate\textbackslash{}write18{touch /tmp/pwned} and \^{}\^{}5cinput{x}"
+    assert "\\input" not in found.stdout and "\\write18" not in found.stdout and "^^" not in found.stdout
+
+    own = cli(tmp_path, fake_ollama.url, "--set", f"cite.bib_file={folder / 'refs.bib'}", "history", "export",
+              session, "--format", "bibtex")
+    assert own.returncode == 0, own.stderr
+    assert r"\input{/etc/passwd}" in own.stdout                     # the user's own file: as written
+
+
+def test_entries_take_the_page_title_and_the_type_the_evidence_shows_and_no_software_as_author(
+        tmp_path: Path, fake_ollama: FakeOllama) -> None:
+    """An HTML page is titled by its <title>, not its file name; a PDF manual is @manual and another PDF @misc
+    (nothing in a PDF names a journal, which @article needs); the program that wrote a PDF is no author."""
+    import pymupdf
+
+    from tests.cli_run import cli
+
+    folder = tmp_path / "library"
+    folder.mkdir()
+    (folder / "3.8.html").write_text(
+        "<html><head><title>What&#39;s New In Python 3.8</title></head><body><main><h1>Summary</h1>"
+        "<p>Turbine blade cooling arrives as an assignment expression in this release of the language.</p>"
+        "</main></body></html>", encoding="utf-8")
+    for name, title in (("gnuplot.pdf", "Gnuplot User Manual"), ("plot.pdf", "Cooling curves of turbine blades")):
+        with pymupdf.open() as doc:
+            doc.new_page().insert_text((50, 80), f"{title}: turbine blade cooling plotted.", fontsize=11)
+            doc.set_metadata({"title": title, "author": "gnuplot", "creator": "gnuplot 5.4 patchlevel 2"})
+            doc.save(str(folder / name))
+    base = ("--set", "retrieve.min_similarity=0", "--set", "keyword.min_query_ic=0")
+    assert cli(tmp_path, fake_ollama.url, *base, "ingest", str(folder), "-c", "lab").returncode == 0
+    fake_ollama.responder = citing_everything
+    asked = cli(tmp_path, fake_ollama.url, *base, "ask", "turbine blade cooling", "-c", "lab", "--json")
+    assert asked.returncode == 0, asked.stderr
+    cited = {s["label"].split(" [")[0] for s in json.loads(asked.stdout)["sources"]}
+    assert cited == {"lab/3.8.html", "lab/gnuplot.pdf", "lab/plot.pdf"}, cited
+
+    exported = cli(tmp_path, fake_ollama.url, "history", "export", str(json.loads(asked.stdout)["session"]),
+                   "--format", "bibtex")
+    assert exported.returncode == 0, exported.stderr
+    entries = {e.fields_dict["title"].value: e for e in bibtexparser.parse_string(exported.stdout).entries}
+    assert set(entries) == {"What's New In Python 3.8", "Gnuplot User Manual", "Cooling curves of turbine blades"}
+    assert entries["What's New In Python 3.8"].entry_type == "misc"
+    assert entries["Gnuplot User Manual"].entry_type == "manual"
+    assert entries["Cooling curves of turbine blades"].entry_type == "misc"
+    assert all("author" not in e.fields_dict for e in entries.values())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -98,3 +99,23 @@ def test_progress_counts_chunks_from_the_start_and_the_eta_covers_what_is_left(
     reading = [p for p in progress if p.files_done < p.files_total]
     assert reading and all(p.chunks >= p.files_done for p in reading)     # counted before any batch commits
     assert progress[-1].chunks == progress[-1].embedded and progress[-1].eta_s == 0.0
+
+
+def test_a_resumed_ingest_counts_the_chunks_it_embeds(tmp_path: Path, fake_ollama: FakeOllama) -> None:
+    """The first run cannot reach the embedder (keyword index only); the second finds both files unchanged
+    and embeds their chunks: its progress counts those chunks, not 0 chunks beside N embedded."""
+    from tests.cli_run import cli
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("pumps", "valves"):
+        (docs / f"{name}.txt").write_text(f"The {name} of the water works are checked each spring. " * 30)
+    size = ("--set", "chunk.size_tokens=32", "--set", "embed.retries=1")
+    first = cli(tmp_path, "http://127.0.0.1:9", *size, "ingest", str(docs), "-c", "works")
+    assert "0 embedded" in first.stdout, first.stdout + first.stderr
+    again = cli(tmp_path, fake_ollama.url, *size, "ingest", str(docs), "-c", "works")
+    assert again.returncode == 0, again.stderr
+    last = [line for line in again.stdout.splitlines() if line.startswith("progress: ")][-1]
+    files, chunks, embedded = (int(n) for n in re.findall(r"^progress: 2/(\d) files  (\d+) chunks  (\d+) embedded",
+                                                          last)[0])
+    assert files == 2 and chunks == embedded > 2, last

@@ -1,6 +1,7 @@
 """Damaged files stay local: one collection's broken manifest, records, keyword index or vector store, or a link in
-place of its folder, never hides the others, never stops a query or an answer over the others, and the damaged
-collection can still be inspected and deleted. Run through the real CLI in a subprocess, on files corrupted on disk."""
+place of its folder, never hides the others, never stops a query or an answer over the others, an ingest into
+the damaged collection is refused in one line, and the damaged collection can still be inspected and deleted.
+Run through the real CLI in a subprocess, on files corrupted on disk."""
 
 from __future__ import annotations
 
@@ -123,6 +124,15 @@ def test_a_damaged_collection_is_listed_inspected_left_out_of_queries_and_delete
     info = cli(tmp_path, fake_ollama.url, "collections", "info", "bad")
     assert info.returncode == 0 and "Traceback" not in info.stderr, info.stderr
     assert "damaged" in info.stdout and str(damaged) in info.stdout
+
+    more = tmp_path / "more"
+    more.mkdir()
+    (more / "gate.txt").write_text("A sluice gate holds the mill pond back until the miller lifts it. " * 4)
+    ingest = cli(tmp_path, fake_ollama.url, "ingest", str(more), "-c", "bad")
+    assert ingest.returncode == 1, ingest.stderr
+    assert ingest.stderr.splitlines() == [ingest.stderr.splitlines()[0]], ingest.stderr     # one line
+    assert ingest.stderr.startswith(f"ragtui: collection bad is damaged ({damaged}")
+    assert "ragtui collections delete bad --yes" in ingest.stderr
 
     query = cli(tmp_path, fake_ollama.url, "query", "float valve cistern", "-c", "good", "-c", "bad", "--json")
     assert query.returncode == 0 and "Traceback" not in query.stderr, query.stderr

@@ -4,6 +4,7 @@ answers from the other collections (real processes: a `ragtui query` and a `ragt
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import threading
 import time
@@ -45,3 +46,44 @@ def test_a_query_over_a_collection_deleted_meanwhile_answers_from_the_others(tmp
     assert {hit["collection"] for hit in result["nodes"]} == {"kept"}
     assert any("collection doomed was deleted while this query ran" in n for n in result["notices"]), result["notices"]
     assert not (tmp_path / "data" / "collections" / "doomed").exists()     # the reader recreated nothing
+
+
+def _holds_open(pid: int, folder: Path) -> bool:
+    """Whether process `pid` has a file under `folder` open (its /proc/PID/fd links)."""
+    try:
+        links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+    except OSError:                      # the process ended, or an fd closed while being read
+        return False
+    return any(link.startswith(f"{folder}/") for link in links)
+
+
+def test_a_collection_deleted_while_a_fresh_query_starts_up_is_one_notice(tmp_path: Path,
+                                                                         fake_ollama: FakeOllama) -> None:
+    """The delete lands once a fresh `ragtui query` has opened the collection's stores (prepare_soon) and while it
+    is still importing the rest of the engine, before it reads which models the collection has vectors of."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "valve.txt").write_text(TEXT)
+    for name in ("kept", "doomed"):
+        assert cli(tmp_path, fake_ollama.url, "ingest", str(docs), "-c", name).returncode == 0
+    doomed = tmp_path / "data" / "collections" / "doomed"
+    embeds = len(fake_ollama.calls("/api/embed"))
+    argv, env = command(tmp_path, fake_ollama.url, "query", "float valve cistern", "-c", "kept", "-c", "doomed",
+                        "--json")
+    reader = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not _holds_open(reader.pid, doomed) and reader.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _holds_open(reader.pid, doomed), "the query never opened the collection's stores"
+        assert len(fake_ollama.calls("/api/embed")) == embeds, "the query had read its collections' models already"
+        deleted = cli(tmp_path, fake_ollama.url, "collections", "delete", "doomed", "--yes")
+        assert deleted.returncode == 0, deleted.stderr
+    finally:
+        out, err = reader.communicate(timeout=120)
+    assert reader.returncode == 0, err
+    assert "Traceback" not in err
+    result = json.loads(out)
+    assert {hit["collection"] for hit in result["nodes"]} == {"kept"}
+    assert "collection doomed was deleted while this query ran; it was not searched." in result["notices"]
+    assert not doomed.exists()

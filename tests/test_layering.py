@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "ragtui.model_ids", "ragtui.text", "ragtui.quotes", "ragtui.demo")),
     # The nouns, and the settings (their sections' rules, and the layering that checks values against them): what
     # every layer above talks about, depending on nothing that does work.
-    ("nouns", ("ragtui.model", "ragtui.config", "ragtui.config_sections")),
+    ("nouns", ("ragtui.model", "ragtui.config", "ragtui.config_sections", "ragtui.config_keys")),
     # What the engine reports, the small Ollama HTTP calls (version, tags, context length), and the embedding
     # client for embed.provider (Ollama's, or an OpenAI-compatible server's).
     ("reports", ("ragtui.events", "ragtui.ollama_api", "ragtui.embed_api")),

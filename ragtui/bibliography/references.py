@@ -4,7 +4,8 @@ Metadata for a document, first found wins:
 
 1. an entry of a BibTeX file whose `file` field names the document (Zotero's Better
    BibTeX export writes one per attachment): the file `cite.bib_file` names, then every
-   `*.bib` beside the document and in the folder it was ingested from;
+   `*.bib` beside the document and in the folder it was ingested from (those came with the documents, from
+   anyone: their TeX commands are neutralised in the export, the user's own file's are kept);
 2. for a PDF, its own metadata (title, author, creation year) and its first page (the
    first line of some length as the title, the first plausible year), read from the
    original file when it is still there and from the collection's extracted text;
@@ -47,11 +48,16 @@ class MetadataLookup:
         for bib in self._bib_paths(opened, source, original):
             entry = self._entries(bib).get(name.casefold())
             if entry is not None:
-                return _from_bib(entry)
+                return _from_bib(entry, trusted=bib == self.bib_file)
         if name.lower().endswith(".pdf") and opened is not None:
             found = _from_pdf(opened, source, original)
             if found is not None:
                 return found
+        if name.lower().endswith((".html", ".htm", ".xhtml")) and original is not None:
+            from ragtui.bibliography.page_title import page_title
+
+            if title := page_title(original):
+                return Reference(key="", entry_type="misc", title=title, origin="page")
         return Reference(key="", entry_type="misc", title=name, origin="file")
 
     def _bib_paths(self, opened: Collection | None, source: str, original: Path | None) -> list[Path]:
@@ -139,11 +145,14 @@ def _original(collection: Collection, source: str) -> Path | None:
     return path if path.is_file() else None
 
 
-def _from_bib(entry: BibEntry) -> Reference:
+def _from_bib(entry: BibEntry, *, trusted: bool) -> Reference:
+    """`trusted`: the entry comes from the user's own cite.bib_file (its TeX is kept as written); a .bib found
+    beside the documents came with them, from anyone (render.py neutralises its TeX commands)."""
     authors = tuple(a.strip() for a in re.split(r"\s+and\s+", entry.fields.get("author", "")) if a.strip())
     year = _YEAR.search(entry.fields.get("year", "") or entry.fields.get("date", ""))
     return Reference(key=entry.key, entry_type=entry.entry_type, title=entry.fields.get("title", ""),
-                     authors=authors, year=year.group() if year else "", origin="bib", fields=dict(entry.fields))
+                     authors=authors, year=year.group() if year else "", origin="bib", fields=dict(entry.fields),
+                     trusted=trusted)
 
 
 def _from_pdf(collection: Collection, source: str, original: Path | None) -> Reference | None:
@@ -156,11 +165,21 @@ def _from_pdf(collection: Collection, source: str, original: Path | None) -> Ref
                       if _TITLE_CHARS[0] <= len(ln) <= _TITLE_CHARS[1]), "")
     if not title:
         return None
+    made_by = f"{meta.get('creator', '')} {meta.get('producer', '')}".casefold()
     authors = tuple(a for a in (line(x) for x in re.split(r";|\band\b|,(?=\s*\S+\s+\S)", meta.get("author", "")))
-                    if a)
+                    if a and a.casefold() not in made_by)     # "gnuplot" wrote the file, no person did
     year = _YEAR.search(meta.get("creationDate", "")[2:6]) or _YEAR.search(first_page)
-    return Reference(key="", entry_type="article", title=title, authors=authors,
+    return Reference(key="", entry_type=_pdf_type(title, first_page), title=title, authors=authors,
                      year=year.group() if year else "", origin="pdf")
+
+
+# A PDF says it is a manual in its title or on its first page; nothing in a PDF's metadata names a journal, so
+# without a .bib entry it is @misc (BibTeX styles want a journal for @article and warn without one).
+_MANUAL = re.compile(r"\b(manual|user'?s guide|reference guide|handbook|documentation)\b", re.IGNORECASE)
+
+
+def _pdf_type(title: str, first_page: str) -> str:
+    return "manual" if _MANUAL.search(title) or _MANUAL.search(first_page[:1000]) else "misc"
 
 
 def _pdf_metadata(path: Path) -> dict[str, str]:

@@ -3,8 +3,9 @@
 
 Every value comes from untrusted places (a .bib file, a PDF's metadata and first page, a
 file name): control characters are dropped, BibTeX's special characters escaped in text we
-write, a .bib value kept as written only when its braces balance, and keys limited to
-letters, digits and `_:-.`.
+write, a .bib value kept as written only when its braces balance (and, unless it comes from
+the user's own cite.bib_file, with its TeX commands neutralised: `_inert`), and keys limited
+to letters, digits and `_:-.`.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ class Reference:
     title: str
     authors: tuple[str, ...] = ()            # "Family, Given" or a name as written
     year: str = ""
-    origin: str = "file"                     # where the metadata came from: "bib", "pdf" or "file"
+    origin: str = "file"                     # where the metadata came from: "bib", "pdf", "page" or "file"
+    trusted: bool = False                    # a .bib value from the user's own cite.bib_file: its TeX stays
     fields: Mapping[str, str] = field(default_factory=dict)   # a .bib entry's own fields, as written there
     documents: tuple[str, ...] = ()          # "collection/source" of the documents it stands for
 
@@ -121,7 +123,8 @@ def csl_item(ref: Reference) -> dict[str, Any]:
 
 def _bib_fields(ref: Reference) -> list[tuple[str, str]]:
     if ref.origin == "bib":
-        return [(name, _kept(value)) for name, value in ref.fields.items() if re.fullmatch(r"[a-z][\w\-]*", name)]
+        keep = _kept if ref.trusted else _inert
+        return [(name, keep(value)) for name, value in ref.fields.items() if re.fullmatch(r"[a-z][\w\-]*", name)]
     out = [("title", escape(ref.title))]
     if ref.authors:
         out.append(("author", " and ".join(escape(a) for a in ref.authors)))
@@ -131,7 +134,7 @@ def _bib_fields(ref: Reference) -> list[tuple[str, str]]:
     return out
 
 
-_ORIGINS = {"pdf": "PDF's metadata and first page", "file": "file name"}
+_ORIGINS = {"pdf": "PDF's metadata and first page", "page": "page's title", "file": "file name"}
 
 
 def _kept(value: str) -> str:
@@ -143,6 +146,30 @@ def _kept(value: str) -> str:
         if depth < 0:
             return escape(text)
     return text if depth == 0 and not text.endswith("\\") else escape(text)
+
+
+# What a value from a .bib found beside the documents (written by anyone) may keep of TeX: the accents and letters
+# of names and titles (`{\"o}`, `\'e`, `\ss`, `\o`) and escaped specials (`\&`). Every other command
+# (`\input`, `\immediate\write18`, `\def`) loses its backslash's meaning, and `^^` (TeX's notation for any
+# character, `^^5c` a backslash) its circumflexes'.
+_ACCENTS = frozenset("\"'`^~=.") | frozenset("uvHcdbtrk")
+_LETTERS = frozenset({"o", "O", "l", "L", "ss", "ae", "AE", "oe", "OE", "aa", "AA", "i", "j"})
+_ESCAPES = frozenset("&%$#_{} ")
+_TEX = re.compile(r"\\([A-Za-z]+|[^A-Za-z]?)|\^\^")
+
+
+def _inert(value: str) -> str:
+    """A value from a .bib someone else wrote, its TeX commands neutralised (see _ACCENTS), braces kept when they
+    balance (as `_kept`)."""
+    def token(match: re.Match[str]) -> str:
+        if match.group(0) == "^^":
+            return r"\^{}\^{}"
+        name = match.group(1)
+        if name in _ACCENTS or name in _LETTERS or name in _ESCAPES:
+            return match.group(0)
+        return r"\textbackslash{}" + "".join(_SPECIAL.get(c, c) for c in name)
+
+    return _kept(_TEX.sub(token, line(value)))
 
 
 def _plain(value: str) -> str:

@@ -316,6 +316,7 @@ def _turn_json(session: ResearchSession, index: int, turn: Turn) -> dict[str, An
     return {
         "turn": index, "query": turn.query, "rewrite": turn.rewrite, "rewrite_by": turn.rewrite_by,
         "sources": [{"number": s.number, "label": s.chunk.label, "chunk_id": s.chunk.id,
+                     "file_hash": s.chunk.meta.file_hash, "heading": s.chunk.meta.heading,
                      "page": s.chunk.meta.page, "page_last": s.chunk.meta.last_page, "quote_page": s.quote_page,
                      "score": s.score,
                      "rel_score": s.rel_score, "legs": list(s.legs), "state": s.state.value,

@@ -25,7 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("ingest", help="ingest files and folders into a collection")
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or folders")
     parser.add_argument("-c", "--collection", required=True, metavar="NAME", help="collection (created if new)")
-    parser.add_argument("--topic", default="", help="topic of a new collection (or a new topic for it)")
+    parser.add_argument("--topic", default="", help="what the collection is about, told to the annotator and the "
+                        "answer (set on a new collection, or a new topic for it)")
     parser.add_argument("--sync", action="store_true",
                         help="remove chunks of files that are gone from the given folders")
     parser.set_defaults(run=run)

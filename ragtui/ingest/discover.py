@@ -38,6 +38,8 @@ BIBLIOGRAPHY = "*.bib (BibTeX, read by the bibliography export)"
 NOT_UTF8 = "file name is not valid UTF-8: rename it to ingest it"
 LEAVES_ROOT = "link leaves the ingested folder (not followed unless ingest.follow_links_outside = true)"
 NOT_REGULAR = "not a regular file (socket, FIFO or device)"
+NO_SUCH = "no such file or folder"
+NOT_A_NAME = "not a usable file name"
 
 
 @dataclass(frozen=True)
@@ -68,10 +70,16 @@ def _given_problem(path: Path) -> str | None:
     try:
         os.lstat(path)
     except OSError as exc:
-        return "no such file or folder" if exc.errno == errno.ENOENT else f"unreadable: {exc.strerror}"
+        return NO_SUCH if exc.errno == errno.ENOENT else f"unreadable: {exc.strerror}"
     except ValueError:
-        return "not a usable file name"
+        return NOT_A_NAME
     return _stat_problem(path)
+
+
+def not_found(paths: Sequence[Path]) -> list[Path]:
+    """The paths named on the command line that name nothing: no such file or folder, or text no file name can
+    hold (a typo is a usage error before any collection is made, not an ingest of nothing)."""
+    return [given for given in paths if _given_problem(user_path(given)) in (NO_SUCH, NOT_A_NAME)]
 
 
 def _undecodable(name: str) -> bool:

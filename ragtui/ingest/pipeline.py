@@ -46,7 +46,7 @@ from ragtui.ingest.reading import FileReader, Prepared
 from ragtui.ingest.report import IngestTally
 from ragtui.ingest.reuse import VectorReuse
 from ragtui.ingest.threads import in_thread
-from ragtui.library import Collection
+from ragtui.library import Collection, CollectionDamaged
 from ragtui.model.chunks import Chunk
 from ragtui.model.library import IngestReport
 from ragtui.stores.records import DONE, INDEXING, SKIPPED, FileRecord
@@ -59,7 +59,9 @@ PROGRESS_EVERY_S = 0.25
 #    chunks starting at sentence/word starts, byte entropy, dotted-leader TOC and index filter.
 # 3: tables (HTML cells, PDF ruled tables), code fences (HTML <pre>) and list items kept whole or split
 #    with the header row / fence repeated; .xls read.
-EXTRACTION_VERSION = 3
+# 4: a markdown chunk that starts at a heading (its window began on the blank line before it) has that
+#    heading's path, not the previous section's.
+EXTRACTION_VERSION = 4
 
 
 # Below this much free space, a failed store write is taken for a full disk: Chroma's Rust core reports one
@@ -133,6 +135,10 @@ def signature(settings: Settings) -> str:
 
 class _IngestRun:
     def __init__(self, settings: Settings, collection: Collection) -> None:
+        """CollectionDamaged when the collection cannot be read as it is (`Collection.damage()`): an ingest
+        would only meet the damage halfway, in whichever store it opened first."""
+        if (damage := collection.damage()) is not None:
+            raise CollectionDamaged(collection.name, damage)
         self.settings = settings
         self.coll = collection
         self.records = collection.records
@@ -148,6 +154,7 @@ class _IngestRun:
         self.files_total = 0
         self.files_done = 0
         self.chunks_read = 0                    # chunks of the files read so far (progress counts from the start)
+        self.chunks_kept = 0                    # chunks of the unchanged files so far (not read again)
         self._chunks_at_embed = 0               # chunks_read when the last embedding pass counted what it had left
         self.embed_time = 0.0
         # Chunks whose vectors this run has made (stored or about to be), and when the page being embedded began:
@@ -386,6 +393,8 @@ class _IngestRun:
             self.files_done += 1
             if prep.outcome == "unchanged":
                 self.report.unchanged += 1
+                source = prep.entry.source
+                self.chunks_kept += sum(self.records.chunk_counts([source, *self.records.members(source)]).values())
             else:
                 batch.append(prep)
                 pending_chunks += sum(len(c) for _, c in prep.docs)
@@ -599,6 +608,8 @@ class _IngestRun:
                 with self.coll.vector_access(write=True):
                     self.coll.vectors(model).add([c for c, _ in keep], [v for _, v in keep])
                 self.records.mark_embedded([c.id for c, _ in keep], model)
+                if model not in (held := self.coll.models):    # queries embed with it from now on and search
+                    self.coll.update_manifest(models=[*held, model])     # the part embedded so far
         self.report.chunks_embedded += len(keep)
         self.report.vectors_reused += sum(c.id in reused for c, _ in keep)
         self.embed_left[model] -= len(keep)
@@ -623,8 +634,8 @@ class _IngestRun:
         left = sum(self.embed_left.values()) - (self._page[1] if self._page is not None else 0)
         eta = estimate_eta(now - self.started - embedding_s, self.files_done, self.files_total,
                            max(left, 0) + self._embeds_to_come(), rate)
-        return IngestProgress(self.files_done, self.files_total, max(self.chunks_read, self.report.chunks_indexed),
-                              embedded, rate, eta, self.current)
+        chunks = self.chunks_kept + max(self.chunks_read, self.report.chunks_indexed)
+        return IngestProgress(self.files_done, self.files_total, chunks, embedded, rate, eta, self.current)
 
     def _embeds_to_come(self) -> int:
         """Embeddings the pending counts do not hold yet, so the ETA covers the whole job: the chunks read

@@ -92,7 +92,7 @@ class ChunkParser(NodeParser):
             spans = markdown_spans(text, chars, overlap, bounds, shorter)
         elif meta["format"] == "md":
             sections = markdown_sections(text)
-            spans = [(a, b, heading_at(sections, a))
+            spans = [(a, b, heading_at(sections, trim_span(text, a, b)[0]))
                      for a, b in window_spans(text, chars, overlap, units=bounds, leads=shorter)]
         else:
             headings = [(int(at), str(path)) for at, path in json.loads(meta.get(HEADINGS_KEY) or "[]")]

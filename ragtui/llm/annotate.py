@@ -16,14 +16,14 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import deque
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ragtui.config import ConfigError
 from ragtui.errors import describe
 from ragtui.llm.chat import CallDropped, ChatModel, LLMError, Unreachable
-from ragtui.llm.fencing import FENCE_RULE, fence, unfence
+from ragtui.llm.fencing import FENCE_RULE, fence, fold_line, unfence
 from ragtui.llm.retries import Retrying, gave_up
 from ragtui.llm.window import WINDOW_CHARS, best_window
 from ragtui.paths import UnreadableFile, read_small_text, user_path
@@ -155,9 +155,15 @@ Progress = Started | Answered | Failed | Retried | Lowered
 CUTS_BEFORE_LOWERING = 2    # cuts while others were in flight that make the calls go one at a time
 
 
-async def annotate_one(model: ChatModel, prompt: str) -> str:
+def system_prompt(topic: str = "") -> str:
+    """The annotator's instructions; `topic`, what the extract's collection is about (its `--topic`), when it
+    has one: the annotator judges relevance knowing the field the question is asked in."""
+    return SYSTEM_PROMPT + (f" The extract comes from a collection about: {fold_line(topic)}." if topic else "")
+
+
+async def annotate_one(model: ChatModel, prompt: str, topic: str = "") -> str:
     """The model's whole answer to one annotation prompt; an empty answer is a failure."""
-    text, _ = await model.complete([("system", SYSTEM_PROMPT), ("user", prompt)])
+    text, _ = await model.complete([("system", system_prompt(topic)), ("user", prompt)])
     if not text.strip():
         raise LLMError(f"{model.model} returned an empty annotation")
     return text.strip()
@@ -184,8 +190,10 @@ async def annotate_sources(
     pattern: re.Pattern[str],
     concurrency: int,
     backoff: Backoff,
+    topics: Mapping[int, str] | None = None,
 ) -> AsyncGenerator[Progress, None]:
-    """Annotate (number, text) items, yielding each call's start and its outcome as it completes.
+    """Annotate (number, text) items, yielding each call's start and its outcome as it completes; `topics`
+    gives, by number, what the item's collection is about (`system_prompt`).
 
     At most `concurrency` calls are in flight; results arrive in completion order, and any failure of one
     call becomes `Failed` for that number only. A call the server cut (`CallDropped`: a server that answers
@@ -206,7 +214,7 @@ async def annotate_sources(
         if attempt == 1:
             queue.put_nowait(Started(number))
         try:
-            answer = await annotate_one(model, build_prompt(template, text, query))
+            answer = await annotate_one(model, build_prompt(template, text, query), (topics or {}).get(number, ""))
         except CallDropped as exc:
             queue.put_nowait(_Cut(number, text, attempt, exc,
                                   crowded=len(running) > 1 and not isinstance(exc, Unreachable)))

@@ -6,7 +6,7 @@ lost-in-the-middle reordering, so the [N] in the prompt is the [N] the user sees
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ragtui.llm.fencing import FENCE_RULE, fence, fold_line
@@ -44,12 +44,18 @@ FOLLOW_UP_NOTE = (
 
 def build_messages(query: str, ordered: Sequence[SessionSource], *,
                    conversation: Sequence[tuple[str, str]] = (),
-                   earlier: Sequence[str] = ()) -> list[tuple[str, str]]:
+                   earlier: Sequence[str] = (), topics: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
     """System instructions, the earlier turns (whole question/answer pairs), then one user turn holding the
     sources (in prompt order) and the question. `earlier` lists questions whose answers did not fit: they
-    are named in one line, a summary of where the conversation has been."""
+    are named in one line, a summary of where the conversation has been. `topics` (collection -> its
+    `--topic`) says what the sources' collections are about, in one line before them."""
     context = "\n\n".join(serialise(s) for s in ordered)
     before = ("EARLIER QUESTIONS (answers left out for space): " + " | ".join(earlier) + "\n\n") if earlier else ""
+    named = dict.fromkeys(s.chunk.meta.collection for s in ordered)
+    topics = topics or {}
+    about = [f"{fold_line(name)}: {fold_line(topics[name])}" for name in named if topics.get(name)]
+    if about:
+        before += "THE SOURCES' COLLECTIONS ARE ABOUT: " + " | ".join(about) + "\n\n"
     user = (f"{before}SOURCES:\n\n{context}\n\n"
             f"QUESTION: {query}\n\n"
             "Answer from these sources only, citing them as [N].")

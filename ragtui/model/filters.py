@@ -5,6 +5,7 @@
     path:docs/           a pattern ending in "/" means everything under that folder
     heading:Results      chunks whose heading path ("Intro > Results") holds the words, case-insensitive
     docs/*.pdf           a value without a kind is a path glob
+    pth:foo              a word before ":" that is not a kind is refused (path:a:b is a glob holding ":")
 
 Several values of one kind widen the search (any may match); different kinds narrow it
 (each kind must match). Globs follow `fnmatch` (`*` also crosses "/"), case-sensitive like
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
+import re
 import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -25,6 +27,9 @@ from typing import Any
 from ragtui.errors import RagtuiError
 
 KINDS = ("path", "heading")
+# A word before ":" that reads as a kind (`pth:foo`, `page:100-200`, `Heading:x`): a misspelt or unknown kind,
+# refused, rather than a path glob no file matches.
+_KIND_LIKE = re.compile(r"[A-Za-z][A-Za-z_-]*")
 MAX_VALUES = 32            # filter values in one search
 MAX_VALUE_CHARS = 512      # characters in one value
 
@@ -109,6 +114,10 @@ def _kind_of(word: str) -> str | None:
 
 def _split(spec: str) -> tuple[str, str]:
     kind = _kind_of(spec)
+    head, sep, _ = spec.partition(":")
+    if not kind and sep and _KIND_LIKE.fullmatch(head):
+        raise FilterError(f"unknown filter kind {head!r} in {spec!r}: the kinds are {', '.join(KINDS)}",
+                          hint=f"write path:{spec} for a path glob that holds ':'")
     value = spec.partition(":")[2] if kind else spec
     kind = kind or "path"
     value = value.strip()

@@ -6,15 +6,15 @@ import dataclasses
 from typing import Any
 
 from ragtui.errors import describe
-from ragtui.history import HistoryDamaged, HistoryStore
+from ragtui.history import HistoryStore, HistoryUnusable
 from ragtui.model.conversation import Conversation, SessionSource, Turn
 
 
 class Ledger:
     """A session's conversation as it stands, and where it is saved.
 
-    A damaged history file never stops a session: it runs in memory only, and
-    `not_saved` says why.
+    A history file that cannot be used (damaged, or not writable) never stops a session: it runs in memory
+    only, and `not_saved` says why.
     """
 
     def __init__(self, conversation: Conversation, history: HistoryStore) -> None:
@@ -46,10 +46,10 @@ class Ledger:
         return source
 
     def save(self) -> int | None:
-        """Write the conversation to the history; None when the history file is damaged (`not_saved` says so)."""
+        """Write the conversation to the history; None when the history file cannot be used (`not_saved` says so)."""
         try:
             self.conversation = self.history.save(self.conversation)
-        except HistoryDamaged as exc:
+        except HistoryUnusable as exc:
             self.not_saved = describe(exc)
             return None
         return self.conversation.id

@@ -17,6 +17,11 @@ class ChatModels:
         self.synthesis: ChatModel | None = None
         self.annotator: ChatModel | None = None
 
+    @property
+    def configured(self) -> bool:
+        """Whether a chat model is named at all (llm.model, or the one a reopened session was answered with)."""
+        return bool(self.ledger.conversation.synthesis_model or self.settings.llm.model)
+
     async def synthesis_model(self) -> ChatModel:
         if self.synthesis is None:
             from ragtui.llm.providers import synthesis_model

@@ -57,7 +57,8 @@ class ResearchSession:
     """
 
     def __init__(self, settings: Settings, query: str, collections: Sequence[str], *,
-                 history: HistoryStore, retrieve: RetrieveFn, search_filter: SearchFilter | None = None) -> None:
+                 history: HistoryStore, retrieve: RetrieveFn, search_filter: SearchFilter | None = None,
+                 topic: Callable[[str], str] = lambda name: "") -> None:
         self.settings = settings
         self._retrieve = retrieve
         self.search_filter = search_filter or SearchFilter()
@@ -66,7 +67,7 @@ class ResearchSession:
             synthesis_model=settings.llm.model, annotation_model=settings.llm.annotator,
             annotation_on=settings.annotation.enabled, turns=(Turn(query),)), history)
         self._models = ChatModels(settings, self._ledger)
-        self._stages = TurnStages(settings, self._ledger, self._models)
+        self._stages = TurnStages(settings, self._ledger, self._models, topic)
 
     # --- reading ------------------------------------------------------------------------
 
@@ -131,9 +132,9 @@ class ResearchSession:
 
     @classmethod
     def reopen(cls, settings: Settings, session_id: int, *, history: HistoryStore,
-               retrieve: RetrieveFn) -> ResearchSession:
+               retrieve: RetrieveFn, topic: Callable[[str], str] = lambda name: "") -> ResearchSession:
         """A session rebuilt from its history record; re-annotate and continue work on it."""
-        session = cls(settings, "", [], history=history, retrieve=retrieve)
+        session = cls(settings, "", [], history=history, retrieve=retrieve, topic=topic)
         session._ledger.conversation = history.load(session_id)
         meta = session.conversation.turn.retrieval_meta
         session.search_filter = meta.filter if meta is not None else SearchFilter()

@@ -11,7 +11,7 @@ annotation a cancel cut keeps what it had before.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from pathlib import Path
 from types import MappingProxyType
@@ -49,10 +49,14 @@ if TYPE_CHECKING:
 class TurnStages:
     """The stages of the latest turn, over the session's ledger and models."""
 
-    def __init__(self, settings: Settings, ledger: Ledger, models: ChatModels) -> None:
+    def __init__(self, settings: Settings, ledger: Ledger, models: ChatModels,
+                 topic: Callable[[str], str] = lambda name: "") -> None:
+        """`topic`: what a collection is about (its `--topic`; "" for none), told to the annotator and the
+        answer."""
         self.settings = settings
         self.ledger = ledger
         self.models = models
+        self.topic = topic
         self.packing: Plan | None = None      # the last synthesis prompt's packing (not kept in the history)
         # annotation calls in flight at once: annotation.concurrency, lowered for the rest of the session when
         # the server keeps cutting streams while several are in flight
@@ -81,6 +85,10 @@ class TurnStages:
         if not turn.sources:
             yield Notice("warning", f"no sources found for {turn.query!r} in "
                                     f"{', '.join(conversation.collections)}; nothing to annotate or answer from")
+            yield self.saved()
+            return
+        if llm_problem and not self.models.configured:       # expected (the demo without Ollama): said calmly
+            yield Notice("info", "No chat model configured: sources only (set [llm] model to annotate and answer).")
             yield self.saved()
             return
         if llm_problem:
@@ -139,9 +147,10 @@ class TurnStages:
 
         ledger = self.ledger
         texts = [(n, ledger.put(transitions.queued(ledger.conversation.source(n))).chunk.text) for n in targets]
+        topics = {n: self.topic(ledger.conversation.source(n).chunk.meta.collection) for n in targets}
         calls = annotate_sources(llm, texts, query=ledger.conversation.annotation_query(turn), template=template,
                                  pattern=self.settings.annotation.irrelevant_pattern,
-                                 concurrency=self.concurrency, backoff=self.settings.llm.backoff)
+                                 concurrency=self.concurrency, backoff=self.settings.llm.backoff, topics=topics)
         try:
             async for outcome in calls:
                 if isinstance(outcome, Lowered):
@@ -213,7 +222,9 @@ class TurnStages:
             return
         turn = self.ledger.change_turn(
             prompt=tuple(build_messages(turn.query, packed.ordered, conversation=[conversation[i][1] for i in kept],
-                                        earlier=[question for _, (question, _) in left])),
+                                        earlier=[question for _, (question, _) in left],
+                                        topics={s.chunk.meta.collection: self.topic(s.chunk.meta.collection)
+                                                for s in packed.ordered})),
             context_turns=tuple(conversation[i][0] for i in kept),
             prompt_numbers=tuple(sorted(s.number for s in packed.ordered)),
             answer="", continuations=0, error="")

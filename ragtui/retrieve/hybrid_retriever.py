@@ -227,10 +227,11 @@ class HybridRetriever(BaseRetriever):
         started = time.perf_counter()
         lookup = self._synonym_lookup()
 
-        models = self._models_wanted()
+        held = {c.name: _models_of(c) for c in self.collections}
+        models = self._models_wanted(held)
         # The stores' cold loads (a first query's Whoosh searcher and Chroma's HNSW index, ~1 s at 100k chunks)
         # overlap the query's embedding; a failure there is left for the legs to meet and report as they do.
-        opening = [asyncio.to_thread(c.prepare, [m for m in c.models if m in models] if models else [],
+        opening = [asyncio.to_thread(c.prepare, [m for m in held[c.name] if m in models] if models else [],
                                      keyword=self._runs_keyword())
                    for c in self.collections]
         opened = asyncio.gather(*opening, return_exceptions=True)
@@ -277,10 +278,11 @@ class HybridRetriever(BaseRetriever):
                                   legs_and_merge_ms=round((time.perf_counter() - started) * 1000, 2))
         return nodes
 
-    def _models_wanted(self) -> list[str]:
+    def _models_wanted(self, held: dict[str, list[str]]) -> list[str]:
+        """The models the query is embedded with: those the collections have vectors of (`held`, by name)."""
         if not legs_of(self.mode, keyword_enabled=self.settings.keyword.enabled)[0]:
             return []
-        return list(dict.fromkeys(m for c in self.collections for m in c.models))
+        return list(dict.fromkeys(m for models in held.values() for m in models))
 
     def _synonym_lookup(self) -> SynonymLookup | None:
         if not self.use_synonyms or self.mode == "vector":
@@ -404,15 +406,17 @@ class HybridRetriever(BaseRetriever):
         make (the embedder was unreachable)."""
         name = collection.name
         state = collection.state
+        found = ("cannot be found in vector mode (hybrid and keyword mode find them by keyword)"
+                 if self.mode == "vector" else "are found by keyword matches only")
         if state in ("ingesting", "interrupted"):
             model = next(iter(vectors), collection.settings.embed.model)
             embedded = vectors[model] if model in vectors else len(collection.records.embedded_ids(model))
             if state == "ingesting":
                 self.notices.append(f"Collection {name}: embedding in progress: {embedded:,} of {chunks:,}; the "
-                                    "chunks not embedded yet are found by keyword matches only.")
+                                    f"chunks not embedded yet {found}.")
             else:
                 self.notices.append(f"Collection {name}: ingest cancelled: run it again to finish ({embedded:,} of "
-                                    f"{chunks:,} chunks embedded; the others are found by keyword matches only).")
+                                    f"{chunks:,} chunks embedded; the others {found}).")
         elif not any(vectors.values()):
             self.notices.append(f"Collection {name} has no embeddings yet (its ingest could not reach the "
                                 "embedder); it answered with keyword matches only. Re-run the ingest to embed it.")
@@ -493,3 +497,12 @@ class HybridRetriever(BaseRetriever):
                                     f"vectors, but {where} holds {count}; the others are found by keyword only. "
                                     f"Put them back with {reembed_command(collection.name, model)}.")
         return lost
+
+
+def _models_of(collection: Collection) -> list[str]:
+    """The embedding models `collection` has vectors of; none when its manifest cannot be read (deleted or
+    damaged since it was opened: its legs meet that and say so, and the other collections are still searched)."""
+    try:
+        return collection.models
+    except Exception:  # a damaged manifest can hold anything
+        return []

@@ -79,7 +79,7 @@ async def retrieve(settings: Settings, query: str, collections: Sequence[Collect
                                "its passages are shown without their neighbours.")
                 return []
 
-        hits = expand(hits, settings.retrieve.neighbor_window, fetch)
+        hits = expand(hits, settings.retrieve.neighbor_window, fetch, settings.retrieve.annotate_max)
     nothing = ""
     if not collections:
         notices.append("No collection selected: nothing to search.")

@@ -54,6 +54,7 @@ class RagtuiApp(App[int]):
         self.settings = settings
         self.keys = keymap.resolve(settings)    # a bad [keys] entry stops the start here: a config error (exit 2)
         self.set_keymap(keymap.keymap_overrides(self.keys))
+        keymap.bind_own_keys(self, self.keys)
         self.workspace = AsyncWorkspace(settings)
         self.in_tmux = in_tmux
         self.install_screen(MainScreen(settings, self.workspace, keys=self.keys, cursor_blink=cursor_blink,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragtui.config import Settings
-from ragtui.history import HistoryDamaged
+from ragtui.history import HistoryUnusable
 from ragtui.library import NAME_RULE, CollectionError, validate_collection_name
 from ragtui.llm.citations import citation_spans, cited_numbers
 from ragtui.llm.window import WINDOW_CHARS, best_window
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ragtui.model.library import CollectionInfo, IngestReport
     from ragtui.research.session import ResearchSession
 
-__all__ = ["NAME_RULE", "WINDOW_CHARS", "AsyncWorkspace", "CollectionError", "DocumentView", "HistoryDamaged",
+__all__ = ["NAME_RULE", "WINDOW_CHARS", "AsyncWorkspace", "CollectionError", "DocumentView", "HistoryUnusable",
            "ResearchSession", "best_window", "citation_spans", "cited_numbers", "details", "has_model",
            "report_lines", "validate_collection_name"]
 

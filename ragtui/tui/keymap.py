@@ -2,21 +2,21 @@
 
 An action lives on the app (global: themes, help, quit) or on the main screen (the research view). Its
 key is the default; the `[keys]` table of the configuration (config.toml) names each action and may
-give it other keys, which `resolve` checks and Textual's keymap applies (bindings carry the action's
-name as their id).
+give it other keys, which `config_keys.check_keys` checks as the settings load and Textual's keymap
+applies (bindings carry the action's name as their id).
 """
 
 from __future__ import annotations
 
-import string
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from textual.binding import Binding
-from textual.keys import _character_to_key, format_key
+from textual.dom import DOMNode
+from textual.keys import format_key
 
 from ragtui.config import ConfigError, Settings
+from ragtui.config_keys import KeyTable, check_keys
 
 Scope = Literal["app", "main"]
 
@@ -118,9 +118,6 @@ MOTION_KEYS: tuple[tuple[str, str], ...] = (
     ("g / G", "In lists, tables and the source viewer: first / last"),
     ("ctrl+d / ctrl+u", "In lists, tables and the source viewer: half a page down / up"),
 )
-TAKEN_KEYS = frozenset({"tab", "shift+tab", "enter", "space", "up", "down", "left", "right", "pageup", "pagedown",
-                        "home", "end", "ctrl+p", "ctrl+c", "j", "k", "g", "G", "ctrl+d", "ctrl+u", "d", "K"})
-MODIFIERS = ("ctrl", "alt", "shift", "super")
 # Keys that move the focus are priority bindings. Textual gives a key to the widget focused when the app reads it,
 # and checks priority bindings right then, before it hands on the keys read after it; an ordinary binding runs only
 # once the focused widget has handled the key, by when the keys that came in the same read (fast typing, a paste,
@@ -133,44 +130,6 @@ FIELD_TABS: tuple[Binding, ...] = (
     Binding("tab", "app.focus_next", "Next field", show=False, priority=True),
     Binding("shift+tab", "app.focus_previous", "Previous field", show=False, priority=True),
 )
-NAMED_KEYS = frozenset({"escape", "enter", "tab", "space", "backspace", "delete", "insert", "home", "end", "pageup",
-                        "pagedown", "up", "down", "left", "right", *(f"f{n}" for n in range(1, 25)),
-                        *(_character_to_key(c) for c in string.punctuation)})
-KEY_ALIASES = {"esc": "escape", "return": "enter", "del": "delete", "pgup": "pageup", "pgdn": "pagedown"}
-
-KeyTable = Mapping[str, tuple[str, ...]]    # an action's id -> its keys, as Textual names them
-
-
-def parse_keys(text: str) -> tuple[str, ...]:
-    """A [keys] value ("?", "ctrl+k", "f2", "x, ctrl+x") as Textual's key names; ValueError says what is wrong."""
-    keys = []
-    for spelled in text.split(","):
-        spelled = spelled.strip()
-        if not spelled:
-            raise ValueError("expected one key or several separated by commas, e.g. \"?\" or \"f1, ctrl+h\"")
-        if spelled.endswith("++"):                           # "ctrl++": the plus key with ctrl
-            modifiers, base = spelled[:-2].split("+"), "+"
-        else:
-            *modifiers, base = spelled.split("+") if len(spelled) > 1 else [spelled]
-        if not base:
-            raise ValueError(f"{spelled!r}: a modifier without a key")
-        unknown = [m for m in modifiers if m.lower() not in MODIFIERS]
-        if unknown:
-            raise ValueError(f"{spelled!r}: unknown modifier {unknown[0]!r} (known: {', '.join(MODIFIERS)})")
-        if len(base) == 1:
-            if not base.isprintable() or base.isspace():
-                raise ValueError(f"{spelled!r}: not a key (write space as \"space\")")
-            name = _character_to_key(base.lower() if modifiers else base)
-        else:
-            name = KEY_ALIASES.get(base.lower(), base.lower())
-            if name not in NAMED_KEYS:
-                raise ValueError(f"{spelled!r}: unknown key {base!r} (a character, a function key f1-f24, or "
-                                 "escape, enter, tab, space, backspace, delete, insert, home, end, pageup, "
-                                 "pagedown, up, down, left, right)")
-        keys.append("+".join([*(m.lower() for m in modifiers), name]))
-    return tuple(dict.fromkeys(keys))
-
-
 def key_display(key: str) -> str:
     """How a key is shown: `question_mark` as ?, `escape` as esc, `ctrl+r` as is."""
     *modifiers, base = key.split("+")
@@ -186,30 +145,20 @@ def defaults() -> dict[str, tuple[str, ...]]:
 
 
 def resolve(settings: Settings) -> dict[str, tuple[str, ...]]:
-    """Every action's keys from the [keys] table; a bad key, a key the panes keep for themselves (TAKEN_KEYS) or
-    one key given to two actions is a ConfigError naming the entries and where they were set."""
-    table: dict[str, tuple[str, ...]] = {}
-    owner: dict[str, str] = {}
-    for action in ACTIONS:
-        spelled = getattr(settings.keys, action.id)
-        where = settings.origins.get(f"keys.{action.id}", "default (config.toml)")
-        try:
-            keys = parse_keys(spelled)
-        except ValueError as exc:
-            raise ConfigError(f"config error: keys.{action.id} = {spelled!r} (from {where}): {exc}") from None
-        for key in keys:
-            if key in TAKEN_KEYS:
-                raise ConfigError(f"config error: keys.{action.id} = {spelled!r} (from {where}): "
-                                  f"{key_display(key)} is kept by the lists and panes (tab, enter, arrows, j k g G, "
-                                  "ctrl+d ctrl+u, ctrl+p); choose another key")
-            if key in owner:
-                other = owner[key]
-                raise ConfigError(f"config error: keys.{other} and keys.{action.id} both use {key_display(key)} "
-                                  f"(from {settings.origins.get(f'keys.{other}', 'default (config.toml)')} and "
-                                  f"{where}); give one of them another key")
-            owner[key] = action.id
-        table[action.id] = keys
-    return table
+    """Every action's keys from the [keys] table, checked by `config_keys.check_keys` (as the settings were when
+    they loaded: a bad table never gets this far); a ConfigError naming the entries when it fails."""
+    try:
+        return check_keys(settings.keys, settings.origins)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def bind_own_keys(node: DOMNode, table: KeyTable) -> None:
+    """Give the bindings `node` defines the keys of `table` itself, not only through the app's keymap: Textual
+    drops, while a text field has the focus, every binding whose key the field would type, and it looks at the
+    binding's default key before it applies the keymap (textual/screen.py, `Screen._binding_chain`). So help
+    moved from `?` to `f1` did nothing from the query bar: the binding went with the `?` the bar types."""
+    node._bindings.apply_keymap(keymap_overrides(table))
 
 
 def keymap_overrides(table: KeyTable) -> dict[str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -85,3 +86,28 @@ def test_a_bib_beside_the_documents_is_counted_not_ingested(fake_ollama: FakeOll
 
     named = cli(tmp_path, fake_ollama.url, "ingest", str(folder / "refs.bib"), "-c", "lab")
     assert named.returncode == 0 and "1 added" in named.stdout, named.stdout + named.stderr
+
+
+def test_a_chunk_that_starts_at_a_heading_is_in_that_heading_s_section(fake_ollama: FakeOllama,
+                                                                      tmp_path: Path) -> None:
+    """Under the default (window) chunking a window can begin on the blank line before a heading (here after a
+    table, a unit no window cuts): its chunk starts at the heading and belongs to that section, so a heading
+    filter finds it."""
+    from tests.cli_run import cli
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "manual.md").write_text(
+        "# Pumps\n\nThe pump section lists the parts of a centrifugal pump and what each one does.\n\n"
+        "| part | role |\n|---|---|\n| impeller | spins |\n| casing | holds |\n\n"
+        "# Valves\n\nA zebra valve shuts the inlet once the float has risen. The seat must be clean.\n")
+    size = ("--set", "chunk.size_tokens=32", "--set", "retrieve.min_similarity=0")
+    assert cli(tmp_path, fake_ollama.url, *size, "ingest", str(docs), "-c", "docs").returncode == 0
+    found = cli(tmp_path, fake_ollama.url, *size, "query", "zebra valve", "-c", "docs", "-f", "heading:Valves",
+                "--json")
+    assert found.returncode == 0, found.stderr
+    nodes = json.loads(found.stdout)["nodes"]
+    assert [n["text"].split("\n")[0] for n in nodes] == ["# Valves"], nodes
+    elsewhere = cli(tmp_path, fake_ollama.url, *size, "query", "zebra valve", "-c", "docs", "-f", "heading:Pumps",
+                    "--json")
+    assert all("zebra" not in n["text"] for n in json.loads(elsewhere.stdout)["nodes"])

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from ragtui.config import Settings
+from ragtui.errors import RagtuiError
 from ragtui.events import FileSkipped, IngestProgress, Notice
 from ragtui.ingest.embedding import embed_input
 from ragtui.ingest.report import report_lines
@@ -296,9 +297,11 @@ def test_duplicate_is_indexed_once_its_original_is_gone(settings: Settings, fold
     coll.close()
 
 
-def test_missing_path_is_reported(settings: Settings, tmp_path: Path) -> None:
-    report = ingest(settings, [tmp_path / "nope"])
-    assert report.skipped == ((str(tmp_path / "nope"), "no such file or folder"),)
+def test_a_missing_path_is_refused_before_the_collection_is_created(settings: Settings, tmp_path: Path) -> None:
+    with pytest.raises(RagtuiError, match=r"no such file or folder: .*nope") as refused:
+        ingest(settings, [tmp_path / "nope"])
+    assert refused.value.exit_code == 2
+    assert not CollectionRegistry(settings).exists("c")
 
 
 def test_queries_while_an_ingest_runs_see_committed_state(settings: Settings, folder: Path,

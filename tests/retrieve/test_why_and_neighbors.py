@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +19,7 @@ from ragtui.model.retrieval import Hit
 from ragtui.retrieve.explain import details, evidence_line
 from ragtui.retrieve.neighbors import expand
 from ragtui.workspace import Workspace
+from tests.cli_run import cli
 from tests.collection_builder import build_collection
 from tests.fake_ollama import FakeOllama
 
@@ -106,8 +109,8 @@ def test_neighbour_expansion_order_and_scores() -> None:
 
     a2, a3, b0 = stored[chunk_id("a.md", 2)], stored[chunk_id("a.md", 3)], stored[chunk_id("b.md", 0)]
     hits = [Hit(a2, 1.0, 1.0, ("vector",)), Hit(b0, 0.9, 0.5, ("keyword",)), Hit(a3, 0.2, 0.0, ("keyword",))]
-    assert expand(hits, 0, fetch) == hits and not asked
-    out = expand(hits, 2, fetch)
+    assert expand(hits, 0, fetch, 16) == hits and not asked
+    out = expand(hits, 2, fetch, 16)
     got = [(h.chunk.text, round(h.score, 6), h.neighbor_of and stored[h.neighbor_of].text, h.distance) for h in out]
     assert got == [
         ("a.md#2", 1.0, "", 0),
@@ -121,7 +124,9 @@ def test_neighbour_expansion_order_and_scores() -> None:
     ]
     assert out[3].rel_score == pytest.approx(0.5 * 0.85) and out[2].legs == ()
     assert all(chunk_id("a.md", -1) not in ids for ids in asked)       # nothing before the first chunk
-    assert len(expand(hits, 9, fetch)) == len(out)                      # the window is capped at 5
+    assert len(expand(hits, 9, fetch, 16)) == len(out)                  # the window is capped at 5
+    capped = expand(hits, 2, fetch, 5)                                  # the hits stay; the best neighbours fill
+    assert [h.chunk.text for h in capped] == ["a.md#2", "b.md#0", "a.md#1", "b.md#1", "a.md#3"]
 
 
 async def test_neighbours_come_from_the_ingested_file_and_are_numbered_as_such(
@@ -146,3 +151,26 @@ async def test_neighbours_come_from_the_ingested_file_and_are_numbered_as_such(
     first, *rest = session.sources
     assert [(s.neighbor_of, s.distance) for s in rest] == [(first.number, 1), (first.number, 1)]
     assert sorted(session.turn.prompt_numbers) == [1, 2, 3]                # neighbours go to synthesis
+
+
+def test_neighbours_count_against_the_annotation_cap_through_ask(tmp_path: Path, fake_ollama: FakeOllama) -> None:
+    """retrieve.neighbor_window = 2 around 4 hits could add 16 neighbours; retrieve.annotate_max = 6 holds every
+    source annotated to 6: the 4 hits and the 2 best neighbours."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("pumps", "valves", "seals", "gauges"):
+        words = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf")
+        (docs / f"{name}.md").write_text(" ".join(f"Paragraph {w} of the {name} notes talks about {w} {name}."
+                                                  if w != "delta" else f"The impeller priming of {name} is here."
+                                                  for w in words))
+    sizes = ("--set", "chunk.size_tokens=16", "--set", "chunk.overlap_pct=0")
+    assert cli(tmp_path, fake_ollama.url, *sizes, "ingest", str(docs), "-c", "docs").returncode == 0
+    asked = cli(tmp_path, fake_ollama.url, *sizes, "--set", "retrieve.neighbor_window=2", "--set",
+                "retrieve.annotate_max=6", "--set", "retrieve.per_file_cap=flat", "--set",
+                "retrieve.max_chunks_per_file=1", "ask", "impeller priming", "-c", "docs", "--json")
+    assert asked.returncode == 0, asked.stderr
+    sources = json.loads(asked.stdout)["sources"]
+    hits = [s for s in sources if not s["neighbor_of"]]
+    annotations = [c for c in fake_ollama.calls("/api/chat") if "EXTRACT" in c.body["messages"][-1]["content"]]
+    assert len(sources) == 6 and len(annotations) == 6, (len(sources), len(annotations))
+    assert sorted(s["label"] for s in hits) == ["docs/gauges.md", "docs/pumps.md", "docs/seals.md", "docs/valves.md"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import re
+import string
 from pathlib import Path
 
 import pytest
@@ -13,10 +14,12 @@ from rich.console import Console
 from textual.command import CommandPalette
 
 from ragtui.config import load_settings
+from ragtui.config_keys import key_name, parse_keys
 from ragtui.config_sections import KeysSettings
 from ragtui.tui.commands import RagtuiCommands
-from ragtui.tui.keymap import ACTIONS, key_display, parse_keys
+from ragtui.tui.keymap import ACTIONS, key_display
 from ragtui.tui.screens.help import HelpScreen, keys_table
+from ragtui.tui.widgets.query import QueryInput
 from ragtui.tui.widgets.sources import SourcesPanel
 from tests.cli_run import cli
 from tests.tui.conftest import feed, quiet_app
@@ -24,7 +27,7 @@ from tests.tui.scripted import finished_session
 
 
 async def test_a_users_keys_are_bound_and_the_defaults_they_replace_are_not(snapshot_settings) -> None:
-    app = quiet_app(snapshot_settings("keys.help=f1", "keys.history=H, ctrl+h"))
+    app = quiet_app(snapshot_settings("keys.help=f1", "keys.history=H, f2"))
     async with app.run_test(size=(100, 30)) as pilot:
         await feed(app, finished_session())
         app.query_one(SourcesPanel).active_table.focus()
@@ -38,7 +41,7 @@ async def test_a_users_keys_are_bound_and_the_defaults_they_replace_are_not(snap
         console.print(keys_table(app.screen.keys))
         shown = console.export_text()
         assert re.search(r"^ *f1 +Show all keys", shown, re.M)
-        assert re.search(r"^ *H / ctrl\+h +Browse past", shown, re.M)
+        assert re.search(r"^ *H / f2 +Browse past", shown, re.M)
         await pilot.press("question_mark")         # not the help key any more: the help stays
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
@@ -60,6 +63,21 @@ async def test_the_palette_names_each_action_with_the_users_keys(snapshot_settin
         assert isinstance(app.screen, CommandPalette)
 
 
+async def test_a_users_key_works_from_the_query_bar_and_the_default_it_replaced_types_there(
+        snapshot_settings) -> None:
+    app = quiet_app(snapshot_settings("keys.help=f1", "keys.synthesize=f5"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await feed(app, finished_session())
+        bar = app.screen.query_one(QueryInput)
+        bar.focus()
+        await pilot.press("question_mark", "s")
+        await pilot.pause()
+        assert bar.value.endswith("?s") and not isinstance(app.screen, HelpScreen)
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+
+
 @pytest.mark.parametrize(("entry", "said"), [
     ("help = \"hyper+x\"", "keys.help = 'hyper+x'"),
     ("help = \"ctrl+\"", "a modifier without a key"),
@@ -70,12 +88,23 @@ async def test_the_palette_names_each_action_with_the_users_keys(snapshot_settin
     ("history = \"j\"", "j is kept by the lists and panes"),
 ])
 def test_a_bad_keys_entry_is_one_config_error_line_and_exit_2(tmp_path: Path, entry: str, said: str) -> None:
+    """The TUI's start and `ragtui config show` refuse the same tables (config show printed them, exit 0)."""
     config = tmp_path / "config.toml"
     config.write_text(f"[keys]\n{entry}\n", encoding="utf-8")
-    run = cli(tmp_path, "http://127.0.0.1:9", "--config", str(config))
-    assert run.returncode == 2, run.stderr
-    lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("ragtui: config error:") and said in lines[0], run.stderr
+    for args in ((), ("config", "show")):
+        run = cli(tmp_path, "http://127.0.0.1:9", "--config", str(config), *args)
+        assert run.returncode == 2, (args, run.stderr)
+        lines = run.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("ragtui: config error:") and said in lines[0], run.stderr
+        assert run.stdout == ""
+
+
+def test_keys_are_named_as_textual_names_them() -> None:
+    """config_keys names keys without importing Textual (the settings are engine); its names must be Textual's."""
+    from textual.keys import _character_to_key
+
+    for character in string.printable.strip() + "é€§":
+        assert key_name(character) == _character_to_key(character), character
 
 
 def test_keys_are_read_as_a_user_writes_them() -> None:

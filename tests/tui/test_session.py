@@ -300,6 +300,22 @@ async def test_ollama_down_gives_keyword_only_sources_and_says_why(settings: Set
         assert "127.0.0.1:9" in str(app.query_one("#synthesis-banner").render())
 
 
+async def test_no_chat_model_configured_gives_sources_only_said_calmly(settings: Settings) -> None:
+    """The demo without Ollama: no llm.model is the expected path, not a failure in red."""
+    app = RagtuiApp(settings.replace(llm__model=""), cursor_blink=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        await ask(app, pilot)
+        panel = app.query_one(SourcesPanel)
+        assert panel.sources and all(s.state is AnnotationState.OFF for s in panel.sources.values())
+        status = str(app.query_one(StatusLine).render())
+        assert "failed" not in status, status
+        assert not str(app.query_one("#synthesis-banner").render()).strip()
+        assert [(n.severity, n.message) for n in app.notices if "chat model" in n.message] == [
+            ("information", "No chat model configured: sources only (set [llm] model to annotate and answer).")]
+        assert not any("Synthesis failed" in n.message or "llm.model is not set" in n.message for n in app.notices)
+
+
 async def test_wordnet_missing_is_shown(make_settings: Callable[..., Settings]) -> None:
     app = RagtuiApp(make_settings("synonyms.enabled=true"), cursor_blink=False)
     async with app.run_test(size=(120, 30)) as pilot:

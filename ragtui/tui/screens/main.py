@@ -30,7 +30,7 @@ from ragtui.errors import RagtuiError, describe
 from ragtui.model.conversation import SessionSummary, StopReason
 from ragtui.model.library import CollectionInfo
 from ragtui.tui import keymap
-from ragtui.tui.engine import AsyncWorkspace, HistoryDamaged, has_model
+from ragtui.tui.engine import AsyncWorkspace, HistoryUnusable, has_model
 from ragtui.tui.messages import OllamaProbed
 from ragtui.tui.widgets.collections import CollectionsPane
 from ragtui.tui.widgets.query import QueryInput
@@ -61,6 +61,7 @@ class MainScreen(Screen[None]):
         super().__init__()
         self.settings = settings
         self.keys = keys if keys is not None else keymap.defaults()
+        keymap.bind_own_keys(self, self.keys)
         self.workspace = workspace
         self.cursor_blink = cursor_blink
         self.start_workers = start_workers
@@ -366,7 +367,7 @@ class MainScreen(Screen[None]):
             return
         try:
             sessions = await self.workspace.history()
-        except HistoryDamaged as exc:            # found damaged since start-up
+        except HistoryUnusable as exc:            # found damaged since start-up
             self._history_unusable(describe(exc))
             return
         except Exception as exc:  # shown, not raised: history is optional to the rest of the app

@@ -3,7 +3,7 @@ up, g / G first / last, ctrl+d / ctrl+u half a page down / up.
 
 They are bindings of those widgets themselves, so they act only where one has the focus and never where
 text is typed (the query bar, a dialog's fields; the viewer's text is read-only). The [keys] table may not
-give an action one of these keys (keymap.TAKEN_KEYS), as the list would take it first.
+give an action one of these keys (config_keys.TAKEN_KEYS), as the list would take it first.
 """
 
 from __future__ import annotations
