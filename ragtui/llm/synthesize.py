@@ -82,19 +82,21 @@ def plan(sources: Sequence[SessionSource], *, query: str, context_window: int, m
     the sentences that share the most words with the query) instead of being
     dropped; the window's span is kept so the caller can say so and show it. A
     source judged relevant by an annotation that quotes nothing of it
-    (`SessionSource.unquoted`) is packed after the quoted ones, so it is the first
-    left out when room is short, and placed in the middle, where models look least.
+    (`SessionSource.unquoted`) is packed one place lower than its rank, never behind
+    every quoted source (`by_evidence`), and the prompt's order follows the packing
+    order, so it also sits one place further from the prompt's ends.
     `every_source` shrinks the lower sources to windows so that all of them fit (`packing.pack`).
     """
     from ragtui.llm.packing import lost_in_the_middle, pack
 
-    ranked = by_evidence(sources)    # a source judged relevant with no quote from it is packed last
+    ranked = by_evidence(sources)    # by rank; a relevant source with no quote from it one place lower
     packed = pack(ranked, query=query, context_window=context_window, max_tokens=max_tokens,
                   context_chunks=context_chunks, every_source=every_source)
     kept = [s if span is None else replace(s, chunk=replace(s.chunk, text=s.chunk.text[span[0]:span[1]]))
             for s, span in packed]
     windows = {s.number: span for s, span in packed if span is not None}
     kept_numbers = {s.number for s in kept}
-    # lost-in-the-middle orders by relative score (in [0, 1]); one with no quote ranks below every quoted one
-    return Plan(ordered=lost_in_the_middle(kept, lambda s: s.rel_score - 2.0 * s.unquoted),
+    # lost-in-the-middle places the packing order: its first source first, its second last, and so on
+    place = {s.number: i for i, s in enumerate(ranked)}
+    return Plan(ordered=lost_in_the_middle(kept, lambda s: -place[s.number]),
                 left_out=[s for s in ranked if s.number not in kept_numbers], windows=windows)

@@ -117,12 +117,12 @@ class SessionSource:
 
     @property
     def quote_page(self) -> str:
-        """The page the annotation's first quote of this chunk lies on, when the chunk runs over a page break
+        """The page the annotation's longest quote of this chunk lies on, when the chunk runs over a page break
         and the quote does not (`quotes.found_quotes`); "" otherwise."""
         if not self.annotation or not self.chunk.meta.breaks():
             return ""
-        quoted = found_quotes(self.annotation, self.chunk.text)
-        return self.chunk.meta.page_of(self.chunk.text, lambda part: occurs(quoted[0], part)) if quoted else ""
+        quoted = max(found_quotes(self.annotation, self.chunk.text), key=len, default="")
+        return self.chunk.meta.page_of(self.chunk.text, lambda part: occurs(quoted, part)) if quoted else ""
 
     @property
     def verdict_relevant(self) -> bool:
@@ -155,10 +155,20 @@ class SessionSource:
 
 
 def by_evidence(sources: Iterable[SessionSource]) -> list[SessionSource]:
-    """Sources in the order a reader and the answer's packing take them: by number, except that a relevant
-    source whose annotation quotes nothing of it (`SessionSource.quoteless`: a verdict without evidence) comes
-    after the others."""
-    return sorted(sources, key=lambda s: (s.unquoted, s.number))
+    """Sources in the order a reader and the answer's packing take them: by number (their retrieval rank),
+    except that a relevant source whose annotation quotes nothing of it (`SessionSource.unquoted`: a verdict
+    without evidence) goes one place down, behind the next source that is not unquoted, and only when another
+    such source follows that one: "no quote" lowers a source a little, never behind every source with a quote.
+    The mark is often wrong (a model's quote may be mangled, or a true quote of a title too thin to show), and
+    the retrieval's best source is often the answer's best evidence, so the mark must not cost it its place in
+    a prompt that holds only the first few sources."""
+    ordered = sorted(sources, key=lambda s: s.number)
+    firm = [i for i, s in enumerate(ordered) if not s.unquoted]
+
+    def place(i: int, source: SessionSource) -> tuple[float, int]:
+        after = [f for f in firm if f > i]
+        return (after[0] + 0.5 if source.unquoted and len(after) > 1 else i, i)
+    return [s for _, s in sorted(((place(i, s), s) for i, s in enumerate(ordered)), key=lambda pair: pair[0])]
 
 
 _STANDING = {AnnotationState.PENDING: Standing.NOT_ANNOTATED, AnnotationState.RUNNING: Standing.RUNNING,

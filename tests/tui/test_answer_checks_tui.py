@@ -89,7 +89,8 @@ UNQUOTED_REPLY = ("You can read it with `csv.read_csv(path)`:\n```python\nrows =
                   "This is relevant because it shows how to load the data.")
 
 
-async def test_a_source_with_no_quote_is_marked_listed_last_and_its_reply_shown_whole(snapshot_settings) -> None:
+async def test_a_source_with_no_quote_is_marked_listed_one_place_down_and_its_reply_shown_whole(
+        snapshot_settings) -> None:
     from ragtui.events import AnnotationFinished
     from ragtui.model.conversation import annotated
     from ragtui.tui.screens.details import DetailsScreen
@@ -104,10 +105,10 @@ async def test_a_source_with_no_quote_is_marked_listed_last_and_its_reply_shown_
         await feed(app, events)
         panel = app.query_one(SourcesPanel)
         table = panel.active_table
-        assert [key.value for key in table.rows] == ["2", "3", "1"]          # the quoted ones first
+        assert [key.value for key in table.rows] == ["2", "1", "3"]          # behind the next quoted one
         assert str(table.get_cell("1", "state")) == "no quote" and str(table.get_cell("2", "state")) == "relevant"
         table.focus()
-        table.move_cursor(row=2)
+        table.move_cursor(row=1)
         await pilot.pause()
         assert "no quote from this source" in str(panel.query_one("#source-detail").render())
         await pilot.press("w")
