@@ -54,7 +54,8 @@ class StopReason(StrEnum):
     CANCELLED = "cancelled"           # the user (or a closed stream) cut it; the partial text stays
     ERROR = "error"
     CONTENT_FILTER = "content_filter"  # an OpenAI-compatible server withheld the rest
-    REPETITION = "repetition"         # stopped when the answer began looping; not continued (it would loop again)
+    REPETITION = "repetition"         # looping: stopped when it began, or found at the llm.max_tokens cut (two
+    #                                   copies of a long passage); not continued (it would loop again)
 
     @classmethod
     def parse(cls, value: str) -> StopReason:
