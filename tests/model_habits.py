@@ -128,3 +128,21 @@ def repeats_last_paragraph(body: dict[str, Any]) -> str:
         return _default(body) if _extract(body) is not None else PARAGRAPHS
     last = partial.rstrip().rsplit("\n\n", 1)[-1]
     return "\n\n**" + last.replace(", and ", ",\nand ") + "**\n\n" + NEW_TEXT
+
+
+def echoes_source_header(body: dict[str, Any]) -> str:
+    """Instead of an answer, the prompt's first source header, its ANNOTATION line and the start of its text,
+    copied (what a small model often writes; mini_ollama's `echo` model does the same). Annotations quote."""
+    if _extract(body) is not None:
+        return _default(body)
+    prompt = _prompt(body)
+    start = re.search(r"(?m)^\[\d+\] SOURCE:", prompt)
+    return " ".join(prompt[start.start() if start else 0:][:400].split())
+
+
+NON_ANSWER = "The source is [1] and the other two are [2] and [3]."
+
+
+def lists_source_numbers(body: dict[str, Any]) -> str:
+    """An answer that names the sources by number and says nothing they say. Annotations quote."""
+    return _default(body) if _extract(body) is not None else NON_ANSWER

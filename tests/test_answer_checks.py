@@ -2,11 +2,13 @@
 answer is stopped while it streams, or found looping where llm.max_tokens cut it (stop reason "repetition",
 what came before kept, not offered for continue, never advised to be made longer); a continuation that writes
 the answer's last paragraph again loses that copy, and is told; an answer that cites no source [N] is warned
-about (a stderr line, `"warnings"` in --json)."""
+about (a stderr line, `"warnings"` in --json), and so is one that copies its prompt's source headers back (its
+"[1]" is no citation) or only names sources by number, also when the session is reopened."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,8 @@ from tests.model_habits import (
     TWO_AND_A_HALF,
     TWO_PARAGRAPHS,
     as_reply,
+    echoes_source_header,
+    lists_source_numbers,
     loops,
     loops_until_cut,
     repeats_last_paragraph,
@@ -165,3 +169,33 @@ def test_a_cited_answer_has_no_citation_warning(ingested: Path, fake_ollama: Fak
     data = json.loads(done.stdout)
     assert data["citations"] == [1] and data["warnings"] == [] and data["stop_reason"] == "stop"
     assert warnings(done.stderr) == []
+
+
+# --- an echo of the prompt, a non-answer ---------------------------------------------------------------------
+
+def test_an_answer_that_copies_the_prompts_source_header_is_an_echo_and_cites_nothing(
+        ingested: Path, fake_ollama: FakeOllama) -> None:
+    fake_ollama.responder = as_reply(echoes_source_header)
+    done = cli(ingested, fake_ollama.url, "ask", "how do pumps start")
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"\):\n\n\[\d+\] SOURCE: docs/", done.stdout)             # the header, written back
+    assert warnings(done.stderr) == [
+        "ragtui: warning: the answer is mostly text copied from the prompt (source headers, source text, the "
+        "question): it answers nothing, and a [N] inside the copy is not a citation",
+        "ragtui: warning: the answer cites no source [N]: nothing in it is tied to a source; check it against the "
+        "sources"]
+    turn = HistoryStore(ingested / "data").load(1).turn                    # saved: the reopened turn says so
+    assert turn.echo and not turn.non_answer and turn.citations == ()
+    data = json.loads(cli(ingested, fake_ollama.url, "ask", "--json", "how do pumps start").stdout)
+    assert data["warnings"] == ["echo", "no_citations"] and data["citations"] == []
+
+
+def test_an_answer_that_only_names_sources_is_a_non_answer(ingested: Path, fake_ollama: FakeOllama) -> None:
+    fake_ollama.responder = as_reply(lists_source_numbers)
+    done = cli(ingested, fake_ollama.url, "ask", "how do pumps start")
+    assert done.returncode == 0, done.stderr
+    assert warnings(done.stderr) == ["ragtui: warning: the answer only names sources ([N]) and says nothing they "
+                                     "say: it is not an answer; read the sources, or ask again"]
+    assert HistoryStore(ingested / "data").load(1).turn.non_answer
+    data = json.loads(cli(ingested, fake_ollama.url, "ask", "--json", "how do pumps start").stdout)
+    assert data["warnings"] == ["non_answer"] and data["citations"] == [1, 2, 3]

@@ -6,7 +6,7 @@ lost-in-the-middle reordering, so the [N] in the prompt is the [N] the user sees
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from ragtui.llm.fencing import FENCE_RULE, fence, fold_line
@@ -83,8 +83,8 @@ def plan(sources: Sequence[SessionSource], *, query: str, context_window: int, m
     dropped; the window's span is kept so the caller can say so and show it. A
     source judged relevant by an annotation that quotes nothing of it
     (`SessionSource.unquoted`) is packed one place lower than its rank, never behind
-    every quoted source (`by_evidence`), and the prompt's order follows the packing
-    order, so it also sits one place further from the prompt's ends.
+    every quoted source (`by_evidence`), and sits just behind that source in the
+    prompt's order too (`_prompt_score`).
     `every_source` shrinks the lower sources to windows so that all of them fit (`packing.pack`).
     """
     from ragtui.llm.packing import lost_in_the_middle, pack
@@ -96,7 +96,18 @@ def plan(sources: Sequence[SessionSource], *, query: str, context_window: int, m
             for s, span in packed]
     windows = {s.number: span for s, span in packed if span is not None}
     kept_numbers = {s.number for s in kept}
-    # lost-in-the-middle places the packing order: its first source first, its second last, and so on
-    place = {s.number: i for i, s in enumerate(ranked)}
-    return Plan(ordered=lost_in_the_middle(kept, lambda s: -place[s.number]),
+    return Plan(ordered=lost_in_the_middle(kept, _prompt_score(ranked)),
                 left_out=[s for s in ranked if s.number not in kept_numbers], windows=windows)
+
+
+def _prompt_score(ranked: Sequence[SessionSource]) -> Callable[[SessionSource], float]:
+    """The score lost-in-the-middle orders the prompt by: the relative score (in [0, 1]), except that a source
+    with no quote that `by_evidence` moved behind another scores just below that one."""
+    scores: dict[int, float] = {}
+    before: SessionSource | None = None
+    for source in ranked:
+        scores[source.number] = source.rel_score
+        if source.unquoted and before is not None:
+            scores[source.number] = min(source.rel_score, scores[before.number] - 1e-6)
+        before = source
+    return lambda s: scores[s.number]

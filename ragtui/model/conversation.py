@@ -19,6 +19,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
+from ragtui.echo import is_echo, says_nothing
 from ragtui.model.chunks import Chunk, LegRank, leg_score
 from ragtui.model.retrieval import RetrievalMeta
 from ragtui.quotes import found_quotes, misquotes, occurs, quoteless
@@ -295,6 +296,21 @@ class Turn:
     def uncited(self) -> bool:
         """A finished answer that cites no source [N] at all (`answer_uncited`)."""
         return answer_uncited(self.answer, self.stop_reason, self.citations)
+
+    @property
+    def echo(self) -> bool:
+        """A finished answer that is mostly text copied from its prompt's frame (source headers, fenced text,
+        the question: `echo.is_echo`); the citations inside such a copy are not counted as `citations`."""
+        return self.stop_reason in FINISHED_REASONS and is_echo(self.answer, [text for _, text in self.prompt])
+
+    @property
+    def non_answer(self) -> bool:
+        """A finished answer that cites sources and says nothing they say (`echo.says_nothing`): "The source is
+        [1] and the other two are [2] and [3]." An echo is not also a non-answer."""
+        if self.stop_reason not in FINISHED_REASONS or not self.citations or not self.prompt_numbers or self.echo:
+            return False
+        given = set(self.prompt_numbers)
+        return says_nothing(self.answer, [s.chunk.text for s in self.sources if s.number in given])
 
     @property
     def can_continue(self) -> bool:

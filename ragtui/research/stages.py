@@ -311,14 +311,15 @@ class TurnStages:
                                                                             StopReason.REPETITION):
             yield Notice("warning", f"{model.model} repeated its answer instead of continuing it; nothing new "
                                     "was added (re-synthesize)")
-        yield SynthesisFinished(turn.answer, reason, turn.citations, turn.unknown_citations, self.quote_checks())
+        yield SynthesisFinished(turn.answer, reason, turn.citations, turn.unknown_citations, self.quote_checks(),
+                                echo=turn.echo, non_answer=turn.non_answer)
         yield self.saved()
 
     def _finish_answer(self, reason: StopReason) -> None:
         from ragtui.llm.citations import check_citations
 
         turn = self.ledger.turn
-        found = check_citations(turn.answer, set(turn.prompt_numbers))
+        found = check_citations(turn.answer, set(turn.prompt_numbers), [text for _, text in turn.prompt])
         self.ledger.change_turn(stop_reason=reason, citations=tuple(found.cited),
                                 unknown_citations=tuple(found.unknown))
 

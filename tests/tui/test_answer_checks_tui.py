@@ -117,3 +117,21 @@ async def test_a_source_with_no_quote_is_marked_listed_one_place_down_and_its_re
         shown = str(app.screen.query_one("#details-text").render())
         assert (f"Annotation by {MODEL_PATH}, as written (it gives no quote that this source holds):\n"
                 + UNQUOTED_REPLY) in shown                                # the full id, the reply's lines kept
+
+
+async def test_the_banner_says_an_answer_is_an_echo_of_the_prompt(make_settings, fake_ollama: FakeOllama,
+                                                                   tmp_path: Path) -> None:
+    """Over HTTP, a model that writes the prompt's first source header back instead of an answer."""
+    from tests.model_habits import echoes_source_header
+
+    settings = make_settings()
+    await ingest(settings, write_corpus(tmp_path))
+    fake_ollama.responder = as_reply(echoes_source_header)
+    app = RagtuiApp(settings, cursor_blink=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ask(app, pilot)
+        session = main_screen(app).research.session
+        assert session is not None and session.turn.echo and session.turn.citations == ()
+        banner = str(app.query_one("#synthesis-banner").render())
+        assert "The answer is mostly text copied from the prompt" in banner
+        assert "The answer cites no source [N]" in banner
