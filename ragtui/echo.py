@@ -8,11 +8,14 @@ and an answer that is mostly such a copy answers nothing while looking cited.
 
 The comparison is on tokens: words (case-folded), and the prompt's frame, which a
 copy of the frame carries and an answer's own sentences do not: bracketed markers
-("[1]", "[2, 3]"), the labels `SOURCES:`, `SOURCE:`, `ANNOTATION:`, `QUESTION:`, and
-the fence lines `<<<` / `>>>`. A stretch of the answer is copied when every run of
-`RUN_TOKENS` tokens in it occurs in the prompt; it is an echo when it holds a frame
-token. So a sentence quoted from a source and cited after it is no echo (the prompt
-never has that "[N]" after that sentence), while "[1] SOURCE: pumps.md" is.
+("[1]", "[2, 3]"), the labels `SOURCES:`, `SOURCE:`, `QUESTION:`, and the fence lines
+`<<<` / `>>>`. (An `ANNOTATION:` line is the annotator's quote of its source and why
+it matters; an answer that takes that quote and cites its source after it, as an
+extractive model does, is quoting the source, and its label alone is no frame.)
+A stretch of the answer is copied when every run of `RUN_TOKENS` tokens in it
+occurs in the prompt; it is an echo when it holds a frame token. So a sentence
+quoted from a source and cited after it is no echo (the prompt never has that "[N]"
+after that sentence), while "[1] SOURCE: pumps.md" is.
 A citation inside an echo is not a citation; an answer whose tokens are `ECHO_SHARE`
 or more echo is an echo.
 
@@ -35,7 +38,7 @@ from ragtui.words import FUNCTION_WORDS
 
 RUN_TOKENS = 4          # a copied stretch: every run of this many tokens in it is in the prompt
 ECHO_SHARE = 0.5        # an answer this much echo is an echo
-_TOKEN = re.compile(r"\[[^\[\]\n]{1,40}\]|\b(?:SOURCES?|ANNOTATION|QUESTION):|<<<|>>>|\w+")
+_TOKEN = re.compile(r"\[[^\[\]\n]{1,40}\]|\b(?:SOURCES?|QUESTION):|<<<|>>>|\w+")
 _WORD = re.compile(r"\w+")
 # Words an answer uses to talk about its sources rather than about what they say.
 SOURCE_TALK = frozenset({
