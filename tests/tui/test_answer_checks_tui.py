@@ -135,3 +135,26 @@ async def test_the_banner_says_an_answer_is_an_echo_of_the_prompt(make_settings,
         banner = str(app.query_one("#synthesis-banner").render())
         assert "The answer is mostly text copied from the prompt" in banner
         assert "The answer cites no source [N]" in banner
+
+
+async def test_c_drops_a_continuation_that_writes_the_last_paragraph_again_and_says_so(
+        make_settings, fake_ollama: FakeOllama, tmp_path: Path) -> None:
+    """Over HTTP: the answer is cut at llm.max_tokens after two paragraphs; asked to go on, the model writes the
+    second again (its lines broken anew, in bold), then new text."""
+    from tests.model_habits import NEW_TEXT, PARAGRAPHS, TWO_PARAGRAPHS, repeats_last_paragraph
+
+    settings = make_settings(f"llm.max_tokens={TWO_PARAGRAPHS}")
+    await ingest(settings, write_corpus(tmp_path))
+    fake_ollama.responder = as_reply(repeats_last_paragraph)
+    app = RagtuiApp(settings, cursor_blink=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ask(app, pilot)
+        session = main_screen(app).research.session
+        assert session is not None and session.turn.stop_reason is StopReason.LENGTH
+        partial = session.answer
+        assert partial == PARAGRAPHS.rsplit("\n\n", 1)[0] + "\n\n"
+        await pilot.press("tab", "c")
+        await settle(app, pilot)
+        assert session.answer == app.query_one(SynthesisView).text == partial + NEW_TEXT
+        said = [n.message for n in app._notifications]
+        assert any(m.startswith("chat began its continuation by wr") for m in said), said        # clipped at 80
