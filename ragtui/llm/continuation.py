@@ -165,7 +165,7 @@ def _may_repeat(prev: str, pending: str) -> bool:
     have = [w.casefold() for w in _WORD.findall(pending)]
     if len(wanted) < MIN_SHARED or len(have) > len(wanted):
         return False
-    return have[:-1] == wanted[:len(have) - 1] and (not have or wanted[len(have) - 1].startswith(have[-1]))
+    return not have or (have[:-1] == wanted[:len(have) - 1] and wanted[len(have) - 1].startswith(have[-1]))
 
 
 def seam(prev: str, add: str) -> str:
