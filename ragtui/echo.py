@@ -6,18 +6,18 @@ question, an example from the instructions ("like [2] or [1][3]"). A "[1]" insid
 such a copy is the prompt's numbering, not a claim that source 1 says something,
 and an answer that is mostly such a copy answers nothing while looking cited.
 
-The comparison is on tokens: words (case-folded), and the prompt's frame, which a
-copy of the frame carries and an answer's own sentences do not: bracketed markers
-("[1]", "[2, 3]"), the labels `SOURCES:`, `SOURCE:`, `QUESTION:`, and the fence lines
-`<<<` / `>>>`. (An `ANNOTATION:` line is the annotator's quote of its source and why
-it matters; an answer that takes that quote and cites its source after it, as an
-extractive model does, is quoting the source, and its label alone is no frame.)
-A stretch of the answer is copied when every run of `RUN_TOKENS` tokens in it
-occurs in the prompt; it is an echo when it holds a frame token. So a sentence
-quoted from a source and cited after it is no echo (the prompt never has that "[N]"
-after that sentence), while "[1] SOURCE: pumps.md" is.
-A citation inside an echo is not a citation; an answer whose tokens are `ECHO_SHARE`
-or more echo is an echo.
+The comparison is on tokens: words (case-folded), citation brackets ("[1]",
+"[2, 3]", "[2-4]"), the prompt's labels `SOURCES:`, `SOURCE:`, `QUESTION:` and its
+fence lines `<<<` / `>>>`. A stretch of the answer is copied when every run of
+`RUN_TOKENS` tokens in it occurs in the prompt. A citation inside a copied stretch
+is not a citation: the prompt had that "[N]" there (a header, the instructions'
+example, a source's own footnote). A sentence quoted from a source and cited after
+it is no copy of its "[N]": the prompt never has that "[N]" after that sentence.
+A copied stretch that holds a label or a fence line is an echo of the prompt's
+frame; an answer whose tokens are `ECHO_SHARE` or more echo is an echo. (An
+`ANNOTATION:` line is the annotator's quote of its source and why it matters; an
+answer that takes that quote and cites its source after it, as an extractive model
+does, quotes the source, so that label alone makes no echo.)
 
 An answer that cites sources and says nothing of what they say ("The source is [1]
 and the other two are [2] and [3].") is a non-answer (`says_nothing`): none of its
@@ -38,7 +38,7 @@ from ragtui.words import FUNCTION_WORDS
 
 RUN_TOKENS = 4          # a copied stretch: every run of this many tokens in it is in the prompt
 ECHO_SHARE = 0.5        # an answer this much echo is an echo
-_TOKEN = re.compile(r"\[[^\[\]\n]{1,40}\]|\b(?:SOURCES?|QUESTION):|<<<|>>>|\w+")
+_TOKEN = re.compile(r"\[\s*\d+(?:\s*[-–,;]\s*\d+)*\s*\]|\b(?:SOURCES?|QUESTION):|<<<|>>>|\w+")
 _WORD = re.compile(r"\w+")
 # Words an answer uses to talk about its sources rather than about what they say.
 SOURCE_TALK = frozenset({
@@ -53,13 +53,14 @@ SOURCE_TALK = frozenset({
 
 
 def _is_frame(token: str) -> bool:
-    return token.startswith("[") or token.endswith(":") or token in ("<<<", ">>>")
+    return token.endswith(":") or token in ("<<<", ">>>")
 
 
 def _tokens(text: str) -> list[tuple[str, int, int]]:
-    """(key, start, end) per token: a frame token as written (a bracket without its spaces), a word case-folded."""
-    return [("".join(m.group().split()) if _is_frame(m.group()) else m.group().casefold(), m.start(), m.end())
-            for m in _TOKEN.finditer(text)]
+    """(key, start, end) per token: a citation bracket without its spaces, a label or fence as written, a word
+    case-folded."""
+    return [("".join(m.group().split()) if m.group().startswith("[") or _is_frame(m.group())
+             else m.group().casefold(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
 
 
 @lru_cache(maxsize=8)
@@ -89,15 +90,17 @@ def _echo(answer: str, prompt: tuple[str, ...]) -> tuple[tuple[tuple[int, int], 
         end = at
         while end < len(tokens) and copied[end]:
             end += 1
-        if any(_is_frame(key) for key, _, _ in tokens[at:end]):
+        if any(key.startswith("[") for key, _, _ in tokens[at:end]):
             spans.append((tokens[at][1], tokens[end - 1][2]))
+        if any(_is_frame(key) for key, _, _ in tokens[at:end]):
             echoed += end - at
         at = end
     return tuple(spans), echoed / len(tokens)
 
 
 def echoed_spans(answer: str, prompt: Sequence[str]) -> tuple[tuple[int, int], ...]:
-    """(start, end) of each stretch of `answer` copied from the `prompt` messages' texts with part of its frame."""
+    """(start, end) of each stretch of `answer` copied from the `prompt` messages' texts with a citation bracket
+    in it: the citations there are the prompt's, not the answer's."""
     return _echo(answer, tuple(prompt))[0]
 
 

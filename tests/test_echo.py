@@ -42,3 +42,13 @@ def test_an_answer_that_only_names_sources_says_nothing() -> None:
     assert says_nothing("The source is [1] and the other two are [2] and [3].", texts)
     assert says_nothing("See [1], [2].", texts)
     assert not says_nothing(f"{texts[1].split()[0]} {texts[1].split()[1]} [2].", texts)
+
+
+def test_a_bracket_of_words_in_a_quoted_source_is_no_frame() -> None:
+    """The stand-in quoted an annotation whose quote had "[just]" in it (SQuAD's Islamism paragraph): that is
+    a quote of the source, cited after it, not an echo."""
+    text = "Islamists ask why they believe in Islamism, not [just] Islam, and say so in many ways."
+    user = (f'SOURCES:\n\n[1] SOURCE: d/islamism.txt\nANNOTATION: "{text}" This quote is relevant.\n<<<\n{text}\n>>>'
+            "\n\nQUESTION: what do Islamists ask\n\nAnswer from these sources only, citing them as [N].")
+    answer = f'According to the sources: ANNOTATION: "{text}" This quote is relevant. [1]'
+    assert not is_echo(answer, [user]) and check_citations(answer, {1}, [user]).cited == (1,)
