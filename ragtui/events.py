@@ -145,6 +145,8 @@ class SynthesisFinished(Event):
     citations: tuple[int, ...] = ()
     unknown_citations: tuple[int, ...] = ()
     quotes: tuple[QuoteCheck, ...] = ()   # the answer's attributed quotes, each checked against the sources
+    echo: bool = False               # mostly text copied from the prompt's frame (`Turn.echo`)
+    non_answer: bool = False         # cites sources and says nothing they say (`Turn.non_answer`)
 
     @property
     def unverified(self) -> tuple[QuoteCheck, ...]:

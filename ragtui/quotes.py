@@ -5,12 +5,22 @@ source said what another one (a document posing as a source) did. So every passa
 a model quotes is looked up in the text it is attributed to: an answer's quote in
 the source its citation names, an annotation's quote in the chunk it annotates.
 
-What counts as a quote: text between "double", “curly” or «angle» quotation marks
-with at least `MIN_WORDS` words (shorter ones are terms, not quotations). The
-comparison is on words: Unicode compatibility-folded, case-folded, so whitespace,
-line breaks, punctuation and the kind of quotation mark or apostrophe never decide
-it. An ellipsis ("...", "…", "[...]") or any bracketed insertion such as a citation
-inside the quote splits it into parts that must all occur, in order.
+The comparison is on words: Unicode compatibility-folded, case-folded, so whitespace,
+line breaks, punctuation, markdown, prompt markers such as ">>>" and the kind of
+quotation mark or apostrophe never decide it. An ellipsis ("...", "…", "[...]") or
+a citation ("[2]") inside the quote splits it into parts that must all occur, in
+order; a bracket of words is read first as the quoted text's own and only then as
+an editor's insertion ("[the pump] starts"), which also splits it; any other
+bracket (a Python list, an index) is the quoted text's own. `occurs` is the one
+matcher: the MCP server's `verify_quote`, an annotation's "no quote" mark
+(`found_quotes`) and an answer's quote checks all use it, so none of them can find
+a quote another misses.
+
+What an answer or an annotation is held to: text between "double", “curly” or
+«angle» quotation marks with at least `MIN_WORDS` words is a quotation its source
+must hold (`misquotes`, `check_quotes`: a shorter one is a term, not a claim). What
+an annotation gives as evidence (`found_quotes`) has no floor: a two-word heading
+it quotes, and its chunk holds, is a quote.
 
 Pure functions, no I/O: the engine checks, the front ends only show the result.
 """
@@ -23,11 +33,17 @@ from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 from typing import Protocol
+
+from ragtui.words import FUNCTION_WORDS
 
 MIN_WORDS = 3
 _QUOTED = re.compile(r'"([^"]{1,2000}?)"|“([^”]{1,2000}?)”|«([^»]{1,2000}?)»')
-_GAP = re.compile(r"\.\.\.|…|\[[^\]]*\]")
+_ELISION = re.compile(r"\.\.\.|…|\[\s*\d+(?:\s*[-–,;]\s*\d+)*\s*\]")   # an ellipsis, "[...]" too, or a citation
+_INSERTION = re.compile(r"\[[^\W\d_][\w \t'’-]*\]")      # "[sic]", "[the pump]": words, not code
+_STRAIGHT = re.compile(r'"')
+MAX_MARKS = 24      # straight quotation marks of one paragraph paired every way (quotes inside quotes)
 _WORD = re.compile(r"\w+")
 _SENTENCE_END = re.compile(r"[.!?]+[\"'”’»)\]]*(?=\s|$|\[\d)|\n")
 _MARKED = re.compile(r"(?P<quote>(?:^[ \t]*>.*(?:\n|$))+)|```[^\n]*\n(?P<code>[\s\S]*?)```|`(?P<span>[^`\n]+)`",
@@ -72,8 +88,8 @@ def _words(text: str) -> str:
     return " " + " ".join(_WORD.findall(unicodedata.normalize("NFKC", text).casefold())) + " "
 
 
-def _parts(quote: str) -> list[str]:
-    return [words for piece in _GAP.split(quote) if (words := _words(piece)).strip()]
+def _parts(quote: str, gap: re.Pattern[str] = _ELISION) -> list[str]:
+    return [words for piece in gap.split(quote) if (words := _words(piece)).strip()]
 
 
 def _word_count(quote: str) -> int:
@@ -81,10 +97,16 @@ def _word_count(quote: str) -> int:
 
 
 def occurs(quote: str, text: str) -> bool:
-    """Whether every part of `quote` occurs in `text`, whole words, in order."""
+    """Whether every part of `quote` occurs in `text`, whole words, in order: its brackets read as its own
+    text, or else (when it has any) as insertions an editor made, which the text need not hold."""
     haystack = _words(text)
+    return _in_order(_parts(quote), haystack) or (
+        _INSERTION.search(quote) is not None and _in_order(_parts(_INSERTION.sub("...", quote)), haystack))
+
+
+def _in_order(parts: list[str], haystack: str) -> bool:
     at = 0
-    for part in _parts(quote):
+    for part in parts:
         found = haystack.find(part, at)
         if found < 0:
             return False
@@ -110,20 +132,40 @@ def misquotes(annotation: str, text: str) -> tuple[str, ...]:
 def found_quotes(annotation: str, text: str) -> tuple[str, ...]:
     """The passages of an annotation that quote its chunk's `text`, in order of appearance.
 
-    A quote is a passage in quotation marks, a block quote ("> " lines) or a code span or fenced
-    block, of `MIN_WORDS` words or more, that `occurs` in the text; or, unmarked, a run of
-    `UNMARKED_WORDS` words in a row that the text holds in that order (a model that copies a
+    A quote is a passage in quotation marks (quotes inside it included), a block quote ("> " lines)
+    or a code span or fenced block that `occurs` in the text, however short (if it has a word that is not a
+    function word: "the" quotes nothing): a heading such as
+    "Frozen instances" that the chunk holds is the evidence `verify_quote` would confirm. Or, unmarked,
+    a run of `UNMARKED_WORDS` words in a row that the text holds in that order (a model that copies a
     sentence without marking it still quotes). Code, an echo of the prompt or a paraphrase gives none.
     """
-    found = [(start, quote) for start, _, quote in quoted_passages(annotation) if occurs(quote, text)]
+    found = [(start, quote.strip()) for start, quote in _marked_quotes(annotation) if occurs(quote, text)]
     for match in _MARKED.finditer(annotation):
         block = (_BLOCKQUOTE_MARK.sub("", match.group("quote")) if match.group("quote")
                  else match.group("code") or match.group("span"))
-        if _word_count(block) >= MIN_WORDS and occurs(block, text):
+        if _says_something(block) and occurs(block, text):
             found.append((match.start(), block.strip()))
     unmarked = _MARKED.sub(lambda m: " " * len(m.group()), _QUOTED.sub(lambda m: " " * len(m.group()), annotation))
     found += _unmarked(unmarked, text)
     return tuple(dict.fromkeys(quote for _, quote in sorted(found)))
+
+
+def _marked_quotes(annotation: str) -> list[tuple[int, str]]:
+    """(start, passage) for every passage in quotation marks with at least one word, and for straight marks,
+    which open and close alike, every span from an opening mark to a later closing one of its paragraph:
+    '"The docs say "frozen=True" makes them immutable"' is one quote with a quote inside."""
+    found = [(m.start(), next(g for g in m.groups() if g is not None)) for m in _QUOTED.finditer(annotation)]
+    breaks = [0, *(m.end() for m in _PARAGRAPH.finditer(annotation)), len(annotation)]
+    for start, end in pairwise(breaks):
+        marks = [m.start() for m in _STRAIGHT.finditer(annotation, start, end)][:MAX_MARKS]
+        found += [(marks[i], annotation[marks[i] + 1:marks[j]])
+                  for i in range(0, len(marks), 2) for j in range(i + 3, len(marks), 2)]
+    return [(start, quote) for start, quote in found if _says_something(quote)]
+
+
+def _says_something(passage: str) -> bool:
+    """Whether a passage has a word other than a function word: quoting "the" or "it is" quotes nothing."""
+    return any(word not in FUNCTION_WORDS for part in _parts(passage) for word in part.split())
 
 
 def quoteless(annotation: str, text: str) -> bool:

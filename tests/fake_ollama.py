@@ -94,13 +94,20 @@ def fenced(text: str) -> str:
 
 
 def default_responder(body: dict[str, Any]) -> Reply:
-    """Annotation prompts get a quote of the extract's first sentence; anything else a short cited answer."""
+    """Annotation prompts get a quote of the extract's first sentence; anything else a short cited answer that
+    names a word of the prompt's first fenced source (so it says something a source says; "this" without one)."""
     text = "\n".join(str(m.get("content", "")) for m in body.get("messages", [])) or body.get("prompt", "")
     if "EXTRACT" in text:
         extract = fenced(text.split("EXTRACT:", 1)[-1])
         first = re.split(r"(?<=[.!?])\s", extract, maxsplit=1)[0][:160]
         return Reply.text(f'"{first}" This quote is relevant to the question.')
-    return Reply.text("The sources agree on this [1].")
+    fence = re.search(r"(?ms)^<<<\n(.*?)\n>>>$", text)
+    named = next((w for w in re.findall(r"[^\W\d_]{4,}", fence.group(1)) if w.lower() not in _COMMON), "this") \
+        if fence else "this"
+    return Reply.text(f"The sources agree on {named} [1].")
+
+
+_COMMON = {"that", "this", "with", "from", "they", "their", "there", "these", "have", "when", "what", "which"}
 
 
 class FakeOllama:

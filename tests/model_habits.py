@@ -95,3 +95,54 @@ def answers_without_quoting(body: dict[str, Any]) -> str:
         return _default(body)
     return ("You can read the file with `csv.read_csv(path)`:\n```python\nrows = csv.read_csv('data.csv')\n```\n"
             "This is relevant because it shows how to load the data.")
+
+
+LONG_PASSAGE = ("Running a pump dry wears its seals within minutes [2]. The manual asks for a check of the water level "
+                "before every start, and for the relief valve to be tested once a month by a trained operator [2]. A "
+                "pump that runs hot must be stopped at once and left to cool [3].")
+# the words (the fake's pieces) of the intro and two and a half copies: where max_tokens cuts `loops_until_cut`
+TWO_AND_A_HALF = len(LOOP_INTRO.split()) + len(LONG_PASSAGE.split()) * 5 // 2
+
+
+def loops_until_cut(body: dict[str, Any]) -> str:
+    """The answer falls into a loop of one ~40-word passage, written over and over; max_tokens (set to
+    TWO_AND_A_HALF) cuts it two and a half copies in, before a third whole copy could be seen."""
+    if _extract(body) is not None:
+        return _default(body)
+    return LOOP_INTRO + " ".join([LONG_PASSAGE] * 10)
+
+
+PARAGRAPHS = ("Centrifugal pumps must be primed before they start [1].\n\n"
+              "A primed pump starts at about 3 bar of pressure, and the relief valve opens at 12 bar [2].\n\n"
+              "Running a pump dry wears its seals quickly [2].")
+# the words of the first two paragraphs: where max_tokens cuts `repeats_last_paragraph`'s first answer
+TWO_PARAGRAPHS = len(PARAGRAPHS.rsplit("\n\n", 1)[0].split())
+
+
+def repeats_last_paragraph(body: dict[str, Any]) -> str:
+    """Asked to go on, the model writes the answer's last paragraph again, its lines broken anew and in bold,
+    then `NEW_TEXT`. The first answer is `PARAGRAPHS`."""
+    partial = next((str(m.get("content", "")) for m in body.get("messages", []) if m.get("role") == "assistant"),
+                   None)
+    if partial is None:
+        return _default(body) if _extract(body) is not None else PARAGRAPHS
+    last = partial.rstrip().rsplit("\n\n", 1)[-1]
+    return "\n\n**" + last.replace(", and ", ",\nand ") + "**\n\n" + NEW_TEXT
+
+
+def echoes_source_header(body: dict[str, Any]) -> str:
+    """Instead of an answer, the prompt's first source header, its ANNOTATION line and the start of its text,
+    copied (what a small model often writes; mini_ollama's `echo` model does the same). Annotations quote."""
+    if _extract(body) is not None:
+        return _default(body)
+    prompt = _prompt(body)
+    start = re.search(r"(?m)^\[\d+\] SOURCE:", prompt)
+    return " ".join(prompt[start.start() if start else 0:][:400].split())
+
+
+NON_ANSWER = "The source is [1] and the other two are [2] and [3]."
+
+
+def lists_source_numbers(body: dict[str, Any]) -> str:
+    """An answer that names the sources by number and says nothing they say. Annotations quote."""
+    return _default(body) if _extract(body) is not None else NON_ANSWER

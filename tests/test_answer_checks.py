@@ -1,10 +1,14 @@
 """Checks on the answer, through the real CLI in a subprocess against the fake servers on loopback: a looping
-answer is stopped while it streams (stop reason "repetition", what came before kept, not offered for
-continue), and an answer that cites no source [N] is warned about (a stderr line, `"warnings"` in --json)."""
+answer is stopped while it streams, or found looping where llm.max_tokens cut it (stop reason "repetition",
+what came before kept, not offered for continue, never advised to be made longer); a continuation that writes
+the answer's last paragraph again loses that copy, and is told; an answer that cites no source [N] is warned
+about (a stderr line, `"warnings"` in --json), and so is one that copies its prompt's source headers back (its
+"[1]" is no citation) or only names sources by number, also when the session is reopened."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +19,21 @@ from ragtui.history import HistoryStore
 from tests.cli_run import cli
 from tests.fake_ollama import FakeOllama, Reply, default_responder
 from tests.fake_openai import FakeOpenAI
-from tests.model_habits import LOOP_INTRO, LOOP_PARAGRAPH, as_reply, loops
+from tests.model_habits import (
+    LONG_PASSAGE,
+    LOOP_INTRO,
+    LOOP_PARAGRAPH,
+    NEW_TEXT,
+    PARAGRAPHS,
+    TWO_AND_A_HALF,
+    TWO_PARAGRAPHS,
+    as_reply,
+    echoes_source_header,
+    lists_source_numbers,
+    loops,
+    loops_until_cut,
+    repeats_last_paragraph,
+)
 from tests.tui.test_session import write_corpus
 
 OPENAI = ("--set", "llm.provider=openai", "--set", "llm.model=served-model", "--set", "annotation.enabled=false")
@@ -97,6 +115,39 @@ def test_a_continuation_that_loops_is_stopped_and_the_part_before_kept(ingested:
     assert turn["answer"] == LOOP_INTRO + LOOP_PARAGRAPH                  # the part before, and one copy
 
 
+def test_an_answer_cut_at_max_tokens_inside_a_loop_is_marked_looping_and_not_continued(
+        ingested: Path, fake_ollama: FakeOllama) -> None:
+    fake_ollama.responder = as_reply(loops_until_cut)      # two and a half copies of a 45-word passage by the cut
+    done = cli(ingested, fake_ollama.url, "--set", f"llm.max_tokens={TWO_AND_A_HALF}", "ask", "how do pumps start")
+    assert done.returncode == 0, done.stderr
+    [line] = [line for line in warnings(done.stderr) if "repeating itself" in line]
+    assert line.startswith("ragtui: warning: chat began repeating itself (2 copies of 'Running a pump dry")
+    assert "it was looping when llm.max_tokens cut it; the repeats were dropped" in line
+    assert "raise llm.max_tokens" not in done.stderr and "--continue` goes on" not in done.stderr
+
+    turn = HistoryStore(ingested / "data").load(1).turn
+    assert turn.stop_reason == "repetition" and not turn.can_continue
+    assert turn.answer == LOOP_INTRO + LONG_PASSAGE                 # what came before, and one copy
+    again = cli(ingested, fake_ollama.url, "ask", "--continue", "--session", "1")
+    assert again.returncode == 1 and "continuing it would loop again" in again.stderr
+
+
+def test_a_continuation_that_writes_the_last_paragraph_again_loses_that_copy_and_says_so(
+        ingested: Path, fake_ollama: FakeOllama) -> None:
+    fake_ollama.responder = as_reply(repeats_last_paragraph)
+    first = cli(ingested, fake_ollama.url, "--set", f"llm.max_tokens={TWO_PARAGRAPHS}", "ask", "how do pumps start")
+    assert first.returncode == 0 and "cut at llm.max_tokens" in first.stderr, first.stderr
+    partial = HistoryStore(ingested / "data").load(1).turn.answer
+    assert partial == PARAGRAPHS.rsplit("\n\n", 1)[0] + "\n\n"
+
+    done = cli(ingested, fake_ollama.url, "ask", "--continue")
+    assert done.returncode == 0, done.stderr
+    assert HistoryStore(ingested / "data").load(1).turn.answer == partial + NEW_TEXT   # the copy dropped, the new kept
+    assert done.stdout.startswith(partial + NEW_TEXT + "\n")                 # as printed
+    assert warnings(done.stderr) == ["ragtui: warning: chat began its continuation by writing the answer's last "
+                                     "paragraph again; that copy was dropped"]
+
+
 # --- an answer that cites nothing -------------------------------------------------------------------------
 
 def test_an_answer_that_cites_no_source_is_warned_about(ingested: Path, fake_ollama: FakeOllama) -> None:
@@ -118,3 +169,33 @@ def test_a_cited_answer_has_no_citation_warning(ingested: Path, fake_ollama: Fak
     data = json.loads(done.stdout)
     assert data["citations"] == [1] and data["warnings"] == [] and data["stop_reason"] == "stop"
     assert warnings(done.stderr) == []
+
+
+# --- an echo of the prompt, a non-answer ---------------------------------------------------------------------
+
+def test_an_answer_that_copies_the_prompts_source_header_is_an_echo_and_cites_nothing(
+        ingested: Path, fake_ollama: FakeOllama) -> None:
+    fake_ollama.responder = as_reply(echoes_source_header)
+    done = cli(ingested, fake_ollama.url, "ask", "how do pumps start")
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"\):\n\n\[\d+\] SOURCE: docs/", done.stdout)             # the header, written back
+    assert warnings(done.stderr) == [
+        "ragtui: warning: the answer is mostly text copied from the prompt (source headers, source text, the "
+        "question): it answers nothing, and a [N] inside the copy is not a citation",
+        "ragtui: warning: the answer cites no source [N]: nothing in it is tied to a source; check it against the "
+        "sources"]
+    turn = HistoryStore(ingested / "data").load(1).turn                    # saved: the reopened turn says so
+    assert turn.echo and not turn.non_answer and turn.citations == ()
+    data = json.loads(cli(ingested, fake_ollama.url, "ask", "--json", "how do pumps start").stdout)
+    assert data["warnings"] == ["echo", "no_citations"] and data["citations"] == []
+
+
+def test_an_answer_that_only_names_sources_is_a_non_answer(ingested: Path, fake_ollama: FakeOllama) -> None:
+    fake_ollama.responder = as_reply(lists_source_numbers)
+    done = cli(ingested, fake_ollama.url, "ask", "how do pumps start")
+    assert done.returncode == 0, done.stderr
+    assert warnings(done.stderr) == ["ragtui: warning: the answer only names sources ([N]) and says nothing they "
+                                     "say: it is not an answer; read the sources, or ask again"]
+    assert HistoryStore(ingested / "data").load(1).turn.non_answer
+    data = json.loads(cli(ingested, fake_ollama.url, "ask", "--json", "how do pumps start").stdout)
+    assert data["warnings"] == ["non_answer"] and data["citations"] == [1, 2, 3]

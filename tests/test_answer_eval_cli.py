@@ -238,3 +238,21 @@ def test_eval_answers_judge_missing_from_an_openai_server_fails_before_the_inges
         assert not fake_ollama.calls("/api/embed") and not server.requests
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("habit", ["echoes_source_header", "lists_source_numbers"])
+def test_an_echo_of_the_prompt_or_a_non_answer_scores_as_uncited(
+        fake_ollama: FakeOllama, tmp_path: Path, capsys: pytest.CaptureFixture[str], habit: str) -> None:
+    """The answer copies the prompt's first source header (its "[N]" counted as a citation, it scored citation
+    precision 1.0 when that source was the judged one), or names the three sources and says nothing: each
+    question scores citation precision 0, recall 0 and no citation."""
+    from tests import model_habits
+
+    fake_ollama.responder = model_habits.as_reply(getattr(model_habits, habit))
+    dataset = write_dataset(tmp_path / "mini")
+    assert main([*flags(tmp_path, fake_ollama.url), "eval", "--answers", "--dataset", str(dataset), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert all(q["claimless"] and bool(q["cited"]) is (habit == "lists_source_numbers") for q in report["questions"])
+    for scores in report["per_query"].values():
+        assert (scores["citation_precision"], scores["citation_recall"], scores["no_citation"]) == (0.0, 0.0, 1.0)
+    assert report["results"]["citation_precision"]["mean"] == 0.0

@@ -28,6 +28,10 @@ PUMP = ("A centrifugal pump moves water by spinning an impeller inside its casin
 ROOF = "Clay tiles on a pitched roof shed rain into the gutters along the eaves."
 VALVE_PAGES = ["The float valve refills the cistern after each flush until the float rises.",
                "A worn washer makes the valve drip; replace the washer to stop it."]
+DATACLASSES = ("Frozen instances\n\nIt is not possible to create truly immutable Python objects. However, by "
+               "passing frozen=True to the @dataclass decorator you can emulate immutability.\n\n"
+               ">>> pairs = [(1, 'one'), (2, 'two'), (3, 'three'), (4, 'four')]\n"
+               ">>> pairs.sort(key=lambda pair: pair[1])\n\nThe walrus operator :=. assigns within an expression.")
 
 
 @pytest.fixture(scope="module")
@@ -39,15 +43,19 @@ def ollama() -> Iterator[FakeOllama]:
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory, ollama: FakeOllama) -> Path:
-    """A data dir with collection `plumbing` (two text files and a two-page PDF) and `house` (one file)."""
+    """A data dir with collection `plumbing` (two text files and a two-page PDF), `house` (one file) and `python`
+    (a page of the Python documentation, and five lines on other subjects)."""
     root = tmp_path_factory.mktemp("mcp")
-    docs, other = root / "docs", root / "other"
-    docs.mkdir()
-    other.mkdir()
+    docs, other, python = root / "docs", root / "other", root / "python"
+    for folder in (docs, other, python):
+        folder.mkdir()
     (docs / "pump.txt").write_text(PUMP)
     pdf(docs / "valve.pdf", VALVE_PAGES)
     (other / "roof.txt").write_text(ROOF)
-    for folder, name in ((docs, "plumbing"), (other, "house")):
+    (python / "dataclasses.txt").write_text(DATACLASSES)
+    for name in ("lists", "strings", "loops", "files", "modules"):     # enough documents for a word to be rare
+        (python / f"{name}.txt").write_text(f"Python {name} are described in the tutorial's chapter on {name}.")
+    for folder, name in ((docs, "plumbing"), (other, "house"), (python, "python")):
         done = cli(root, ollama.url, "ingest", str(folder), "-c", name)
         assert done.returncode == 0, done.stderr
     return root
@@ -118,7 +126,7 @@ def test_lists_its_tools_and_the_collections_as_resources(served: Served) -> Non
     assert "query" in tools["search"].input_schema["required"]
     collections = served.resource("ragtui://collections")
     assert {c["name"]: (c["state"], c["files"]) for c in collections} == \
-        {"house": ("ready", 1), "plumbing": ("ready", 2)}
+        {"house": ("ready", 1), "plumbing": ("ready", 2), "python": ("ready", 6)}
     assert served.resource("ragtui://collections/house")["chunks"] == 1
 
 
@@ -267,3 +275,25 @@ def test_a_bad_filter_is_one_error_line(served: Served) -> None:
     assert "longer than 512 characters" in served.refusal("ask", question="pump?", filter=["path:" + "x" * 600])
     assert "control character" in served.refusal("search", query="pump", filter=["path:a\x1b[2J"])
     assert served.call("search", query="pump")["results"]
+
+
+@pytest.mark.parametrize("quote", ["Frozen instances", "walrus operator :=.",
+                                   ">>> pairs = [(1, 'one'), (2, 'two'), (3, 'three'), (4, 'four')]",
+                                   "frozen instances cannot be hashed"])
+def test_the_no_quote_mark_and_verify_quote_agree(served: Served, ollama: FakeOllama, quote: str) -> None:
+    """A heading, a short phrase and a code line the chunk holds are quotes to both; a sentence it lacks to
+    neither. The annotator quotes `quote`; the answer is the fake's usual one."""
+    def respond(body: dict[str, Any]) -> Reply:
+        if "EXTRACT" in body["messages"][-1]["content"]:
+            return Reply.text(f'"{quote}"\n\nThis is relevant: it is where the documentation answers it.')
+        return default_responder(body)
+
+    ollama.responder = respond
+    answer = served.call("ask", question="How can I make instances of a dataclass immutable?",
+                         collections=["python"])
+    source = answer["sources"][0]
+    assert source["source"] == "dataclasses.txt" and source["relevant"]
+    assert source["annotation"].startswith(f'"{quote}"')
+    verified = served.call("verify_quote", quote=quote, collection="python", chunk_id=source["chunk_id"])
+    assert verified["found"] is (quote != "frozen instances cannot be hashed")
+    assert source["quoteless"] is not verified["found"]

@@ -1,5 +1,5 @@
 """An annotation that judges its source relevant but quotes nothing of it: marked "no quote", listed after
-the quoted sources, packed after them (into the middle of the prompt), its raw reply kept for the user, and
+the quoted sources by `ask`, packed one place below its rank, its raw reply kept for the user, and
 the mark stored in the history (a file of schema 2 opens, its sources judged again on load). The CLI runs as a
 real subprocess against the fake Ollama on loopback."""
 
@@ -58,15 +58,22 @@ def test_ask_marks_a_relevant_source_with_no_quote_and_lists_it_last(tmp_path: P
     assert entry["state"] == "relevant" and CODE in entry["annotation"]   # the raw reply, code block and all
 
 
-def test_packing_leaves_out_the_unquoted_source_first(tmp_path: Path, fake_ollama: FakeOllama) -> None:
+def test_an_unquoted_source_goes_one_place_down_and_the_best_one_still_reaches_a_tight_prompt(
+        tmp_path: Path, fake_ollama: FakeOllama) -> None:
+    """The valves file's annotation quotes nothing of it: it is packed behind the next quoted source, not behind
+    all of them, so a prompt of two sources holds it when it ranks first, and not when it ranks second."""
     assert cli(tmp_path, fake_ollama.url, "ingest", str(write_corpus(tmp_path)), "-c", "docs").returncode == 0
     fake_ollama.responder = valves_unquoted
-    done = cli(tmp_path, fake_ollama.url, "--set", "llm.context_chunks=2", "ask", "--json", "how do pumps start")
-    assert done.returncode == 0, done.stderr
-    data = json.loads(done.stdout)
-    [valves] = [s["number"] for s in data["sources"] if s["quoteless"]]
-    assert valves < max(s["number"] for s in data["sources"] if s["relevant"])   # not the last by rank
-    assert valves in data["did_not_fit"] and valves not in data["used"] + data["used_window"]
+    for question, valves, used in (("which valve opens before pumps start", 1, [1, 2]),
+                                   ("start valve pumps", 2, [1, 3])):
+        done = cli(tmp_path, fake_ollama.url, "--set", "llm.context_chunks=2", "ask", "--json", question)
+        assert done.returncode == 0, done.stderr
+        data = json.loads(done.stdout)
+        assert [s["number"] for s in data["sources"] if s["quoteless"]] == [valves]
+        assert [s["label"] for s in data["sources"]][valves - 1] == "docs/valves.txt"
+        assert len(data["sources"]) == 4 and all(s["relevant"] for s in data["sources"])
+        assert sorted(data["used"] + data["used_window"]) == used
+        assert data["did_not_fit"] == sorted({1, 2, 3, 4} - set(used))
 
 
 def _with_quote_and_without() -> Conversation:

@@ -281,8 +281,8 @@ def test_an_annotation_that_quotes_its_chunk(annotation: str) -> None:
     # a paraphrase, and a misquote
     "The module reads and writes CSV tables; relevant because it is about reading files.",
     '"The csv module parses Excel workbooks quickly" is relevant.',
-    # words of the chunk, but never eight in a row, nor three inside marks
-    "Tabular data, the csv module, rows of a file: all relevant. The term `csv`.",
+    # words of the chunk, but never eight in a row unmarked, and a marked term it lacks
+    "Tabular data, the csv module, rows of a file: all relevant. The term `xlsx`.",
     "[IRRELEVANT!!!]",
     "",
 ])
@@ -317,3 +317,40 @@ async def test_a_quoteless_annotation_from_a_server_is_told_apart(
             assert finished.relevant and quoteless(finished.text, CSV_DOC) is expected, finished.text
     finally:
         await model.aclose()
+
+
+# A chunk of the Python documentation as a user's collection holds it, and annotations real models wrote on it.
+DATACLASS_DOC = ("Frozen instances\n\nIt is not possible to create truly immutable Python objects. However, by "
+                 "passing frozen=True to the @dataclass decorator you can emulate immutability.\n\n"
+                 ">>> pairs = [(1, 'one'), (2, 'two'), (3, 'three'), (4, 'four')]\n"
+                 ">>> pairs.sort(key=lambda pair: pair[1])\n\n"
+                 "Assignment expressions use the walrus operator :=.")
+HEADING = '"Frozen instances"\n\nThis section answers how to make instances immutable.'
+PHRASE = 'It names the "walrus operator :=." that the question asks about.'
+CODE_LINE = "\">>> pairs = [(1, 'one'), (2, 'two'), (3, 'three'), (4, 'four')]\" shows a list of pairs."
+
+
+@pytest.mark.parametrize("annotation", [
+    HEADING, PHRASE, CODE_LINE,
+    '**"Frozen instances"** is the section that answers it.',                      # markdown around the quote
+    '> "Frozen instances"\n\nRelevant.',                                            # block-quoted
+    'It says "It is "not possible" to", no more.',                                 # a quote inside the quote
+    "`>>> pairs.sort(key=lambda pair: pair[1])` sorts them.",                       # a code span with its prompt
+])
+def test_a_heading_a_short_phrase_or_a_code_line_the_chunk_holds_is_a_quote(annotation: str) -> None:
+    assert found_quotes(annotation, DATACLASS_DOC) and not quoteless(annotation, DATACLASS_DOC)
+
+
+def test_a_bracket_in_a_quote_is_its_own_text_before_it_is_an_insertion() -> None:
+    line = ">>> pairs = [(1, 'one'), (2, 'two'), (3, 'three'), (4, 'four')]"
+    assert occurs(line, DATACLASS_DOC)
+    assert not occurs(">>> pairs = [(1, 'uno'), (2, 'dos')]", DATACLASS_DOC)
+    assert occurs("It is not possible [in Python] to create truly immutable objects", DATACLASS_DOC) is False
+    assert occurs("It is not possible [in CPython] to create truly immutable Python objects", DATACLASS_DOC)
+    assert occurs("passing frozen=True [...] you can emulate immutability", DATACLASS_DOC)
+    assert occurs("passing frozen=True [3] to the @dataclass decorator", DATACLASS_DOC)
+    assert found_quotes('"a quote the chunk never holds" and "Frozen instances"', DATACLASS_DOC) == (
+        "Frozen instances",)
+    assert found_quotes('Says "it is" and "the" and "to the".', DATACLASS_DOC) == ()     # function words only
+    assert misquotes(HEADING + ' And "a quote the chunk never holds".', DATACLASS_DOC) == (
+        "a quote the chunk never holds",)

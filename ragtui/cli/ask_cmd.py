@@ -238,6 +238,10 @@ class TextPrinter:
                   + " ".join(f"[{n}]" for n in event.unknown_citations), file=self.err, flush=True)
         for check in event.unverified:
             print(f"ragtui: warning: {unverified_line(check)}", file=self.err, flush=True)
+        if event.echo:
+            print(f"ragtui: warning: {ECHO_LINE}", file=self.err, flush=True)
+        if event.non_answer:
+            print(f"ragtui: warning: {NON_ANSWER_LINE}", file=self.err, flush=True)
         if event.uncited:
             print(f"ragtui: warning: {UNCITED_LINE}", file=self.err, flush=True)
         if event.stop_reason is StopReason.LENGTH:
@@ -267,8 +271,20 @@ class JsonPrinter:
 
 
 UNCITED_LINE = "the answer cites no source [N]: nothing in it is tied to a source; check it against the sources"
+ECHO_LINE = ("the answer is mostly text copied from the prompt (source headers, source text, the question): it "
+             "answers nothing, and a [N] inside the copy is not a citation")
+NON_ANSWER_LINE = ("the answer only names sources ([N]) and says nothing they say: it is not an answer; read the "
+                   "sources, or ask again")
 # The codes of a turn's "warnings" in `--json`, each a check the answer failed.
 NO_CITATIONS = "no_citations"
+ECHO = "echo"
+NON_ANSWER = "non_answer"
+
+
+def answer_warnings(turn: Turn) -> list[str]:
+    """The `--json` codes of the checks a turn's answer failed."""
+    return [code for code, failed in ((ECHO, turn.echo), (NON_ANSWER, turn.non_answer),
+                                      (NO_CITATIONS, turn.uncited)) if failed]
 
 
 def unverified_line(check: QuoteCheck) -> str:
@@ -331,7 +347,7 @@ def _turn_json(session: ResearchSession, index: int, turn: Turn) -> dict[str, An
         "did_not_fit": [s.number for s in turn.sources if session.use_in_answer(s.number) == "did not fit"],
         "answer": turn.answer, "stop_reason": turn.stop_reason.value, "continuations": turn.continuations,
         "citations": turn.citations, "unknown_citations": turn.unknown_citations,
-        "warnings": [NO_CITATIONS] if turn.uncited else [],
+        "warnings": answer_warnings(turn),
         "quotes": [check.to_json() for check in quotes],
         "unverified_citations": sorted({n for check in quotes if not check.verified for n in check.cited}),
         "context_turns": turn.context_turns,

@@ -108,6 +108,7 @@ class AnsweredQuestion:
     packed: list[int] = field(default_factory=list)       # the sources in the answer's prompt (whole or a window)
     windowed: list[int] = field(default_factory=list)
     cited: list[int] = field(default_factory=list)
+    claimless: bool = False                               # an echo of the prompt or a non-answer: scored uncited
     quotes: int = 0
     quotes_verified: int = 0
     statements: int = 0                                   # judged statements (with --judge)
@@ -122,7 +123,8 @@ class AnsweredQuestion:
     def scores(self, judged: bool = False) -> dict[str, float | None]:
         relevant = set(self.relevant)
         f1, contains = answer_scores(self.answer, self.references)
-        cited_relevant = sum(1 for n in self.cited if n in relevant)
+        cited = [] if self.claimless else self.cited      # its [N] claim nothing: precision 0, recall 0
+        cited_relevant = sum(1 for n in cited if n in relevant)
         out: dict[str, float | None] = {
             "annotation_recall": _share(len(relevant & set(self.kept)), len(relevant)),
             "annotation_precision": _share(len(relevant & set(self.kept)), len(self.kept)),
@@ -130,9 +132,9 @@ class AnsweredQuestion:
             "packed_precision": _share(len(relevant & set(self.packed)), len(self.packed)),
             "answer_f1": f1,
             "answer_contains": contains,
-            "citation_precision": _share(cited_relevant, len(self.cited)),
+            "citation_precision": 0.0 if self.claimless else _share(cited_relevant, len(cited)),
             "citation_recall": 1.0 if cited_relevant else 0.0,
-            "no_citation": 0.0 if self.cited else 1.0,
+            "no_citation": 0.0 if cited else 1.0,
             "quotes_verified": _share(self.quotes_verified, self.quotes),
             "faithfulness": _share(self.supported, self.statements) if judged else None,
             "llm_calls": float(self.llm_calls),

@@ -138,6 +138,7 @@ async def _ask(index: EvalIndex, history: HistoryStore, qid: str,
         qid=qid, question=dataset.queries[qid], references=list(dataset.answers[qid]), answer=turn.answer,
         relevant=relevant, retrieved=[s.number for s in turn.sources], kept=[s.number for s in turn.relevant],
         packed=list(turn.prompt_numbers), windowed=windowed, cited=list(turn.citations),
+        claimless=turn.echo or turn.non_answer,
         quotes=len(checks), quotes_verified=sum(c.verified for c in checks),
         llm_calls=usage.calls, prompt_tokens=usage.prompt_tokens, output_tokens=usage.output_tokens,
         tokens_reported=usage.reported, seconds=round(seconds, 3), error="; ".join(errors))

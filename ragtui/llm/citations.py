@@ -1,15 +1,18 @@
 """Citations in an answer: [3], [1, 2], [1][2], [2-4] mapped back to source numbers.
 
 The one parser of citations: the engine checks an answer's citations with it and
-the TUI turns the same spans into links, so both agree on what is a citation.
+the TUI turns the same spans into links, so both agree on what is a citation. What
+the answer copied from its prompt (a source header written back) holds no citation
+that counts as a claim (`claimed_spans`, `ragtui.echo`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from ragtui.echo import echoed_spans
 from ragtui.quotes import QuoteCheck, check_quotes
 
 _PART = r"\d+(?:\s*[-–]\s*\d+)?"
@@ -55,9 +58,18 @@ def cited_numbers(text: str) -> tuple[int, ...]:
     return tuple(dict.fromkeys(n for span in citation_spans(text) for n in span.numbers))
 
 
-def check_citations(text: str, in_prompt: Collection[int]) -> Citations:
-    """The citations of an answer, with the ones pointing outside the prompt flagged."""
-    cited = cited_numbers(text)
+def claimed_spans(text: str, prompt: Sequence[str]) -> tuple[CitationSpan, ...]:
+    """The citations of an answer that are claims: not inside a stretch it copied from the `prompt` messages'
+    texts with part of the prompt's frame (`echo.echoed_spans`: "[1] SOURCE: ..." written back)."""
+    copied = echoed_spans(text, prompt) if prompt else ()
+    return tuple(span for span in citation_spans(text)
+                 if not any(start <= span.start and span.end <= end for start, end in copied))
+
+
+def check_citations(text: str, in_prompt: Collection[int], prompt: Sequence[str] = ()) -> Citations:
+    """The citations of an answer that are claims (`claimed_spans`), with the ones pointing outside the prompt
+    flagged."""
+    cited = tuple(dict.fromkeys(n for span in claimed_spans(text, prompt) for n in span.numbers))
     return Citations(cited=cited, unknown=tuple(n for n in cited if n not in in_prompt))
 
 

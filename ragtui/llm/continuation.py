@@ -17,6 +17,12 @@ copy must start at the answer's opening and share at least `MIN_SHARED` shingles
 (ten words in a row: a new sentence that opens like the answer, or a stock phrase
 such as "according to the sources", is not a restart), and it ends where `GAP`
 words pass without a shared shingle; what follows is the new text.
+
+A model in a loop, asked to go on, writes the answer's last paragraph again
+(`repeat_end`): a continuation whose words open with every word of that paragraph
+(at least `MIN_SHARED`; case, spacing and punctuation aside) starts with a copy of
+it, which is dropped; `SeamBuffer.repeated` says so when the copied paragraph was
+whole, so the reader can be told.
 """
 
 from __future__ import annotations
@@ -128,9 +134,44 @@ def restart_end(prev: str, add: str) -> int:
     return restart.cut(add)
 
 
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+_CLOSING = ".,;:!?)]}\"'”’»*_"
+
+
+def _last_paragraph(prev: str) -> str:
+    return _PARAGRAPH_BREAK.split(prev.rstrip())[-1]
+
+
+def repeat_end(prev: str, add: str) -> int:
+    """How much of `add` is a copy of the last paragraph of `prev` it opens with (0 when it does not): its words,
+    case-folded, are the paragraph's words, at least MIN_SHARED of them; the copy ends after its last word and
+    the punctuation closing it."""
+    wanted = [w.casefold() for w in _WORD.findall(_last_paragraph(prev))]
+    if len(wanted) < MIN_SHARED:
+        return 0
+    words = _WORD.finditer(add)
+    end = 0
+    for want in wanted:
+        word = next(words, None)
+        if word is None or word.group().casefold() != want:
+            return 0
+        end = word.end()
+    return end + len(add[end:]) - len(add[end:].lstrip(_CLOSING))
+
+
+def _may_repeat(prev: str, pending: str) -> bool:
+    """Whether the words of `pending` so far (the last one perhaps unfinished) open the last paragraph of `prev`."""
+    wanted = [w.casefold() for w in _WORD.findall(_last_paragraph(prev))]
+    have = [w.casefold() for w in _WORD.findall(pending)]
+    if len(wanted) < MIN_SHARED or len(have) > len(wanted):
+        return False
+    return not have or (have[:-1] == wanted[:len(have) - 1] and wanted[len(have) - 1].startswith(have[-1]))
+
+
 def seam(prev: str, add: str) -> str:
     """The text to append to `prev` so that prev + result joins `add` without repeats or lost text."""
     add = add[restart_end(prev, add):]
+    add = add[repeat_end(prev, add):]
     head, body = prev.rstrip(), add.lstrip()
     if not body:
         return ""
@@ -160,6 +201,7 @@ class SeamBuffer:
     """
 
     prev: str
+    repeated: bool = False          # the continuation opened with a copy of the answer's whole last paragraph
     _pending: str = ""
     _resolved: bool = field(default=False)
     _restart: _Restart | None = None
@@ -172,7 +214,7 @@ class SeamBuffer:
         body = self._pending.lstrip()
         if not body:
             return ""
-        if body in self.prev.rstrip() or self._may_restart():
+        if body in self.prev.rstrip() or self._may_restart() or _may_repeat(self.prev, self._pending):
             return ""
         return self._resolve()
 
@@ -192,5 +234,8 @@ class SeamBuffer:
 
     def _resolve(self) -> str:
         self._resolved = True
+        ends_a_sentence = self.prev.rstrip().endswith((".", "!", "?", "]", ".)", '."', ".”"))
+        self.repeated = ends_a_sentence and repeat_end(self.prev, self._pending[restart_end(self.prev,
+                                                                                            self._pending):]) > 0
         out, self._pending = seam(self.prev, self._pending), ""
         return out

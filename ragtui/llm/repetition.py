@@ -17,6 +17,13 @@ Two loops are watched, each on exact repeats of case-folded words:
 
 Each word and each sentence is looked at once, when it is complete, against a bounded
 window of the ones before it: the work per token does not grow with the answer.
+
+A loop of a long passage may reach `llm.max_tokens` before its third copy: a 40-word
+passage written two and a half times fills a small budget. So an answer cut at the
+token limit is checked once more, at the cut (`repeat_at_cut`): two copies in a row of
+a passage of `CUT_MIN_WORDS` words or more, the last one perhaps cut short, are a loop
+too. Two copies of a long passage are not emphasis either, and continuing such an
+answer only writes more copies.
 """
 
 from __future__ import annotations
@@ -32,6 +39,10 @@ MAX_LOOP_WORDS = 12
 MIN_LOOP_COPIES = 4
 MIN_LOOP_SPAN = 32
 
+CUT_MIN_WORDS = 20          # a passage this long, written twice in a row up to the token limit, is a loop
+CUT_WINDOW_WORDS = 1200     # the words before the cut looked at (two copies of a passage of up to 600 words)
+
+_CLOSING = ".,;:!?)]}\"'”’»*_"     # what may close a copy's last word ("[2].")
 _KEEP_AT_LEAST = 4096       # characters of text no comparison needs, dropped in one go
 _WORD = re.compile(r"\w+")
 _UNIT_END = re.compile(r"[.!?]+[\"'”’»)\]]*(?=\s)|\n")
@@ -137,3 +148,24 @@ class RepetitionWatch:
     def _repetition(self, tail: _Tail, period: int, copies: int) -> Repetition:
         start, end = tail.first_copy(period)
         return Repetition(keep=end, block=self._text[start - self._base:end - self._base].strip(), copies=copies)
+
+
+def repeat_at_cut(text: str) -> Repetition | None:
+    """The loop an answer cut at the token limit ends in, if it ends in one: its last words repeat, word for
+    word (case-folded), the `period` words before them, over at least a whole period of `CUT_MIN_WORDS` words or
+    more (the smallest such period; the last word may be cut short). Keep text[:keep]: what came before and one
+    copy, to the end of its last word's punctuation."""
+    words = list(_WORD.finditer(text))[-CUT_WINDOW_WORDS:]
+    keys = [w.group().casefold() for w in words]
+    count = len(keys)
+    for period in range(CUT_MIN_WORDS, count // 2 + 1):
+        same = int(keys[count - 1 - period].startswith(keys[-1]))     # the cut may fall inside the last word
+        while same < count - period and keys[count - 1 - same] == keys[count - 1 - same - period]:
+            same += 1
+        if same >= period:
+            first = count - same - period
+            keep = words[first + period - 1].end()
+            keep += len(text[keep:]) - len(text[keep:].lstrip(_CLOSING))
+            return Repetition(keep=keep, block=text[words[first].start():keep].strip(),
+                              copies=(same + period) // period)
+    return None

@@ -6,7 +6,7 @@ lost-in-the-middle reordering, so the [N] in the prompt is the [N] the user sees
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ragtui.llm.fencing import FENCE_RULE, fence, fold_line
@@ -88,19 +88,32 @@ def plan(sources: Sequence[SessionSource], *, query: str, context_window: int, m
     the sentences that share the most words with the query) instead of being
     dropped; the window's span is kept so the caller can say so and show it. A
     source judged relevant by an annotation that quotes nothing of it
-    (`SessionSource.unquoted`) is packed after the quoted ones, so it is the first
-    left out when room is short, and placed in the middle, where models look least.
+    (`SessionSource.unquoted`) is packed one place lower than its rank, never behind
+    every quoted source (`by_evidence`), and sits just behind that source in the
+    prompt's order too (`_prompt_score`).
     `every_source` shrinks the lower sources to windows so that all of them fit (`packing.pack`).
     """
     from ragtui.llm.packing import lost_in_the_middle, pack
 
-    ranked = by_evidence(sources)    # a source judged relevant with no quote from it is packed last
+    ranked = by_evidence(sources)    # by rank; a relevant source with no quote from it one place lower
     packed = pack(ranked, query=query, context_window=context_window, max_tokens=max_tokens,
                   context_chunks=context_chunks, every_source=every_source)
     kept = [s if span is None else replace(s, chunk=replace(s.chunk, text=s.chunk.text[span[0]:span[1]]))
             for s, span in packed]
     windows = {s.number: span for s, span in packed if span is not None}
     kept_numbers = {s.number for s in kept}
-    # lost-in-the-middle orders by relative score (in [0, 1]); one with no quote ranks below every quoted one
-    return Plan(ordered=lost_in_the_middle(kept, lambda s: s.rel_score - 2.0 * s.unquoted),
+    return Plan(ordered=lost_in_the_middle(kept, _prompt_score(ranked)),
                 left_out=[s for s in ranked if s.number not in kept_numbers], windows=windows)
+
+
+def _prompt_score(ranked: Sequence[SessionSource]) -> Callable[[SessionSource], float]:
+    """The score lost-in-the-middle orders the prompt by: the relative score (in [0, 1]), except that a source
+    with no quote that `by_evidence` moved behind another scores just below that one."""
+    scores: dict[int, float] = {}
+    before: SessionSource | None = None
+    for source in ranked:
+        scores[source.number] = source.rel_score
+        if source.unquoted and before is not None:
+            scores[source.number] = min(source.rel_score, scores[before.number] - 1e-6)
+        before = source
+    return lambda s: scores[s.number]

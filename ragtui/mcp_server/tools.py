@@ -262,4 +262,5 @@ def _chunk_json(chunk: Chunk, *, text: bool = True) -> dict[str, Any]:
 def _source_json(source: SessionSource) -> dict[str, Any]:
     return {"number": source.number, **_chunk_json(source.chunk, text=False), "score": round(source.score, 6),
             "relevant": source.relevant, "state": source.state.value,
-            "annotation": clean(source.annotation), "misquoted": [clean(q) for q in source.misquoted]}
+            "annotation": clean(source.annotation), "misquoted": [clean(q) for q in source.misquoted],
+            "quoteless": source.quoteless}

@@ -19,6 +19,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
+from ragtui.echo import is_echo, says_nothing
 from ragtui.model.chunks import Chunk, LegRank, leg_score
 from ragtui.model.retrieval import RetrievalMeta
 from ragtui.quotes import found_quotes, misquotes, occurs, quoteless
@@ -54,7 +55,8 @@ class StopReason(StrEnum):
     CANCELLED = "cancelled"           # the user (or a closed stream) cut it; the partial text stays
     ERROR = "error"
     CONTENT_FILTER = "content_filter"  # an OpenAI-compatible server withheld the rest
-    REPETITION = "repetition"         # stopped when the answer began looping; not continued (it would loop again)
+    REPETITION = "repetition"         # looping: stopped when it began, or found at the llm.max_tokens cut (two
+    #                                   copies of a long passage); not continued (it would loop again)
 
     @classmethod
     def parse(cls, value: str) -> StopReason:
@@ -117,12 +119,12 @@ class SessionSource:
 
     @property
     def quote_page(self) -> str:
-        """The page the annotation's first quote of this chunk lies on, when the chunk runs over a page break
+        """The page the annotation's longest quote of this chunk lies on, when the chunk runs over a page break
         and the quote does not (`quotes.found_quotes`); "" otherwise."""
         if not self.annotation or not self.chunk.meta.breaks():
             return ""
-        quoted = found_quotes(self.annotation, self.chunk.text)
-        return self.chunk.meta.page_of(self.chunk.text, lambda part: occurs(quoted[0], part)) if quoted else ""
+        quoted = max(found_quotes(self.annotation, self.chunk.text), key=len, default="")
+        return self.chunk.meta.page_of(self.chunk.text, lambda part: occurs(quoted, part)) if quoted else ""
 
     @property
     def verdict_relevant(self) -> bool:
@@ -155,10 +157,20 @@ class SessionSource:
 
 
 def by_evidence(sources: Iterable[SessionSource]) -> list[SessionSource]:
-    """Sources in the order a reader and the answer's packing take them: by number, except that a relevant
-    source whose annotation quotes nothing of it (`SessionSource.quoteless`: a verdict without evidence) comes
-    after the others."""
-    return sorted(sources, key=lambda s: (s.unquoted, s.number))
+    """Sources in the order a reader and the answer's packing take them: by number (their retrieval rank),
+    except that a relevant source whose annotation quotes nothing of it (`SessionSource.unquoted`: a verdict
+    without evidence) goes one place down, behind the next source that is not unquoted, and only when another
+    such source follows that one: "no quote" lowers a source a little, never behind every source with a quote.
+    The mark is often wrong (a model's quote may be mangled, or a true quote of a title too thin to show), and
+    the retrieval's best source is often the answer's best evidence, so the mark must not cost it its place in
+    a prompt that holds only the first few sources."""
+    ordered = sorted(sources, key=lambda s: s.number)
+    firm = [i for i, s in enumerate(ordered) if not s.unquoted]
+
+    def place(i: int, source: SessionSource) -> tuple[float, int]:
+        after = [f for f in firm if f > i]
+        return (after[0] + 0.5 if source.unquoted and len(after) > 1 else i, i)
+    return [s for _, s in sorted(((place(i, s), s) for i, s in enumerate(ordered)), key=lambda pair: pair[0])]
 
 
 _STANDING = {AnnotationState.PENDING: Standing.NOT_ANNOTATED, AnnotationState.RUNNING: Standing.RUNNING,
@@ -284,6 +296,21 @@ class Turn:
     def uncited(self) -> bool:
         """A finished answer that cites no source [N] at all (`answer_uncited`)."""
         return answer_uncited(self.answer, self.stop_reason, self.citations)
+
+    @property
+    def echo(self) -> bool:
+        """A finished answer that is mostly text copied from its prompt's frame (source headers, fenced text,
+        the question: `echo.is_echo`); the citations inside such a copy are not counted as `citations`."""
+        return self.stop_reason in FINISHED_REASONS and is_echo(self.answer, [text for _, text in self.prompt])
+
+    @property
+    def non_answer(self) -> bool:
+        """A finished answer that cites sources and says nothing they say (`echo.says_nothing`): "The source is
+        [1] and the other two are [2] and [3]." An echo is not also a non-answer."""
+        if self.stop_reason not in FINISHED_REASONS or not self.citations or not self.prompt_numbers or self.echo:
+            return False
+        given = set(self.prompt_numbers)
+        return says_nothing(self.answer, [s.chunk.text for s in self.sources if s.number in given])
 
     @property
     def can_continue(self) -> bool:

@@ -33,7 +33,7 @@ from ragtui.events import (
     SynthesisToken,
 )
 from ragtui.llm.chat import CallDropped, ChatModel, LLMError
-from ragtui.llm.repetition import Repetition, RepetitionWatch
+from ragtui.llm.repetition import Repetition, RepetitionWatch, repeat_at_cut
 from ragtui.llm.synthesize import Plan
 from ragtui.model import conversation as transitions
 from ragtui.model.conversation import AnnotationState, SessionSource, StopReason, Turn
@@ -266,6 +266,7 @@ class TurnStages:
         reason = StopReason.CANCELLED
         watch = _LoopWatch(ledger.turn.answer)
         loop: Repetition | None = None
+        at_cut = False
         model = await self.models.fitted(model, messages)
         deltas = retries.stream(model, messages, self.settings.llm.backoff)
         try:
@@ -288,6 +289,10 @@ class TurnStages:
                         break                   # closing the stream (finally) stops the model writing
                     if delta.stop_reason is not None:
                         reason = delta.stop_reason
+                if reason is StopReason.LENGTH and (loop := repeat_at_cut(ledger.turn.answer)):
+                    ledger.change_turn(answer=ledger.turn.answer[:max(loop.keep, before)])
+                    reason = StopReason.REPETITION       # cut at the token limit inside a loop
+                    at_cut = True
             except LLMError as exc:
                 reason = StopReason.ERROR
                 error = str(exc)
@@ -308,19 +313,24 @@ class TurnStages:
             ledger.save()
         turn = ledger.turn
         if loop:
-            yield Notice("warning", repetition_message(model.model, loop))
-        if continuation and len(turn.answer) == before and reason not in (StopReason.CANCELLED,
-                                                                          StopReason.REPETITION):
+            yield Notice("warning", repetition_message(model.model, loop, at_cut=at_cut))
+        if seam and seam.repeated:
+            yield Notice("warning", f"{model.model} began its continuation by writing the answer's last paragraph "
+                                    "again; that copy was dropped"
+                                    + ("" if len(turn.answer) > before else ", and nothing new was written"))
+        elif continuation and len(turn.answer) == before and reason not in (StopReason.CANCELLED,
+                                                                            StopReason.REPETITION):
             yield Notice("warning", f"{model.model} repeated its answer instead of continuing it; nothing new "
-                                    "was added (re-synthesize, or raise llm.max_tokens)")
-        yield SynthesisFinished(turn.answer, reason, turn.citations, turn.unknown_citations, self.quote_checks())
+                                    "was added (re-synthesize)")
+        yield SynthesisFinished(turn.answer, reason, turn.citations, turn.unknown_citations, self.quote_checks(),
+                                echo=turn.echo, non_answer=turn.non_answer)
         yield self.saved()
 
     def _finish_answer(self, reason: StopReason) -> None:
         from ragtui.llm.citations import check_citations
 
         turn = self.ledger.turn
-        found = check_citations(turn.answer, set(turn.prompt_numbers))
+        found = check_citations(turn.answer, set(turn.prompt_numbers), [text for _, text in turn.prompt])
         self.ledger.change_turn(stop_reason=reason, citations=tuple(found.cited),
                                 unknown_citations=tuple(found.unknown))
 
@@ -375,12 +385,14 @@ class _LoopWatch:
         return self.base + loop.keep
 
 
-def repetition_message(model: str, loop: Repetition) -> str:
-    """What the user is told when a looping answer is stopped."""
+def repetition_message(model: str, loop: Repetition, *, at_cut: bool = False) -> str:
+    """What the user is told when a looping answer is stopped, or found looping where llm.max_tokens cut it
+    (`at_cut`): never to raise llm.max_tokens, which only buys more copies."""
     block = loop.block if len(loop.block) <= 80 else loop.block[:79] + "…"
-    return (f"{model} began repeating itself ({loop.copies} copies of {block!r}): the answer was stopped there and "
-            "the repeats dropped. It is not offered for continue, which would loop again; synthesize again or "
-            "try another model (llm.model)")
+    stopped = ("it was looping when llm.max_tokens cut it; the repeats were dropped" if at_cut
+               else "the answer was stopped there and the repeats dropped")
+    return (f"{model} began repeating itself ({loop.copies} copies of {block!r}): {stopped}. It is not offered "
+            "for continue, which would loop again; synthesize again or try another model (llm.model)")
 
 
 def lowered_line(model: str, lowered: Lowered) -> str:

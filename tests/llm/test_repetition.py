@@ -108,3 +108,16 @@ async def test_a_looping_answer_from_a_server_is_caught_as_it_streams(make_setti
     finally:
         server.stop()
     assert found is not None and streamed[:found.keep] == LOOP_INTRO + LOOP_PARAGRAPH
+
+
+def test_a_loop_at_the_cut_is_two_copies_of_a_long_passage_the_last_perhaps_cut_short() -> None:
+    from ragtui.llm.repetition import repeat_at_cut
+    from tests.model_habits import LONG_PASSAGE, LOOP_INTRO
+
+    for tail in ("", " " + LONG_PASSAGE[:len(LONG_PASSAGE) // 2], " " + LONG_PASSAGE[:61]):   # 61: inside a word
+        loop = repeat_at_cut(f"{LOOP_INTRO}{LONG_PASSAGE} {LONG_PASSAGE}{tail}")
+        assert loop is not None and loop.keep == len(LOOP_INTRO + LONG_PASSAGE) and loop.copies == 2
+    assert repeat_at_cut(f"{LOOP_INTRO}{LONG_PASSAGE} {LONG_PASSAGE[:200]}") is None   # one copy and a half
+    short = "Prime the pump first [1]. Then open the valve [2]."                  # a short one twice is not a loop
+    assert repeat_at_cut(f"{LOOP_INTRO}{short} {short}") is None
+    assert repeat_at_cut(f"{LONG_PASSAGE} {LONG_PASSAGE[:40]} and then something else entirely [3].") is None

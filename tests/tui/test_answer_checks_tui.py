@@ -89,7 +89,8 @@ UNQUOTED_REPLY = ("You can read it with `csv.read_csv(path)`:\n```python\nrows =
                   "This is relevant because it shows how to load the data.")
 
 
-async def test_a_source_with_no_quote_is_marked_listed_last_and_its_reply_shown_whole(snapshot_settings) -> None:
+async def test_a_source_with_no_quote_is_marked_listed_one_place_down_and_its_reply_shown_whole(
+        snapshot_settings) -> None:
     from ragtui.events import AnnotationFinished
     from ragtui.model.conversation import annotated
     from ragtui.tui.screens.details import DetailsScreen
@@ -104,10 +105,10 @@ async def test_a_source_with_no_quote_is_marked_listed_last_and_its_reply_shown_
         await feed(app, events)
         panel = app.query_one(SourcesPanel)
         table = panel.active_table
-        assert [key.value for key in table.rows] == ["2", "3", "1"]          # the quoted ones first
+        assert [key.value for key in table.rows] == ["2", "1", "3"]          # behind the next quoted one
         assert str(table.get_cell("1", "state")) == "no quote" and str(table.get_cell("2", "state")) == "relevant"
         table.focus()
-        table.move_cursor(row=2)
+        table.move_cursor(row=1)
         await pilot.pause()
         assert "no quote from this source" in str(panel.query_one("#source-detail").render())
         await pilot.press("w")
@@ -116,3 +117,44 @@ async def test_a_source_with_no_quote_is_marked_listed_last_and_its_reply_shown_
         shown = str(app.screen.query_one("#details-text").render())
         assert (f"Annotation by {MODEL_PATH}, as written (it gives no quote that this source holds):\n"
                 + UNQUOTED_REPLY) in shown                                # the full id, the reply's lines kept
+
+
+async def test_the_banner_says_an_answer_is_an_echo_of_the_prompt(make_settings, fake_ollama: FakeOllama,
+                                                                   tmp_path: Path) -> None:
+    """Over HTTP, a model that writes the prompt's first source header back instead of an answer."""
+    from tests.model_habits import echoes_source_header
+
+    settings = make_settings()
+    await ingest(settings, write_corpus(tmp_path))
+    fake_ollama.responder = as_reply(echoes_source_header)
+    app = RagtuiApp(settings, cursor_blink=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ask(app, pilot)
+        session = main_screen(app).research.session
+        assert session is not None and session.turn.echo and session.turn.citations == ()
+        banner = str(app.query_one("#synthesis-banner").render())
+        assert "The answer is mostly text copied from the prompt" in banner
+        assert "The answer cites no source [N]" in banner
+
+
+async def test_c_drops_a_continuation_that_writes_the_last_paragraph_again_and_says_so(
+        make_settings, fake_ollama: FakeOllama, tmp_path: Path) -> None:
+    """Over HTTP: the answer is cut at llm.max_tokens after two paragraphs; asked to go on, the model writes the
+    second again (its lines broken anew, in bold), then new text."""
+    from tests.model_habits import NEW_TEXT, PARAGRAPHS, TWO_PARAGRAPHS, repeats_last_paragraph
+
+    settings = make_settings(f"llm.max_tokens={TWO_PARAGRAPHS}")
+    await ingest(settings, write_corpus(tmp_path))
+    fake_ollama.responder = as_reply(repeats_last_paragraph)
+    app = RagtuiApp(settings, cursor_blink=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ask(app, pilot)
+        session = main_screen(app).research.session
+        assert session is not None and session.turn.stop_reason is StopReason.LENGTH
+        partial = session.answer
+        assert partial == PARAGRAPHS.rsplit("\n\n", 1)[0] + "\n\n"
+        await pilot.press("tab", "c")
+        await settle(app, pilot)
+        assert session.answer == app.query_one(SynthesisView).text == partial + NEW_TEXT
+        said = [n.message for n in app._notifications]
+        assert any(m.startswith("chat began its continuation by wr") for m in said), said        # clipped at 80

@@ -331,7 +331,8 @@ class ResearchView(Vertical):
         event = message.event
         known = set(self.query_one(SourcesPanel).sources)
         await self.query_one(SynthesisView).finish(event.text, event.stop_reason, known, event.unknown_citations,
-                                                   event.quotes, uncited=event.uncited)
+                                                   event.quotes, uncited=event.uncited, echo=event.echo,
+                                                   non_answer=event.non_answer)
         self._status(ENDED.get(event.stop_reason, Activity.DONE),
                      "" if event.stop_reason is StopReason.STOP else f"(answer: {event.stop_reason})")
         self._sync_conversation()
@@ -385,7 +386,7 @@ class ResearchView(Vertical):
         await synthesis.reset()
         await synthesis.finish(turn.answer, turn.stop_reason, {s.number for s in turn.sources},
                                turn.unknown_citations, self.session.quote_checks(turn), turn.error,
-                               uncited=turn.uncited)
+                               uncited=turn.uncited, echo=turn.echo, non_answer=turn.non_answer)
 
     def viewed(self, session: ResearchSession) -> Turn:
         """The turn the panes show (the latest when none was chosen)."""

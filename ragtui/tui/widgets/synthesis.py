@@ -33,6 +33,9 @@ STOP_NOTES = {
                               "for continue (it would loop again): press s to synthesize again."),
 }
 UNCITED_NOTE = "The answer cites no source [N]: nothing in it is tied to a source; check it against the sources."
+ECHO_NOTE = ("The answer is mostly text copied from the prompt (source headers, source text, the question): it "
+             "answers nothing, and a [N] inside the copy is not a citation.")
+NON_ANSWER_NOTE = "The answer only names sources ([N]) and says nothing they say: it is not an answer."
 
 
 def linkify_citations(text: str, known: Collection[int], unverified: Collection[int] = ()) -> str:
@@ -114,9 +117,11 @@ class SynthesisView(VerticalScroll):
             await stream.stop()
 
     async def finish(self, text: str, stop_reason: str, known: set[int], unknown: tuple[int, ...] = (),
-                     quotes: tuple[QuoteCheck, ...] = (), error: str = "", *, uncited: bool = False) -> None:
+                     quotes: tuple[QuoteCheck, ...] = (), error: str = "", *, uncited: bool = False,
+                     echo: bool = False, non_answer: bool = False) -> None:
         """The complete answer: re-render with citation links and say how it stopped (`error`: why it failed),
-        whether it cites nothing (`uncited`) and what it misquotes."""
+        whether it is an echo of the prompt or a non-answer, whether it cites nothing (`uncited`) and what it
+        misquotes."""
         await self.stop_stream()
         self.text = text
         unverified = [q for q in quotes if not q.verified]
@@ -125,9 +130,10 @@ class SynthesisView(VerticalScroll):
         level, message = STOP_NOTES.get(stop_reason, ("info", ""))
         if stop_reason == "error" and error:
             message = f"{message.removesuffix('.')}: {one_line(error)}"
-        if uncited:
-            message = f"{message} {UNCITED_NOTE}".strip()
-            level = "warning" if level == "info" else level
+        for failed, note in ((echo, ECHO_NOTE), (non_answer, NON_ANSWER_NOTE), (uncited, UNCITED_NOTE)):
+            if failed:
+                message = f"{message} {note}".strip()
+                level = "warning" if level == "info" else level
         if unknown:
             cited = ", ".join(f"[{n}]" for n in unknown)
             message = f"{message} The answer cites {cited}, which is not among the sources.".strip()
