@@ -127,7 +127,7 @@ def test_ask_continue(fake_ollama: FakeOllama, retrieval: StaticRetrieval, tmp_p
     assert out.startswith("Pumps start at 3 bar [1].\n")
     assert HistoryStore(tmp_path / "data").load(1).turn.answer == "Pumps start at 3 bar [1]."
     assert main([*base, "ask", "--continue", "--session", "1"]) == 1
-    assert "not cut for length" in capsys.readouterr().err
+    assert "the answer is complete: nothing to continue" in capsys.readouterr().err
 
 
 def test_history_commands(fake_ollama: FakeOllama, retrieval: StaticRetrieval, tmp_path: Path,

@@ -41,7 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--limit", type=positive, metavar="N",
                         help="print at most N sources (all of them are still used and saved)")
     parser.add_argument("--continue", dest="cont", action="store_true",
-                        help="continue the last answer that was cut for length (or --session ID)")
+                        help="continue the last answer that was cut for length or cancelled while being written "
+                             "(or --session ID)")
     parser.add_argument("--follow-up", metavar="QUESTION",
                         help="ask QUESTION as the next turn of the latest session (or --session ID), in the light "
                              "of its earlier questions and answers")
@@ -91,16 +92,11 @@ def _ask(args: argparse.Namespace, workspace: Workspace, search_filter: SearchFi
         events = session.synthesize() if args.resynthesize else \
             session.follow_up(args.follow_up, rewrite=args.rewrite, search_filter=search_filter or None)
     elif args.cont:
-        session_id = args.session or _last_truncated(workspace.history)
-        if session_id is None:
-            raise RagtuiError("no answer to continue: no session in the history stopped for length")
-        session = workspace.reopen(session_id)
-        if session.turn.stop_reason is StopReason.REPETITION:
-            raise RagtuiError(f"session {session_id} was stopped because its answer repeated itself; continuing it "
-                              "would loop again (`ragtui ask --resynthesize` answers afresh)")
+        session = workspace.reopen(args.session) if args.session else _last_continuable(workspace)
         if not session.turn.can_continue:
-            raise RagtuiError(f"session {session_id} was not cut for length (stop reason: "
-                              f"{session.turn.stop_reason or 'none'}); nothing to continue")
+            raise RagtuiError(f"session {session.id}: {session.turn.continue_refusal} (stop reason: "
+                              f"{session.turn.stop_reason or 'none'}; `ragtui ask --resynthesize --session "
+                              f"{session.id}` answers afresh)")
         events = session.continue_answer()
     else:
         if not args.query or not args.query.strip():
@@ -134,9 +130,19 @@ def _latest(history: HistoryStore) -> int:
     return latest[0].id
 
 
-def _last_truncated(history: HistoryStore) -> int | None:
-    latest = next((s for s in history.list_sessions(limit=50) if s.stop_reason is StopReason.LENGTH), None)
-    return latest.id if latest else None
+CONTINUE_LOOKS_BACK = 50     # sessions `ask --continue` without --session looks through, newest first
+
+
+def _last_continuable(workspace: Workspace) -> ResearchSession:
+    """The newest session whose answer `Turn.can_continue` (cut for length, or cancelled)."""
+    partial = (StopReason.LENGTH, StopReason.CANCELLED)     # the summary's cheap filter before the rule itself
+    for summary in workspace.history.list_sessions(limit=CONTINUE_LOOKS_BACK):
+        if summary.stop_reason in partial:
+            session = workspace.reopen(summary.id)
+            if session.turn.can_continue:
+                return session
+    raise RagtuiError("no answer to continue: none of the latest sessions was cut for length or cancelled "
+                      "while its answer was being written")
 
 
 async def drive(session: ResearchSession, events: AsyncGenerator[Event, None],

@@ -287,8 +287,35 @@ class Turn:
 
     @property
     def can_continue(self) -> bool:
-        """A partial answer (cut for length, or cancelled) that Continue can extend."""
-        return self.stop_reason in (StopReason.LENGTH, StopReason.CANCELLED) and bool(self.prompt and self.answer)
+        """A partial answer (cut for length, or cancelled) that Continue can extend (`continue_refusal`)."""
+        return not self.continue_refusal
+
+    @property
+    def continue_refusal(self) -> str:
+        """Why Continue cannot extend this answer, "" when it can: the one continue rule, which the engine, the
+        TUI's continue key and `ragtui ask --continue` all follow.
+
+        An answer cut at llm.max_tokens continues. So does a cancelled one: its text is what the model wrote
+        before the cancel, and asking for the rest goes on from there, as after a cut. An answer stopped for
+        repeating itself does not (the model would loop again), nor does a failed one (a dropped stream's text
+        is kept but not asked for again: the server would write it twice), nor one the server withheld, nor a
+        complete one.
+        """
+        reason = self.stop_reason
+        if reason is StopReason.REPETITION:
+            return ("the answer was stopped because it repeated itself: continuing it would loop again; "
+                    "synthesize again for a fresh answer")
+        if not self.answer.strip() or not self.prompt:
+            return "there is no answer to continue yet"
+        if reason in (StopReason.LENGTH, StopReason.CANCELLED):
+            return ""
+        if reason is StopReason.ERROR:
+            return "the answer failed: continuing it would ask for text already written; synthesize again"
+        if reason is StopReason.CONTENT_FILTER:
+            return "the server withheld the rest of the answer (content filter): it would withhold it again"
+        if reason is StopReason.NONE:
+            return "the answer never finished (its run stopped without a stop reason): synthesize again"
+        return "the answer is complete: nothing to continue"
 
     def timed(self, stage: str, seconds: float) -> Turn:
         """This turn with `seconds` added to the stage's time."""

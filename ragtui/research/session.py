@@ -326,7 +326,8 @@ class ResearchSession:
         return self._stages.synthesize()
 
     def continue_answer(self) -> AsyncGenerator[Event, None]:
-        """After a "length" stop (or a cancelled answer): ask for the rest and join it without seams."""
+        """Ask for the rest of the latest answer and join it without seams, when `Turn.can_continue` (cut for
+        length, or cancelled); otherwise one notice with `Turn.continue_refusal`."""
         return self._stages.continue_answer()
 
 

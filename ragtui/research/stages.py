@@ -225,8 +225,9 @@ class TurnStages:
         """Send the partial answer back as the assistant turn and ask for the rest; join without seams."""
         from ragtui.llm.synthesize import continue_messages
 
-        if not self.ledger.turn.can_continue:
-            yield Notice("info", "nothing to continue: the answer was neither cut for length nor cancelled")
+        refusal = self.ledger.turn.continue_refusal
+        if refusal:
+            yield Notice("info", refusal)
             return
         try:
             model = await self.models.synthesis_model()

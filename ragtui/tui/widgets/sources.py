@@ -12,7 +12,7 @@ being annotated runs on a timer that runs only while one is.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,7 +99,7 @@ class SourcesPanel(Vertical):
         self.sentinel = sentinel
         self.query_words: tuple[str, ...] = ()   # highlighted in the chunk text of the detail
         self.sources: dict[int, SessionSource] = {}
-        self.use: dict[int, str] = {}        # number -> "whole" | "window" | "did not fit", for the last answer
+        self.use: dict[int, str] = {}        # number -> "whole" | "window" | "did not fit", for their answer
         self.wide = False
         self.note_width = 20
         self.row_lines = 1       # 2 on a wide, tall panel: each annotation gets two lines
@@ -124,14 +124,16 @@ class SourcesPanel(Vertical):
 
     # --- feeding -------------------------------------------------------------------
 
-    def set_sources(self, sources: Sequence[SessionSource], empty_note: str = "") -> None:
+    def set_sources(self, sources: Sequence[SessionSource], empty_note: str, use: Mapping[int, str]) -> None:
+        """Show these sources, and how each went into their turn's answer (`use`, from the engine), replacing
+        whatever was shown before."""
         self.sources = {s.number: s for s in sources}
+        self.use = dict(use)
         self.empty_note = empty_note or "No sources."
         self._render_all()
 
     def clear(self, note: str) -> None:
-        self.use = {}
-        self.set_sources([], note)
+        self.set_sources([], note, {})
 
     def set_use(self, whole: Sequence[int], windowed: Sequence[int], left_out: Sequence[int]) -> None:
         """Mark how each source went into the answer being written (from SynthesisStarted)."""

@@ -27,11 +27,13 @@ from ragtui.tui.engine import citation_spans, cited_numbers
 UNVERIFIED_MARK = "*(quote not in this source)*"
 STOP_NOTES = {
     "length": ("warning", "The answer was cut off at llm.max_tokens. Press c to continue it."),
-    "cancelled": ("warning", "Cancelled. Press s to synthesize again."),
+    "cancelled": ("warning", "Cancelled. Press s to synthesize again, R to re-annotate."),
     "error": ("error", "Synthesis failed."),
     "repetition": ("warning", "Stopped: the answer began repeating itself; the repeats were dropped. Not offered "
                               "for continue (it would loop again): press s to synthesize again."),
 }
+# A cancelled answer that Continue can extend (`Turn.can_continue`) says so.
+CANCELLED_PARTIAL = "Cancelled. Press c to continue the answer, s to synthesize it again."
 UNCITED_NOTE = "The answer cites no source [N]: nothing in it is tied to a source; check it against the sources."
 
 
@@ -114,15 +116,19 @@ class SynthesisView(VerticalScroll):
             await stream.stop()
 
     async def finish(self, text: str, stop_reason: str, known: set[int], unknown: tuple[int, ...] = (),
-                     quotes: tuple[QuoteCheck, ...] = (), error: str = "", *, uncited: bool = False) -> None:
-        """The complete answer: re-render with citation links and say how it stopped (`error`: why it failed),
-        whether it cites nothing (`uncited`) and what it misquotes."""
+                     quotes: tuple[QuoteCheck, ...] = (), error: str = "", *, uncited: bool = False,
+                     continuable: bool = False) -> None:
+        """The complete answer: re-render with citation links and say how it stopped (`error`: why it failed;
+        `continuable`: a cancelled answer that Continue extends), whether it cites nothing (`uncited`) and what
+        it misquotes."""
         await self.stop_stream()
         self.text = text
         unverified = [q for q in quotes if not q.verified]
         await self.markdown.update(clean(linkify_citations(text, known, {q.cite_at for q in unverified})))
         self.anchor(False)
         level, message = STOP_NOTES.get(stop_reason, ("info", ""))
+        if stop_reason == "cancelled" and continuable:
+            message = CANCELLED_PARTIAL
         if stop_reason == "error" and error:
             message = f"{message.removesuffix('.')}: {one_line(error)}"
         if uncited:
