@@ -3,6 +3,7 @@ vLLM) for the chat models, the embeddings, or both."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal
 
@@ -29,3 +30,10 @@ class Server:
 def serving(servers: tuple[Server, ...], use: Use) -> Server | None:
     """The server the settings use for `use` (chat or embeddings)."""
     return next((s for s in servers if use in s.uses), None)
+
+
+def annotators(servers: tuple[Server, ...], embedders: Collection[str]) -> list[str]:
+    """The models the chat server lists that can annotate (an embedding model cannot; Ollama's ":latest" tag
+    dropped)."""
+    chat = serving(servers, "chat")
+    return [name for m in (chat.models if chat else ()) if (name := m.removesuffix(":latest")) not in embedders]

@@ -1,32 +1,22 @@
 """The research view: the query bar, the turn bar, the sources and the answer, the session behind them, and every
-research verb with its guard.
+research verb with its guard (the screen's keys call them and do nothing else).
 
-It owns the research session and the workers that talk to it. A worker never
-draws: it posts each engine event to this view (one message, `Research.EngineEvent`),
-and the view hands them to its panes (`ResearchPanes`, tui/widgets/research_panes.py)
-one after another, in the order they came. A whole turn (turn navigation, a reopened
-session, the panes after a cancel) is painted by one painter from the session's snapshot.
-
-The verbs (continue, synthesize, re-annotate, re-annotate with, edit the rewrite,
-details, open the answer, filter the sources, ...) are methods here, each with the
-guard that says why it cannot run; the screen's keys call them and do nothing else.
-
-Below 150 columns the panes are stacked and the one in use (`expanded`: the
-focused pane, or the answer while it streams) gets the room. The screen hands
-down the active collections and the status line.
+It owns the session and the workers that talk to it. A worker never draws: it posts
+each engine event to this view (one message, `Research.EngineEvent`), and the view
+hands them to its panes (`ResearchPanes`), in the order they came; a whole turn is
+painted by one painter from the session's snapshot. Below 150 columns the panes are
+stacked and the one in use (`expanded`) gets the room.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from textual import events, on, work
 from textual.app import ComposeResult
-from textual.containers import Container, Vertical
-from textual.message import Message
+from textual.containers import Container
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input
@@ -34,13 +24,13 @@ from textual.widgets import Input
 from ragtui.config import Settings
 from ragtui.errors import describe
 from ragtui.events import Event
-from ragtui.model.conversation import SessionSource, Turn
+from ragtui.model.conversation import SessionSource
 from ragtui.model.filters import FilterError, SearchFilter, split_query
-from ragtui.model.servers import serving
+from ragtui.model.servers import annotators
 from ragtui.tui import keymap
 from ragtui.tui.messages import CopyRequested, Research
 from ragtui.tui.widgets.query import QueryInput
-from ragtui.tui.widgets.research_panes import ResearchPanes
+from ragtui.tui.widgets.research_panes import PanesHost, ResearchPanes
 from ragtui.tui.widgets.sources import SourcesPanel
 from ragtui.tui.widgets.status import Activity, StatusLine
 from ragtui.tui.widgets.synthesis import SynthesisView, answer_with_sources
@@ -53,16 +43,10 @@ if TYPE_CHECKING:
 RESEARCH = "research"    # worker group of everything that talks to the LLM or the stores for a session
 
 
-class ResearchView(Vertical):
+class ResearchView(PanesHost):
     expanded: reactive[str] = reactive("sources")   # the stacked pane with the room: sources or answer
     active: reactive[frozenset[str]] = reactive(frozenset())   # the collections a new query searches (the screen's)
     turns: reactive[int] = reactive(0)     # turns of the conversation a submitted query follows up; 0: a new one
-
-    @dataclass
-    class HistoryUnusable(Message):
-        """A save found the history file damaged: the session runs unsaved."""
-
-        damage: str
 
     def __init__(self, settings: Settings, workspace: AsyncWorkspace, *, keys: keymap.KeyTable | None = None,
                  cursor_blink: bool = True, **kwargs: Any) -> None:
@@ -166,12 +150,6 @@ class ResearchView(Vertical):
         except Exception as exc:  # a broken wn database must not stop the app; say so instead
             on_, reason = False, describe(exc)
         self.panes.wordnet(on_, reason)
-
-    def chat_models(self) -> list[str]:
-        """The models the chat server lists that can annotate (an embedding model cannot)."""
-        chat = serving(self.servers, "chat")
-        embedders = set(self.settings.embed.all_models)
-        return [name for m in (chat.models if chat else ()) if (name := m.removesuffix(":latest")) not in embedders]
 
     # --- running research -----------------------------------------------------------------
 
@@ -294,10 +272,7 @@ class ResearchView(Vertical):
 
     @on(Research.Started)
     async def _started(self) -> None:
-        await self.panes.synthesis.reset("")
-        sources = self.query_one(SourcesPanel)
-        sources.query_words = tuple(self.query_one(QueryInput).value.split())
-        sources.clear("Retrieving …")
+        await self.panes.clear("Retrieving …", query_words=tuple(self.query_one(QueryInput).value.split()))
 
     @on(Research.Cancelled)
     async def _cancelled(self) -> None:
@@ -312,17 +287,9 @@ class ResearchView(Vertical):
 
     @on(Research.Failed)
     async def _failed(self, message: Research.Failed) -> None:
-        error = describe(message.error)
-        synthesis = self.panes.synthesis
-        await synthesis.stop_stream()
-        synthesis.note(f"Failed: {error}", "error")
-        self.panes.state(Activity.FAILED)
-        self.notify(error, severity="error", timeout=10)
+        await self.panes.failed(describe(message.error))
 
     # --- turns and sessions ---------------------------------------------------------------
-
-    def viewed(self, session: ResearchSession) -> Turn:
-        return self.panes.viewed(session)
 
     async def step_turn(self, step: int) -> None:
         """Show the earlier (-1) or later (+1) turn."""
@@ -402,11 +369,11 @@ class ResearchView(Vertical):
             return
         source = self.query_one(SourcesPanel).selected()
         current = session.conversation.annotation_model or self.settings.llm.annotator
-        choice = await self.app.push_screen_wait(ModelPickerScreen(self.chat_models() or [current], current,
-                                                                   source.number if source else None))
+        models = annotators(self.servers, self.settings.embed.all_models) or [current]
+        choice = await self.app.push_screen_wait(ModelPickerScreen(models, current, source.number if source else None))
         if choice is None:
             return
-        numbers = list(choice.numbers) if choice.numbers else [s.number for s in self.viewed(session).sources]
+        numbers = list(choice.numbers) if choice.numbers else [s.number for s in self.panes.viewed(session).sources]
         self.follow(session.reannotate(numbers, model=choice.model, prompt_file=choice.prompt_file or None))
 
     @work(group="rewrite-dialog", exclusive=True)
@@ -491,10 +458,7 @@ class ResearchView(Vertical):
     def _cited(self, message: SynthesisView.CitationClicked) -> None:
         source = self.query_one(SourcesPanel).sources.get(message.number)
         if source is None and self.session is not None:   # an earlier turn's source, cited in its answer
-            try:
-                source = self.session.source(message.number)
-            except KeyError:
-                source = None
+            source = next((s for s in self.session.conversation.sources if s.number == message.number), None)
         if source is not None:
             self.open_source(source)
 

@@ -14,8 +14,11 @@ what they are given.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from textual.containers import Vertical
+from textual.message import Message
 from textual.notifications import SeverityLevel
 
 from ragtui import events as ev
@@ -31,17 +34,34 @@ from ragtui.tui.widgets.turns import TurnBar
 if TYPE_CHECKING:
     from ragtui.config import Settings
     from ragtui.tui.engine import ResearchSession
-    from ragtui.tui.widgets.research import ResearchView
 
 SEVERITY: dict[NoticeLevel, SeverityLevel] = {"info": "information", "warning": "warning", "error": "error"}
 # How the status line words the end of an answer.
 ENDED = {StopReason.STOP: Activity.DONE, StopReason.CANCELLED: Activity.CANCELLED, StopReason.ERROR: Activity.FAILED}
 
 
+class PanesHost(Vertical):
+    """What the panes ask of the view that holds them (ResearchView)."""
+
+    session: ResearchSession | None = None
+
+    @dataclass
+    class HistoryUnusable(Message):
+        """A save found the history file damaged: the session runs unsaved."""
+
+        damage: str
+
+    def answer_takes_the_room(self) -> None:
+        raise NotImplementedError
+
+    def sync_conversation(self) -> None:
+        raise NotImplementedError
+
+
 class ResearchPanes:
     """The panes of one ResearchView, and the turn they show."""
 
-    def __init__(self, view: ResearchView) -> None:
+    def __init__(self, view: PanesHost) -> None:
         self.view = view
         self.index = 0        # the turn the panes show (1-based; 0 before any)
         self.status: StatusLine | None = None      # the screen's status line, handed down once mounted
@@ -92,12 +112,20 @@ class ResearchPanes:
         index = self.index if 1 <= self.index <= len(session.turns) else len(session.turns)
         return session.turns[index - 1]
 
-    async def clear(self, sources_note: str, answer_note: str = "") -> None:
-        """No turn: the panes empty, with these notes."""
+    async def clear(self, sources_note: str, answer_note: str = "", *, query_words: tuple[str, ...] = ()) -> None:
+        """No turn (yet): the panes empty, with these notes; `query_words` are marked in the sources to come."""
         self.index = 0
         self.view.query_one(TurnBar).hide()
+        self.sources.query_words = query_words
         self.sources.clear(sources_note)
         await self.synthesis.reset(answer_note)
+
+    async def failed(self, error: str) -> None:
+        """The engine raised instead of reporting a StageFailed: said in the answer pane and a toast."""
+        await self.synthesis.stop_stream()
+        self.synthesis.note(f"Failed: {error}", "error")
+        self.state(Activity.FAILED)
+        self.view.notify(error, severity="error", timeout=10)
 
     # --- the engine's events --------------------------------------------------------------
 
