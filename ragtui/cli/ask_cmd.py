@@ -58,8 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     from ragtui.library import validate_collection_name
-    from ragtui.llm.annotate import load_template
-    from ragtui.llm.providers import model_not_set
+    from ragtui.research.session import preflight
     from ragtui.workspace import Workspace
 
     for name in args.collection:            # a usage error (exit 2) before anything runs, as in every command
@@ -67,10 +66,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     search_filter = parse_filters(args.filter)
     if args.no_annotate:
         settings = settings.replace(annotation__enabled=False)
-    if not settings.llm.model:
-        raise model_not_set("set [llm] model, or --set llm.model=NAME; `ollama list` shows what is pulled")
-    if settings.annotation.enabled:
-        load_template(settings.annotation.prompt_file)
+    preflight(settings, set_model="set [llm] model, or --set llm.model=NAME; `ollama list` shows what is pulled")
     with Workspace(settings) as workspace:
         return _ask(args, workspace, search_filter)
 
@@ -321,16 +317,7 @@ def _turn_json(session: ResearchSession, index: int, turn: Turn) -> dict[str, An
     quotes = session.quote_checks(turn)
     return {
         "turn": index, "query": turn.query, "rewrite": turn.rewrite, "rewrite_by": turn.rewrite_by,
-        "sources": [{"number": s.number, "label": s.chunk.label, "chunk_id": s.chunk.id,
-                     "page": s.chunk.meta.page, "page_last": s.chunk.meta.last_page, "quote_page": s.quote_page,
-                     "score": s.score,
-                     "rel_score": s.rel_score, "legs": list(s.legs), "state": s.state.value,
-                     "override": s.override.value, "relevant": s.relevant, "annotation": s.annotation,
-                     "annotated_by": s.annotated_by, "annotation_prompt": s.annotation_prompt,
-                     "neighbor_of": s.neighbor_of, "distance": s.distance,
-                     "evidence": [{"leg": e.leg, "rank": e.rank, "score": e.score} for e in s.evidence],
-                     "misquoted": list(s.misquoted), "quoteless": s.quoteless,
-                     "error": s.error, "in_answer": session.use_in_answer(s.number)} for s in turn.sources],
+        "sources": [{**s.to_json(), "in_answer": session.use_in_answer(s.number)} for s in turn.sources],
         "used": [n for n in turn.prompt_numbers if session.use_in_answer(n) == "whole"],
         "used_window": [n for n in turn.prompt_numbers if session.use_in_answer(n) == "window"],
         "did_not_fit": [s.number for s in turn.sources if session.use_in_answer(s.number) == "did not fit"],

@@ -22,6 +22,7 @@ from typing import Any
 from ragtui.model.chunks import Chunk, LegRank, leg_score
 from ragtui.model.retrieval import RetrievalMeta
 from ragtui.quotes import found_quotes, misquotes, occurs, quoteless
+from ragtui.sanitize import clean, one_line
 
 
 class AnnotationState(StrEnum):
@@ -142,6 +143,24 @@ class SessionSource:
     @property
     def filtered(self) -> bool:
         return (not self.relevant and self.state in FILTERING_STATES) or self.override is Override.DROPPED
+
+    def to_json(self) -> dict[str, Any]:
+        """The one JSON shape of a source (`ask --json`, the MCP server's ask): its chunk's place, how it was
+        found and judged. Text is made inert (`sanitize.clean`) and names kept on one line: an agent's client
+        or a terminal may show them."""
+        meta = self.chunk.meta
+        return {
+            "number": self.number, "collection": one_line(meta.collection), "chunk_id": self.chunk.id,
+            "source": one_line(meta.source), "label": one_line(self.chunk.label), "page": one_line(meta.page),
+            "page_last": one_line(meta.last_page), "quote_page": one_line(self.quote_page),
+            "heading": one_line(meta.heading), "score": self.score, "rel_score": self.rel_score,
+            "legs": list(self.legs), "state": self.state.value, "override": self.override.value,
+            "relevant": self.relevant, "annotation": clean(self.annotation),
+            "annotated_by": one_line(self.annotated_by), "annotation_prompt": one_line(self.annotation_prompt),
+            "neighbor_of": self.neighbor_of, "distance": self.distance,
+            "evidence": [{"leg": e.leg, "rank": e.rank, "score": e.score} for e in self.evidence],
+            "misquoted": [clean(q) for q in self.misquoted], "quoteless": self.quoteless, "error": clean(self.error),
+        }
 
     @property
     def standing(self) -> Standing:

@@ -46,6 +46,19 @@ def preload() -> None:
     import ragtui.retrieve.postprocess  # noqa: F401
 
 
+def preflight(settings: Settings, *, set_model: str) -> None:
+    """What an ask needs before anything runs, checked once for every front end (`ragtui ask`, the MCP server's
+    ask): a synthesis model named (`set_model` says how, in the front end's words; a config error), and the
+    annotation prompt file readable when annotation is on."""
+    from ragtui.llm.annotate import load_template
+    from ragtui.llm.providers import model_not_set
+
+    if not settings.llm.model:
+        raise model_not_set(set_model)
+    if settings.annotation.enabled:
+        load_template(settings.annotation.prompt_file)
+
+
 class ResearchSession:
     """One conversation over some collections: its turns' sources, annotations and answers, saved as they change.
 
@@ -134,8 +147,7 @@ class ResearchSession:
                retrieve: RetrieveFn) -> ResearchSession:
         """A session rebuilt from its history record; re-annotate and continue work on it."""
         session = cls(settings, "", [], history=history, retrieve=retrieve)
-        session._ledger.conversation = history.load(session_id)
-        meta = session.conversation.turn.retrieval_meta
+        meta = session._ledger.reopen(session_id).turn.retrieval_meta
         session.search_filter = meta.filter if meta is not None else SearchFilter()
         return session
 
