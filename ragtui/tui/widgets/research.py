@@ -104,8 +104,9 @@ class ResearchView(PanesHost):
 
     def idle_note(self, note: str) -> None:
         """What the sources pane says before any session (a session's own note, e.g. no hits, stays)."""
-        if self.session is None and not self.busy:
-            self.query_one(SourcesPanel).clear(note)
+        sources = self.query_one(SourcesPanel)
+        if self.session is None and not self.busy and not sources.sources:
+            sources.clear(note)
 
     def watch_active(self) -> None:
         self._title_query()
