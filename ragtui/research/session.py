@@ -27,8 +27,8 @@ from ragtui.model.conversation import Conversation, SessionSource, StopReason, T
 from ragtui.model.filters import SearchFilter
 from ragtui.model.retrieval import Retrieval
 from ragtui.quotes import QuoteCheck
+from ragtui.research.chat_clients import ChatClients
 from ragtui.research.ledger import Ledger
-from ragtui.research.models import ChatModels
 from ragtui.research.stages import TurnStages
 
 RetrieveFn = Callable[..., Awaitable[Retrieval]]   # (query, collection names, *, search_filter, strategies)
@@ -78,7 +78,7 @@ class ResearchSession:
             collections=tuple(collections), config=config_snapshot(settings),
             synthesis_model=settings.llm.model, annotation_model=settings.llm.annotator,
             annotation_on=settings.annotation.enabled, turns=(Turn(query),)), history)
-        self._models = ChatModels(settings, self._ledger)
+        self._models = ChatClients(settings, self._ledger)
         self._stages = TurnStages(settings, self._ledger, self._models)
 
     # --- reading ------------------------------------------------------------------------

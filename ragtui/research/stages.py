@@ -39,8 +39,8 @@ from ragtui.model import conversation as transitions
 from ragtui.model.conversation import AnnotationState, SessionSource, StopReason, Turn
 from ragtui.model.retrieval import Hit, RetrievalMeta
 from ragtui.quotes import QuoteCheck
+from ragtui.research.chat_clients import ChatClients
 from ragtui.research.ledger import Ledger
-from ragtui.research.models import ChatModels
 
 if TYPE_CHECKING:
     from ragtui.llm.annotate import Lowered
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 class TurnStages:
     """The stages of the latest turn, over the session's ledger and models."""
 
-    def __init__(self, settings: Settings, ledger: Ledger, models: ChatModels) -> None:
+    def __init__(self, settings: Settings, ledger: Ledger, models: ChatClients) -> None:
         self.settings = settings
         self.ledger = ledger
         self.models = models
