@@ -58,7 +58,7 @@ from ragtui.model.retrieval import Mode, StrategyMeta
 if TYPE_CHECKING:
     from ragtui.library import Collection
     from ragtui.model.chunks import Chunk
-    from ragtui.model.library import IngestReport
+    from ragtui.model.collection import IngestReport
     from ragtui.model.retrieval import Hit
     from ragtui.retrieve.hybrid_retriever import QueryEmbedder
     from ragtui.retrieve.wordnet import Lexicon
@@ -132,7 +132,7 @@ def _digest(value: Any) -> str:
 async def ingest_corpus(workspace: Workspace, name: str, dataset: Dataset, progress: Progress) -> IngestReport:
     """The corpus through the real ingest (chunk, entropy filter, embed, index), one document per entry."""
     from ragtui.events import IngestFinished, IngestProgress
-    from ragtui.model.library import IngestReport
+    from ragtui.model.collection import IngestReport
 
     report = IngestReport(name)
     last = 0.0

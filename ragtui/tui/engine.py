@@ -28,9 +28,9 @@ from ragtui.workspace import DocumentView, Workspace
 
 if TYPE_CHECKING:
     from ragtui.events import Event
+    from ragtui.model.collection import CollectionInfo, IngestReport
     from ragtui.model.conversation import SessionSource, SessionSummary
     from ragtui.model.filters import SearchFilter
-    from ragtui.model.library import CollectionInfo, IngestReport
     from ragtui.model.servers import Server
     from ragtui.research.session import ResearchSession
 

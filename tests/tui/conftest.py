@@ -9,7 +9,7 @@ from textual.widget import Widget
 
 from ragtui.config import Settings, load_settings
 from ragtui.events import Event
-from ragtui.model.library import CollectionInfo
+from ragtui.model.collection import CollectionInfo
 from ragtui.tui.app import RagtuiApp
 from ragtui.tui.messages import Research
 from ragtui.tui.screens.main import MainScreen

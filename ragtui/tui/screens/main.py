@@ -28,8 +28,8 @@ from textual.widgets import Footer
 
 from ragtui.config import Settings
 from ragtui.errors import RagtuiError, describe
+from ragtui.model.collection import CollectionInfo
 from ragtui.model.conversation import SessionSummary
-from ragtui.model.library import CollectionInfo
 from ragtui.tui import keymap
 from ragtui.tui.engine import AsyncWorkspace, HistoryDamaged, configured_servers
 from ragtui.tui.widgets.collections import CollectionsPane
