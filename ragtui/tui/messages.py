@@ -11,7 +11,7 @@ from ragtui.events import Event
 from ragtui.model.servers import Server
 
 if TYPE_CHECKING:
-    from ragtui.tui.engine import ResearchSession
+    from ragtui.tui.engine_door import ResearchSession
 
 
 class Research:

@@ -31,7 +31,7 @@ from ragtui.errors import RagtuiError, describe
 from ragtui.model.collection import CollectionInfo
 from ragtui.model.conversation import SessionSummary
 from ragtui.tui import keymap
-from ragtui.tui.engine import AsyncWorkspace, HistoryDamaged, configured_servers
+from ragtui.tui.engine_door import AsyncWorkspace, HistoryDamaged, configured_servers
 from ragtui.tui.widgets.collections import CollectionsPane
 from ragtui.tui.widgets.research import ResearchView
 from ragtui.tui.widgets.status import StatusLine

@@ -38,7 +38,7 @@ from ragtui.tui.widgets.turns import TurnBar
 
 if TYPE_CHECKING:
     from ragtui.model.servers import Server
-    from ragtui.tui.engine import AsyncWorkspace, ResearchSession
+    from ragtui.tui.engine_door import AsyncWorkspace, ResearchSession
 
 RESEARCH = "research"    # worker group of everything that talks to the LLM or the stores for a session
 

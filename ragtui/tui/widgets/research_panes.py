@@ -33,7 +33,7 @@ from ragtui.tui.widgets.turns import TurnBar
 
 if TYPE_CHECKING:
     from ragtui.config import Settings
-    from ragtui.tui.engine import ResearchSession
+    from ragtui.tui.engine_door import ResearchSession
 
 SEVERITY: dict[NoticeLevel, SeverityLevel] = {"info": "information", "warning": "warning", "error": "error"}
 # How the status line words the end of an answer.

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from ragtui.model.conversation import SessionSource
 
 if TYPE_CHECKING:
-    from ragtui.tui.engine import ResearchSession
+    from ragtui.tui.engine_door import ResearchSession
 
 
 def asked(session: ResearchSession | None, source: SessionSource) -> str:
@@ -23,7 +23,7 @@ def asked(session: ResearchSession | None, source: SessionSource) -> str:
 
 def details(session: ResearchSession | None, source: SessionSource) -> list[str]:
     """The engine's explanation of how `source` was found, for its turn, and the annotation as written."""
-    from ragtui.tui.engine import details as explained
+    from ragtui.tui.engine_door import details as explained
 
     turn = None
     if session is not None:

@@ -317,7 +317,7 @@ class SourcesPanel(Vertical):
     def chunk_text(self, source: SessionSource) -> Text:
         """The source's chunk text: when it is longer than what the annotator read, that window (the part
         most relevant to the query, llm.window) stands out and the rest is dim; the query's words are marked."""
-        from ragtui.tui.engine import WINDOW_CHARS, best_window
+        from ragtui.tui.engine_door import WINDOW_CHARS, best_window
         from ragtui.words import FUNCTION_WORDS
 
         text = same_length(source.chunk.text)     # inert, and the window's offsets still hold

@@ -22,7 +22,7 @@ from textual.widgets.markdown import MarkdownStream
 from ragtui.model.conversation import SessionSource
 from ragtui.quotes import QuoteCheck
 from ragtui.sanitize import clean, one_line
-from ragtui.tui.engine import citation_spans, cited_numbers
+from ragtui.tui.engine_door import citation_spans, cited_numbers
 
 UNVERIFIED_MARK = "*(quote not in this source)*"
 STOP_NOTES = {
