@@ -184,7 +184,7 @@ def test_ctrl_c_during_ask_leaves_a_consistent_record(fake_ollama: FakeOllama, t
     assert record.turn.stop_reason == "cancelled"
     shown = seen.decode().split("[4]):\n\n", 1)[1]
     assert record.turn.answer.startswith("w0 w1 w2 w3 ") and shown.startswith(record.turn.answer)
-    assert [s.state.value for s in record.sources] == ["relevant", "irrelevant", "relevant", "relevant"]
+    assert [s.state.value for s in record.all_sources] == ["relevant", "irrelevant", "relevant", "relevant"]
 
 
 def test_ask_says_which_sources_went_into_the_answer(fake_ollama: FakeOllama, tmp_path: Path,

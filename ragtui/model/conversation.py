@@ -372,12 +372,12 @@ class Conversation:
         return self.turns[-1]
 
     @property
-    def sources(self) -> tuple[SessionSource, ...]:
-        """Every turn's sources, in number order."""
+    def all_sources(self) -> tuple[SessionSource, ...]:
+        """Every turn's sources, in number order (a turn's own are `Turn.sources`)."""
         return tuple(s for t in self.turns for s in t.sources)
 
     def next_number(self) -> int:
-        return max((s.number for s in self.sources), default=0) + 1
+        return max((s.number for s in self.all_sources), default=0) + 1
 
     def annotation_query(self, number: int) -> str:
         """What the sources of turn `number` (1-based) are judged against: the question as typed, and for a
@@ -405,7 +405,7 @@ class Conversation:
             for i, s in enumerate(turn.sources):
                 if s.number == number:
                     return t, i
-        numbers = [s.number for s in self.sources]
+        numbers = [s.number for s in self.all_sources]
         have = f"[{numbers[0]}]-[{numbers[-1]}]" if numbers else "none"
         raise KeyError(f"no source [{number}] in this session (its sources: {have})")
 

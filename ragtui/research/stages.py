@@ -322,7 +322,7 @@ class TurnStages:
 
         conversation = self.ledger.conversation
         turn = turn or conversation.turn
-        return quote_checks(turn.answer, {s.number: s.chunk.text for s in conversation.sources})
+        return quote_checks(turn.answer, {s.number: s.chunk.text for s in conversation.all_sources})
 
     def earlier_answers(self) -> list[tuple[int, tuple[str, str]]]:
         """The earlier turns that have an answer: (turn number, (question, answer))."""

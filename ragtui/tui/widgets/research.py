@@ -459,7 +459,7 @@ class ResearchView(PanesHost):
     def _cited(self, message: SynthesisView.CitationClicked) -> None:
         source = self.query_one(SourcesPanel).sources.get(message.number)
         if source is None and self.session is not None:   # an earlier turn's source, cited in its answer
-            source = next((s for s in self.session.conversation.sources if s.number == message.number), None)
+            source = next((s for s in self.session.conversation.all_sources if s.number == message.number), None)
         if source is not None:
             self.open_source(source)
 
