@@ -140,7 +140,7 @@ class TurnStages:
         ledger = self.ledger
         texts = [(n, ledger.put(transitions.queued(ledger.conversation.source(n))).chunk.text) for n in targets]
         calls = annotate_sources(llm, texts, query=ledger.conversation.annotation_query(turn), template=template,
-                                 pattern=self.settings.annotation.irrelevant_pattern,
+                                 irrelevant_marker=self.settings.annotation.irrelevant_marker,
                                  concurrency=self.concurrency, backoff=self.settings.llm.backoff)
         try:
             async for outcome in calls:

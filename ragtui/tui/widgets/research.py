@@ -63,7 +63,7 @@ class ResearchView(PanesHost):
         yield QueryInput(id="query")
         yield TurnBar(id="turn-bar")
         with Container(id="results"):
-            yield SourcesPanel(self.settings.annotation.irrelevant_pattern, id="sources")
+            yield SourcesPanel(self.settings.annotation.irrelevant_marker, id="sources")
             yield SynthesisView(id="synthesis")
 
     def on_mount(self) -> None:

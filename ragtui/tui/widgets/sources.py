@@ -26,7 +26,7 @@ from textual.widgets import DataTable, Input, Static, TabbedContent, TabPane, Ta
 
 from ragtui.model.conversation import AnnotationState, SessionSource, Standing, by_evidence
 from ragtui.sanitize import clean, one_line, same_length
-from ragtui.textfit import clip_line, shorten_middle, without_sentinel
+from ragtui.textfit import clip_line, shorten_middle, without_irrelevant_marker
 from ragtui.tui.widgets.filter_bar import FilterBar, matches
 from ragtui.tui.widgets.motions import MotionTable
 
@@ -93,10 +93,10 @@ class SourcesPanel(Vertical):
 
         source: SessionSource
 
-    def __init__(self, sentinel: re.Pattern[str], **kwargs: Any) -> None:
-        """`sentinel` is annotation.irrelevant_re: shown as the state word "irrelevant", not as raw text."""
+    def __init__(self, irrelevant_marker: re.Pattern[str], **kwargs: Any) -> None:
+        """`irrelevant_marker` (annotation.irrelevant_re) is shown as the state word "irrelevant", not as raw text."""
         super().__init__(**kwargs)
-        self.sentinel = sentinel
+        self.irrelevant_marker = irrelevant_marker
         self.query_words: tuple[str, ...] = ()   # highlighted in the chunk text of the detail
         self.sources: dict[int, SessionSource] = {}
         self.use: dict[int, str] = {}        # number -> "whole" | "window" | "did not fit", for their answer
@@ -255,7 +255,7 @@ class SourcesPanel(Vertical):
         chunk does not hold is said to be one (`SessionSource.misquoted`), not shown as a real quote."""
         text = source.annotation
         if source.state is AnnotationState.IRRELEVANT:
-            text = without_sentinel(text, self.sentinel)
+            text = without_irrelevant_marker(text, self.irrelevant_marker)
         return (MISQUOTE_NOTE + text) if source.misquoted else text
 
     def _render_all(self) -> None:
