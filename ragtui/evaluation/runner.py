@@ -359,7 +359,7 @@ def retrieval_settings(settings: Settings, sources: bool) -> dict[str, Any]:
             "per_file_cap": settings.retrieve.per_file_cap,
             "max_chunks_per_file": settings.retrieve.max_chunks_per_file,
             "annotate_max": settings.retrieve.annotate_max, "fusion": settings.retrieve.fusion,
-            "fts.weight": settings.retrieve.keyword_weight, "rrf_k": settings.retrieve.rrf_k,
+            "retrieve.keyword_weight": settings.retrieve.keyword_weight, "rrf_k": settings.retrieve.rrf_k,
             "synonyms.lexicon": settings.synonyms.lexicon,
             "synonyms.max_per_word": settings.synonyms.max_per_word,
             "ndcg_gain": "ndcg@10 linear (gain = grade, trec_eval/BEIR); ndcge@10 exponential (2^grade - 1)",
