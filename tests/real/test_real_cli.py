@@ -63,7 +63,8 @@ def test_ask_follow_up_continue_and_reannotate(real: Real) -> None:
     again = real.run("history", "reannotate", str(session), "--source", str(number))
     assert again.returncode == 0 and "Traceback" not in again.stderr, again.stderr
     said = [line for line in again.stdout.splitlines() if line.startswith(f"  [{number}] ")]
-    assert len(said) == 1 and any(word in said[0] for word in ("relevant (", "filtered (", "annotation failed:"))
+    verdicts = ("relevant (", "relevant, no quote (", "filtered (", "annotation failed:")
+    assert len(said) == 1 and any(word in said[0] for word in verdicts), said
     stored = HistoryStore(real.data).load(session)
     assert [t.query for t in stored.turns] == [QUESTION, FOLLOW_UP]
     assert stored.turns[1].answer == whole.answer and stored.turns[0].answer == first["answer"]
