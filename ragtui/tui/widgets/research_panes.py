@@ -90,13 +90,9 @@ class ResearchPanes:
     async def paint(self, session: ResearchSession, index: int, sources_note: str) -> None:
         """Turn `index` of the session, whole: its sources and how each went into the prompt, how they were
         found, and its answer."""
-        turns = session.turns
-        turn = turns[index - 1]
+        turn = session.turns[index - 1]
         self.index = index
-        if len(turns) > 1:
-            self.view.query_one(TurnBar).show_turn(index, len(turns), turn.query, turn.rewrite, turn.rewrite_by)
-        else:
-            self.view.query_one(TurnBar).hide()
+        self._turn_bar(session, index)
         use = {s.number: u for s in turn.sources if (u := session.use_in_answer(s.number))}
         self.sources.set_sources(turn.sources, sources_note, use)
         if self.status is not None:
@@ -106,6 +102,14 @@ class ResearchPanes:
         await synthesis.finish(turn.answer, turn.stop_reason, {s.number for s in turn.sources},
                                turn.unknown_citations, session.quote_checks(turn), turn.error,
                                uncited=turn.uncited, continuable=turn.can_continue)
+
+    def _turn_bar(self, session: ResearchSession | None, index: int) -> None:
+        """Turn `index`'s place in the conversation (hidden while it has one turn)."""
+        if session is None or len(session.turns) < 2:
+            self.view.query_one(TurnBar).hide()
+            return
+        turn = session.turns[index - 1]
+        self.view.query_one(TurnBar).show_turn(index, len(session.turns), turn.query, turn.rewrite, turn.rewrite_by)
 
     def viewed(self, session: ResearchSession) -> Turn:
         """The turn the panes show (the latest when none was chosen)."""
@@ -151,13 +155,7 @@ class ResearchPanes:
     def _sources_ready(self, event: Event) -> None:
         assert isinstance(event, ev.SourcesReady)
         self.index = event.turn
-        session = self.view.session
-        if session is not None and len(session.turns) > 1:
-            turn = session.turns[event.turn - 1]
-            self.view.query_one(TurnBar).show_turn(event.turn, len(session.turns), turn.query, turn.rewrite,
-                                                   turn.rewrite_by)
-        else:
-            self.view.query_one(TurnBar).hide()
+        self._turn_bar(self.view.session, event.turn)
         note = "" if event.sources else "No hits: nothing in the active collections matches this query."
         self.sources.set_sources(event.sources, note, {})
         if self.status is not None:
