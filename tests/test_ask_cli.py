@@ -179,7 +179,9 @@ def test_ctrl_c_during_ask_leaves_a_consistent_record(fake_ollama: FakeOllama, t
     proc.send_signal(signal.SIGINT)
     seen += proc.stdout.read()
     assert proc.wait(timeout=60) == 130
-    assert "interrupted; session 1 kept with stop reason 'cancelled'" in proc.stderr.read().decode()
+    said = proc.stderr.read().decode()
+    assert "interrupted; session 1 kept with stop reason 'cancelled'" in said
+    assert "`ragtui ask --continue --session 1` goes on" in said         # a cancelled answer continues
     record = HistoryStore(tmp_path / "data").load(1)
     assert record.turn.stop_reason == "cancelled"
     shown = seen.decode().split("[4]):\n\n", 1)[1]

@@ -111,8 +111,10 @@ def _ask(args: argparse.Namespace, workspace: Workspace, search_filter: SearchFi
         if session.id is None:
             print("\nragtui: interrupted; the session was not saved (the history file is damaged)", file=sys.stderr)
         else:
+            goes_on = f"; `ragtui ask --continue --session {session.id}` goes on" if session.turn.can_continue else ""
             print(f"\nragtui: interrupted; session {session.id} kept with stop reason "
-                  f"{session.turn.stop_reason.value or 'none'!r} (`ragtui history show {session.id}`)", file=sys.stderr)
+                  f"{session.turn.stop_reason.value or 'none'!r} (`ragtui history show {session.id}`){goes_on}",
+                  file=sys.stderr)
         return 130
     if args.json:
         print(json.dumps(session_json(session), indent=2))
