@@ -75,7 +75,7 @@ def search(path: Path, m: int, ef: int, queries: np.ndarray) -> tuple[list[list[
         hits = index.query(q.tolist(), TOP_K)
         walls.append((time.perf_counter() - wall) * 1000)
         cpus.append((time.process_time() - cpu) * 1000)
-        found.append([c.id for c, _ in hits])
+        found.append([cid for cid, _ in hits])
     release_embedded(path)
     return found, walls, cpus
 

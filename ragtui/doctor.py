@@ -144,12 +144,15 @@ def _openai_embed_check(s: Settings, model: str) -> Check:
 
 
 def _wordnet_check(s: Settings) -> Check:
-    from ragtui.retrieve.wordnet import installed
+    from ragtui.retrieve.wordnet import WordNetBusy, installed
 
     if not s.synonyms.enabled:
         return Check("wordnet", Verdict.SKIP, "synonym expansion is off (synonyms.enabled = false)")
-    if installed(s.synonyms.lexicon, s.data_dir):
-        return Check("wordnet", Verdict.OK, f"{s.synonyms.lexicon} installed")
+    try:
+        if installed(s.synonyms.lexicon, s.data_dir):
+            return Check("wordnet", Verdict.OK, f"{s.synonyms.lexicon} installed")
+    except WordNetBusy as busy:
+        return Check("wordnet", Verdict.WARN, str(busy))
     return Check("wordnet", Verdict.FAIL,
                  f"{s.synonyms.lexicon} not installed; expansion is off until you run "
                  "`ragtui wordnet install` (offline: `ragtui wordnet install --from FILE`)")

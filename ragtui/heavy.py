@@ -58,10 +58,8 @@ def _llama_index() -> None:
     import llama_index.core.postprocessor
     import llama_index.core.postprocessor.types
     import llama_index.core.schema
-    import llama_index.core.vector_stores.types
     import llama_index.embeddings.ollama
-    import llama_index.llms.ollama
-    import llama_index.vector_stores.chroma  # noqa: F401
+    import llama_index.llms.ollama  # noqa: F401
 
 
 def _pymupdf() -> None:

@@ -14,6 +14,7 @@ import httpx
 
 from ragtui import heavy
 from ragtui.errors import RagtuiError
+from ragtui.retry import Backoff, ServerBusy, retried, transient
 from ragtui.server_limits import BoundedTransport, ReplyLimit, ReplyTooDeep, async_client, loads, sync_client
 
 if TYPE_CHECKING:
@@ -125,15 +126,18 @@ def show_context_length(host: str, model: str, max_bytes: int, timeout: float = 
         return None
 
 
-async def ashow(host: str, model: str, max_bytes: int, timeout: float) -> Any:
+async def ashow(host: str, model: str, max_bytes: int, timeout: float, backoff: Backoff) -> Any:
     """Ollama's /api/show answer for the model, for async callers (the ingest), within `timeout` (ollama.timeout);
-    None when unreachable or failing. Untrusted: read it with `context_length_of` and `embedding_length_of`."""
-    try:
+    a dropped connection or a busy server asked again under `backoff`; None when unreachable or failing.
+    Untrusted: read it with `context_length_of` and `embedding_length_of`."""
+    async def show() -> httpx.Response:
         async with async_client(timeout=timeout, max_bytes=max_bytes, deadline_s=timeout,
                                 deadline_key="ollama.timeout") as client:
-            response = await client.post(f"{host.rstrip('/')}/api/show", json={"model": model})
-        return _show_answer(host, response)
-    except (httpx.HTTPError, ValueError):
+            return ServerBusy.check(await client.post(f"{host.rstrip('/')}/api/show", json={"model": model}))
+
+    try:
+        return _show_answer(host, await retried(show, backoff, transient))
+    except (httpx.HTTPError, ValueError, ServerBusy):
         return None
 
 

@@ -36,7 +36,7 @@ from ragtui.library import (
     CollectionGone,
     CollectionRegistry,
 )
-from ragtui.model.collection import CollectionInfo
+from ragtui.model.collection import CollectionInfo, IngestReport
 from ragtui.model.retrieval import Mode, legs_of
 from ragtui.paths import user_path
 from ragtui.retrieve.wordnet import Lexicon
@@ -328,13 +328,16 @@ class Workspace:
 
     def wordnet_state(self) -> tuple[bool, str]:
         """Whether synonym expansion will run, and why not when it will not."""
-        from ragtui.retrieve.wordnet import installed
+        from ragtui.retrieve.wordnet import WordNetBusy, installed
 
         synonyms = self.settings.synonyms
         if not synonyms.enabled:
             return False, "synonyms.enabled = false"
-        if installed(synonyms.lexicon, self.settings.data_dir):
-            return True, synonyms.lexicon
+        try:
+            if installed(synonyms.lexicon, self.settings.data_dir):
+                return True, synonyms.lexicon
+        except WordNetBusy:
+            return False, f"{synonyms.lexicon}: WordNet is busy (being installed?)"
         return False, f"{synonyms.lexicon} not installed (ragtui wordnet install)"
 
     def document(self, source: SessionSource) -> DocumentView:
@@ -405,6 +408,23 @@ class Workspace:
         async with aclosing(reembed(self.settings, collection, models)) as events:
             async for event in events:
                 yield event
+
+    async def remove_files(self, name: str, paths: Sequence[str]) -> IngestReport:
+        """Drop the files these paths name (`ingest.maintenance.files_named`: all of them must name some) from
+        every store of collection `name`; the report lists them."""
+        from ragtui.ingest.maintenance import files_named
+        from ragtui.ingest.pipeline import remove_files
+
+        collection = self.collection(name)
+        sources = await asyncio.to_thread(files_named, collection, paths)
+        return await remove_files(self.settings, collection, sources)
+
+    async def rebuild_keyword(self, name: str) -> int:
+        """Build collection `name`'s keyword index again from its records (readers keep the old one until the
+        new one is in place); the chunks indexed."""
+        from ragtui.ingest.maintenance import rebuild_keyword
+
+        return await asyncio.to_thread(rebuild_keyword, self.collection(name))
 
     def _ingest_target(self, name: str, topic: str) -> Collection:
         """The collection to ingest into, created (with `topic`) when new; an existing one's topic changes

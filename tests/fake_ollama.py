@@ -3,7 +3,9 @@
 Tests drive the real HTTP path (LlamaIndex -> ollama client -> httpx -> here).
 Embeddings are hashed bags of stemmed words, L2-normalised, so related texts are
 near. Chat replies are scripted per test (pieces, delays, done_reason, HTTP errors,
-malformed lines, dropped connections). Every request is recorded.
+malformed lines, dropped connections). Every request is recorded. Any path can be
+made hostile (`Faults`: drop, 503, huge, deep, drip, wrong counts and types, giant
+integers), here and in the fake OpenAI-compatible server.
 """
 
 from __future__ import annotations
@@ -123,6 +125,7 @@ class FakeOllama:
         self.sent = 0                      # bytes of such answers that went out
         self.embed_drip_s = 0.0            # send an /api/embed body one byte per this many seconds
         self.show_delay = 0.0              # seconds before answering /api/show (a busy server loading a model)
+        self.faults = Faults()             # a hostile server on demand, per path (`Fault`)
         self.disconnects = 0               # streams the client closed before the end
         self._lock = threading.Lock()
         self._in_flight = 0
@@ -151,6 +154,7 @@ class FakeOllama:
 
         class Handler(_Handler):
             server_ref = fake
+            faults = fake.faults
 
         self._server = serve_on_loopback(Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
@@ -196,10 +200,108 @@ def stop_server(server: ThreadingHTTPServer) -> None:
     server.server_close()
 
 
+FAULTS = ("drop", "503", "huge", "deep", "drip", "count", "types", "giant")
+
+
+@dataclass
+class Fault:
+    """What a hostile server does to each request for one path: `drop` the connection unanswered, answer `503`,
+    send a `huge` reply (endless, no length said), JSON nested too `deep` to parse, the normal reply in a slow
+    `drip` (a byte every DRIP_S), or the normal JSON reply (each frame of a stream) with every list one item
+    longer (`count`), every number a string (`types`) or every number a 400-digit integer (`giant`). `times`:
+    the next that many requests only (a server that flaps, then recovers); None: every one."""
+
+    kind: str
+    times: int | None = None
+
+
+DRIP_S = 0.5
+
+
+class Faults:
+    """The faults a fake server injects, by request path (shared by its handler threads)."""
+
+    def __init__(self) -> None:
+        self._by_path: dict[str, Fault] = {}
+        self._lock = threading.Lock()
+        self.injected = 0                   # requests a fault was applied to
+
+    def inject(self, path: str, kind: str, times: int | None = None) -> None:
+        assert kind in FAULTS, kind
+        with self._lock:
+            self._by_path[path] = Fault(kind, times)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._by_path.clear()
+            self.injected = 0
+
+    def take(self, path: str) -> str | None:
+        """The fault for this request to `path`, if any (counting down a fault of so many `times`)."""
+        with self._lock:
+            fault = self._by_path.get(path.split("?", 1)[0])
+            if fault is None or fault.times == 0:
+                return None
+            if fault.times is not None:
+                fault.times -= 1
+            self.injected += 1
+            return fault.kind
+
+
+def mangled(obj: Any, kind: str | None) -> Any:
+    """A JSON value with the `count`, `types` or `giant` fault applied throughout (unchanged for other kinds)."""
+    if kind not in ("count", "types", "giant"):
+        return obj
+    if isinstance(obj, dict):     # a list's "index" (OpenAI's) stays, so that the numbers it orders are reached
+        return {k: v if k == "index" else mangled(v, kind) for k, v in obj.items()}
+    if isinstance(obj, list):
+        items = [mangled(v, kind) for v in obj]
+        return items + items[:1] if kind == "count" else items
+    if isinstance(obj, (int, float)) and not isinstance(obj, bool):
+        return str(obj) if kind == "types" else 10 ** 400
+    return obj
+
+
 class JsonHandler(BaseHTTPRequestHandler):
-    """A quiet HTTP/1.1 handler that answers JSON; the fake servers build on it."""
+    """A quiet HTTP/1.1 handler that answers JSON; the fake servers build on it. With `faults` set, each request
+    first meets the fault injected for its path (`hostile`)."""
 
     protocol_version = "HTTP/1.1"
+    faults: Faults | None = None
+    fault: str | None = None                # the fault this request meets, once `hostile` has looked
+
+    def hostile(self) -> bool:
+        """Apply this request's fault; True when that fault was the whole answer (the handler stops there)."""
+        self.fault = self.faults.take(self.path) if self.faults is not None else None
+        if self.fault == "drop":
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return True
+        if self.fault == "503":
+            self._json({"error": "server busy, try again later"}, 503)
+            return True
+        if self.fault == "huge":
+            self._endless(iter(lambda: b"[" + b"0," * 65536 + b"0]", b""), lambda n: None)
+            return True
+        if self.fault == "deep":
+            data = b"[" * 100_000 + b"]" * 100_000
+            self._headers(len(data))
+            self.wfile.write(data)
+            return True
+        return False
+
+    def _send(self, data: bytes) -> None:
+        """The bytes of an answer, a byte every DRIP_S under the `drip` fault."""
+        if self.fault != "drip":
+            self.wfile.write(data)
+            return
+        try:
+            for i in range(len(data)):
+                self.wfile.write(data[i:i + 1])
+                self.wfile.flush()
+                time.sleep(DRIP_S)
+        except OSError:                    # the client gave up: what its deadline is for
+            pass
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -209,8 +311,8 @@ class JsonHandler(BaseHTTPRequestHandler):
         return json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
 
     def _json(self, obj: Any, code: int = 200) -> None:
-        self._headers(len(data := json.dumps(obj).encode()), code)
-        self.wfile.write(data)
+        self._headers(len(data := json.dumps(mangled(obj, self.fault)).encode()), code)
+        self._send(data)
 
     def _endless(self, parts: Iterable[bytes], counter: Callable[[int], None],
                  content_type: str = "application/json") -> None:
@@ -247,6 +349,8 @@ class _Handler(JsonHandler):
 
     def do_GET(self) -> None:
         self._record({})
+        if self.hostile():
+            return None
         fake = self.server_ref
         if self.path == "/api/version":
             return self._json({"version": "0.12.6"})
@@ -270,6 +374,8 @@ class _Handler(JsonHandler):
         except json.JSONDecodeError:
             return self._json({"error": "invalid JSON"}, 400)
         self._record(body)
+        if self.hostile():
+            return None
         fake = self.server_ref
         name = str(body.get("model") or body.get("name") or "")
         model = fake._lookup(name)
@@ -376,7 +482,7 @@ class _Handler(JsonHandler):
         self.end_headers()
 
         def send(data: bytes) -> None:
-            self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
+            self._send(f"{len(data):X}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
 
         try:
@@ -394,8 +500,8 @@ class _Handler(JsonHandler):
                     return None
                 if reply.delay:
                     time.sleep(reply.delay)
-                send((json.dumps(frame(piece, False)) + "\n").encode())
-            send((json.dumps(frame("", True)) + "\n").encode())
+                send((json.dumps(mangled(frame(piece, False), self.fault)) + "\n").encode())
+            send((json.dumps(mangled(frame("", True), self.fault)) + "\n").encode())
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):

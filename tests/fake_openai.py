@@ -2,7 +2,8 @@
 /v1/chat/completions (SSE), honouring max_tokens with finish_reason "length", and /v1/embeddings (hashed bags
 of words, as the fake Ollama's, per embedding model and dimension). Records every request.
 Failures on demand: an HTTP error status, an error event or a dropped connection mid-stream, a delay, an
-endless stream that ignores max_tokens (dripped, padded), and the interrupting server (`interrupting`)."""
+endless stream that ignores max_tokens (dripped, padded), the interrupting server (`interrupting`), and any
+path's `Faults` (as the fake Ollama's)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from collections.abc import Callable, Iterator
 from http.server import ThreadingHTTPServer
 from typing import Any
 
-from tests.fake_ollama import JsonHandler, hashed_embedding, serve_on_loopback, stop_server
+from tests.fake_ollama import Faults, JsonHandler, hashed_embedding, mangled, serve_on_loopback, stop_server
 
 
 class FakeOpenAI:
@@ -56,6 +57,7 @@ class FakeOpenAI:
         self.embed_models: dict[str, int] = {"embed-model": 48}
         self.embed_drops = 0
         self.per_token = False
+        self.faults = Faults()               # a hostile server on demand, per path (`tests.fake_ollama.Fault`)
         self._server: ThreadingHTTPServer | None = None
         self.url = ""
 
@@ -63,7 +65,11 @@ class FakeOpenAI:
         fake = self
 
         class Handler(JsonHandler):
+            faults = fake.faults
+
             def do_GET(self) -> None:
+                if self.hostile():
+                    return None
                 if self.path == "/v1/models":
                     return self._json({"object": "list", "data": [{"id": m, "object": "model"} for m in fake.models]})
                 return self._json({"error": {"message": "not found"}}, 404)
@@ -81,6 +87,8 @@ class FakeOpenAI:
             def _answer(self) -> None:
                 body = self._body()
                 fake.requests.append(body)
+                if self.hostile():
+                    return None
                 if self.path == "/v1/embeddings":
                     return self._embeddings(body)
                 if self.path != "/v1/chat/completions":
@@ -119,7 +127,7 @@ class FakeOpenAI:
                 def event(delta: dict[str, Any], finish: str | None) -> None:
                     chunk = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": body["model"],
                              "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    self._send(f"data: {json.dumps(mangled(chunk, self.fault))}\n\n".encode())
 
                 event({"role": "assistant", "content": ""}, None)
                 for i, piece in enumerate(pieces):

@@ -136,6 +136,19 @@ def test_search_gives_ranked_chunks_with_collection_page_and_score(served: Serve
     assert "no collection 'nope'" in unknown and "house, plumbing" in unknown
 
 
+def test_a_question_searched_again_is_embedded_once(served: Served, ollama: FakeOllama) -> None:
+    question = "Which washer stops the valve from dripping"
+
+    def embedded() -> int:
+        return sum(question.lower() in json.dumps(r.body.get("input")) for r in ollama.calls("/api/embed"))
+
+    first = served.call("search", query=question)
+    assert embedded() == 1 and first["keyword_only"] is False
+    again = served.call("search", query=question)
+    assert embedded() == 1                               # the server was not asked again
+    assert again["results"] == first["results"]
+
+
 def test_ask_returns_the_answer_its_sources_and_its_quotes_checked(served: Served, ollama: FakeOllama) -> None:
     def respond(body: dict[str, Any]) -> Reply:
         if "EXTRACT" in body["messages"][-1]["content"]:

@@ -1,4 +1,5 @@
-"""`ragtui collections create|list|info|delete|reembed`: the collections and what is in them."""
+"""`ragtui collections create|list|info|delete|reembed|remove|rebuild-keyword`: the collections and what is in
+them."""
 
 from __future__ import annotations
 
@@ -37,6 +38,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     reembed.add_argument("--model", action="append", default=[], metavar="MODEL",
                          help="only this embedding model's vectors (repeatable; default: the collection's and the "
                               "configured models)")
+    remove = actions.add_parser("remove", help="drop files (or folders of them) from a collection's stores")
+    remove.add_argument("name")
+    remove.add_argument("paths", nargs="+", metavar="PATH",
+                        help="a file or folder as the collection lists it, or a path on disk under a folder it was "
+                             "ingested from")
+    rebuild = actions.add_parser("rebuild-keyword", help="build the keyword index again from the collection's "
+                                                         "records (queries keep the old one until it is done)")
+    rebuild.add_argument("name")
     parser.set_defaults(run=run)
 
 
@@ -45,6 +54,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
     if args.action == "reembed":
         return asyncio.run(_reembed(settings, args.name, args.model))
+    if args.action in ("remove", "rebuild-keyword"):
+        return asyncio.run(_maintain(settings, args))
     with Workspace(settings) as workspace:
         if args.action == "create":
             workspace.create_collection(args.name, args.topic)
@@ -84,6 +95,24 @@ async def _reembed(settings: Settings, name: str, models: list[str]) -> int:
 
     async with Workspace(settings) as workspace, aclosing(workspace.reembed(name, models)) as events:
         return await show_ingest(events, sys.stdout)
+
+
+async def _maintain(settings: Settings, args: argparse.Namespace) -> int:
+    from ragtui.ingest.report import report_lines
+    from ragtui.workspace import Workspace
+
+    async with Workspace(settings) as workspace:
+        if args.action == "rebuild-keyword":
+            chunks = await workspace.rebuild_keyword(args.name)
+            print(f"rebuilt the keyword index of {args.name} from its records: {chunks} chunks")
+            return 0
+        report = await workspace.remove_files(args.name, args.paths)
+    for source in report.removed:
+        print(f"removed {one_line(source)}")
+    print(one_line(report_lines(report)[0]))
+    for warning in report.warnings:
+        print(f"warning: {one_line(warning)}", file=sys.stderr)
+    return 0
 
 
 def _delete_hint(name: str) -> str:

@@ -125,7 +125,7 @@ class Embedder:
         if self.part_chars is None and self.openai:
             self.part_chars = part_chars(None)
         if self.part_chars is None:
-            show = await ashow(self.host, self.model, self.max_reply_bytes, self.deadline_s)
+            show = await ashow(self.host, self.model, self.max_reply_bytes, self.deadline_s, self.backoff)
             self.context_tokens = context_length_of(show)
             self.model_dimension = embedding_length_of(show)
             self.part_chars = part_chars(self.context_tokens)

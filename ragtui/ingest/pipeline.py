@@ -44,9 +44,11 @@ from ragtui.ingest.discover import Entry, discover
 from ragtui.ingest.extraction import Extraction, processes_for
 from ragtui.ingest.reading import FileReader, Prepared
 from ragtui.ingest.report import IngestTally
+from ragtui.ingest.reuse import VectorReuse
 from ragtui.ingest.threads import in_thread
 from ragtui.library import Collection
 from ragtui.model.chunks import Chunk
+from ragtui.model.collection import IngestReport
 from ragtui.stores.records import DONE, INDEXING, SKIPPED, FileRecord
 
 BATCH_CHUNKS = 2000          # chunks per keyword-index commit
@@ -112,6 +114,12 @@ async def reembed(settings: Settings, collection: Collection, models: Sequence[s
         yield event
 
 
+async def remove_files(settings: Settings, collection: Collection, sources: Sequence[str]) -> IngestReport:
+    """Drop these recorded files (an archive with its members) from the records and then every store, under the
+    ingest lock (IngestBusy when an ingest holds it), as an ingest's --sync drops a file gone from its folder."""
+    return await _IngestRun(settings, collection).remove_only(sources)
+
+
 def signature(settings: Settings) -> str:
     """Everything that changes the chunks of unchanged bytes; a file indexed under another one is redone.
 
@@ -156,6 +164,7 @@ class _IngestRun:
         # Journal + vector deletes of a batch vs the worker's vector adds: one at a time, so a page embedded
         # from a file's old text can never land after the file's new chunks were journaled.
         self._stores_lock = threading.Lock()
+        self.reuse = VectorReuse(collection, self._stores_lock)   # vectors a chunk of the same text takes
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -209,6 +218,22 @@ class _IngestRun:
                 await self._stop_embedding()
                 self._finish(clean)
         yield IngestFinished(self.coll.name, self.report.freeze())
+
+    async def remove_only(self, sources: Sequence[str]) -> IngestReport:
+        """`remove_files`: the ingest's own steps around the removal (an unclean end first reconciled; the
+        manifest "ingesting" meanwhile, so that a kill is repaired by the next run)."""
+        with self.coll.ingest_lock():
+            clean = False
+            try:
+                unclean = self.coll.manifest.get("state") == "ingesting"
+                self.coll.update_manifest(state="ingesting")
+                self.report.reconciled = await in_thread(self._reconcile, unclean)
+                await in_thread(self._remove, sources)
+                self.report.removed.extend(sources)
+                clean = True
+            finally:
+                self._finish(clean)
+        return self.report.freeze()
 
     def _finish(self, clean: bool) -> None:
         self.report.elapsed_s = time.monotonic() - self.started
@@ -312,21 +337,25 @@ class _IngestRun:
                  and old.root and old.root not in roots and not Path(old.root).exists()}
         gone = sorted(self.records.top_sources([*roots, *moved]) - seen)
         if gone:
-            self._remove(gone)
+            self._remove(gone, spare=True)
             self.report.removed.extend(gone)
 
-    def _remove(self, sources: Sequence[str]) -> None:
-        """Files leave the records first, then every store (reconciliation covers a kill in between)."""
+    def _remove(self, sources: Sequence[str], *, spare: bool = False) -> None:
+        """Files leave the records first, then every store (reconciliation covers a kill in between); with
+        `spare`, their vectors are kept for the rest of the run (a file moved or renamed takes them back)."""
         every = list(sources)
         for s in sources:
             every.extend(self.records.members(s))
-        ids = [c.id for c in self.records.chunks_of(every)]
+        chunks = self.records.chunks_of(every)
+        ids = [c.id for c in chunks]
         self.records.remove(every)
         self.coll.keyword.delete_sources(every)
         if self.sentences:
             self.coll.sentences.delete_sources(every)
         with self.coll.vector_access(write=True):
             for model in self._store_models():
+                if spare:
+                    self.reuse.keep(model, chunks)
                 self.coll.vectors(model).delete_ids(ids)
 
     # --- extraction and indexing -------------------------------------------------------------
@@ -381,7 +410,8 @@ class _IngestRun:
         stale = sorted({s for p in batch for s in p.stale} | fresh)
         with self._stores_lock:
             recorded = self.records.recorded(stale)   # only these can be in the stores (a new file skips deletes)
-            old_ids = [c.id for c in self.records.chunks_of(recorded)]
+            old_chunks = self.records.chunks_of(recorded)
+            old_ids = [c.id for c in old_chunks]
             gone = [s for s in stale if s not in fresh]
             self.records.remove(gone)
             self.records.begin(docs, {k: v for p in batch for k, v in p.texts.items()})
@@ -393,8 +423,10 @@ class _IngestRun:
                         self.records.put_file(FileRecord(skip.source, p.entry.root, container=p.entry.source,
                                                          status=SKIPPED, reason=skip.reason))
             if old_ids:
+                wanted = {c.vector_key for _, chunks in docs for c in chunks}
                 with self.coll.vector_access(write=True):
                     for model in self._store_models():
+                        self.reuse.keep(model, [c for c in old_chunks if c.vector_key in wanted])
                         self.coll.vectors(model).delete_ids(old_ids)
         self.report.add_time("journal", time.monotonic() - began)
         began = time.monotonic()
@@ -489,11 +521,15 @@ class _IngestRun:
                                  if c.id not in in_flight]:
                     began = time.monotonic()
                     try:
-                        if embedder is None:
+                        reused = await in_thread(self.reuse.found, model, chunks)
+                        todo = [c for c in chunks if c.id not in reused]
+                        if todo and embedder is None:
                             embedder = Embedder(self.settings, model)
                             await embedder.expect(await in_thread(self._dimension, model))
                         self._page = (began, 0)
-                        vectors = await embedder.embed_chunks(chunks, self._embedded_so_far)
+                        made = await embedder.embed_chunks(todo, self._embedded_so_far) if embedder and todo else []
+                        fresh = dict(zip((c.id for c in todo), made, strict=True))
+                        vectors = [reused[c.id] if c.id in reused else fresh[c.id] for c in chunks]
                         spent = time.monotonic() - began
                         self._page = None
                         self.vectors_made += len(chunks)
@@ -513,7 +549,8 @@ class _IngestRun:
                     self.embed_time += spent
                     self.report.add_time("embed", spent)
                     in_flight = {c.id for c in chunks}
-                    writing = asyncio.ensure_future(in_thread(self._store_vectors, model, chunks, vectors))
+                    writing = asyncio.ensure_future(in_thread(self._store_vectors, model, chunks, vectors,
+                                                              set(reused)))
                     if (progress := self._progress()) is not None:
                         yield progress
             finally:
@@ -546,7 +583,8 @@ class _IngestRun:
         with self.coll.vector_access():
             return self.coll.vectors(model).dimension()
 
-    def _store_vectors(self, model: str, chunks: list[Chunk], vectors: list[list[float]]) -> None:
+    def _store_vectors(self, model: str, chunks: list[Chunk], vectors: Sequence[Any],
+                       reused: frozenset[str] | set[str] = frozenset()) -> None:
         """Runs while the next page is embedded; marks the chunks embedded only once Chroma holds them.
 
         A chunk whose file was re-journaled since it was read (changed, or being
@@ -562,6 +600,7 @@ class _IngestRun:
                     self.coll.vectors(model).add([c for c, _ in keep], [v for _, v in keep])
                 self.records.mark_embedded([c.id for c, _ in keep], model)
         self.report.chunks_embedded += len(keep)
+        self.report.vectors_reused += sum(c.id in reused for c, _ in keep)
         self.embed_left[model] -= len(keep)
         self.report.add_time("vectors", time.monotonic() - began)
 

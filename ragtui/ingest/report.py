@@ -36,6 +36,7 @@ class IngestTally:
     filtered: Counter[str] = field(default_factory=Counter)
     chunks_indexed: int = 0
     chunks_embedded: int = 0
+    vectors_reused: int = 0
     reconciled: int = 0
     elapsed_s: float = 0.0
     needs_embedding: bool = False
@@ -56,7 +57,8 @@ class IngestTally:
             collection=self.collection, added=tuple(self.added), updated=tuple(self.updated),
             unchanged=self.unchanged, removed=tuple(self.removed), duplicates=tuple(self.duplicates),
             skipped=tuple(self.skipped), filtered=frozen_counts(self.filtered), chunks_indexed=self.chunks_indexed,
-            chunks_embedded=self.chunks_embedded, reconciled=self.reconciled, elapsed_s=self.elapsed_s,
+            chunks_embedded=self.chunks_embedded, vectors_reused=self.vectors_reused, reconciled=self.reconciled,
+            elapsed_s=self.elapsed_s,
             needs_embedding=self.needs_embedding, vectors_unreachable=self.vectors_unreachable,
             interrupted=self.interrupted, warnings=tuple(self.warnings),
             ignored=frozen_counts(self.ignored),
@@ -82,7 +84,9 @@ def report_lines(report: IngestReport) -> list[str]:
     out = [f"collection {report.collection}: {len(report.added)} added, {len(report.updated)} updated, "
            f"{report.unchanged} unchanged, {len(report.removed)} removed, {len(report.duplicates)} duplicate, "
            f"{len(report.skipped)} skipped ({report.elapsed_s:.1f} s)",
-           f"chunks: {report.chunks_indexed} indexed, {report.chunks_embedded} embedded"]
+           f"chunks: {report.chunks_indexed} indexed, {report.chunks_embedded} embedded"
+           + (f" ({report.vectors_reused} with the vector of a chunk of the same text, not embedded again)"
+              if report.vectors_reused else "")]
     if report.ignored:
         rules = set(report.ignored) - {BIBLIOGRAPHY}          # the bibliography kind names itself
         out.append("not ingested: " + ", ".join(f"{n} {why}" for why, n in sorted(report.ignored.items()))

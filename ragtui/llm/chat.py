@@ -21,6 +21,7 @@ import httpx
 from ragtui.errors import RagtuiError
 from ragtui.llm import usage
 from ragtui.model.conversation import StopReason
+from ragtui.retry import busy_status
 from ragtui.server_limits import AnswerCap, BoundedTransport, ReplyLimit, too_deep
 
 if TYPE_CHECKING:
@@ -34,9 +35,9 @@ class LLMError(RagtuiError):
 
 
 class CallDropped(LLMError):
-    """The server could not be reached, or ended the stream without its final frame: the same call may work
-    when asked again (`ragtui.llm.retries`). Nothing else is retried: a timeout, an HTTP error, an answer
-    over a limit."""
+    """The server could not be reached, ended the stream without its final frame, or answered that it is busy
+    (an HTTP 503, 502, 504 or 429): the same call may work when asked again (`ragtui.llm.retries`). Nothing else is
+    retried: a timeout, another HTTP error, an answer over a limit."""
 
 
 class Unreachable(CallDropped):
@@ -176,7 +177,10 @@ def timed_out(model: str, where: str, timeout: float) -> LLMError:
 
 
 def status_failure(status: int, detail: str, *, model: str, where: str) -> LLMError:
-    """An error status from the server: an HTTP one, or one reported inside the stream (no HTTP status)."""
+    """An error status from the server: an HTTP one, or one reported inside the stream (no HTTP status). A
+    status that says "try again" (`ragtui.retry.busy_status`) is a CallDropped, asked again."""
+    if busy_status(status):
+        return CallDropped(f"{where} answered HTTP {status} for {model}: {_one_line(detail)}")
     if status >= 400:
         return LLMError(f"{where} answered HTTP {status} for {model}: {_one_line(detail)}")
     return LLMError(f"{where} reported an error from {model} mid-answer: {_one_line(detail)}")

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 
 from ragtui.llm.chat import (
+    CallDropped,
     LlamaIndexChat,
     LLMError,
     Messages,
@@ -26,6 +27,7 @@ from ragtui.llm.chat import (
 )
 from ragtui.model.conversation import StopReason
 from ragtui.ollama_api import context_length_of
+from ragtui.retry import Backoff, ServerBusy, retried, transient
 from ragtui.server_limits import ReplyLimit, ReplyTooSlow, async_client, loads
 from ragtui.tokens import estimate_tokens
 
@@ -111,32 +113,49 @@ def _not_pulled(model: str, host: str) -> LLMError:
     return LLMError(f"model {model!r} is not available at {host}: run `ollama pull {model}`")
 
 
-async def context_length(host: str, model: str, timeout: float, max_bytes: int) -> int | None:
+async def context_length(host: str, model: str, timeout: float, max_bytes: int, backoff: Backoff) -> int | None:
     """The model's "*.context_length" from /api/show, None when its info does not say.
 
-    Doubles as the "is this model pulled?" check: a missing model raises LLMError
-    with the `ollama pull` hint before any work starts. The whole answer must come
-    within `timeout` (ollama.timeout, named in the error: a short metadata call, not
-    the generation that llm.request_timeout covers), and hold at most `max_bytes`.
+    Doubles as the "is this model pulled?" check: a missing model raises LLMError with the `ollama pull`
+    hint before any work starts. Each answer must come within `timeout` (ollama.timeout, named in the error:
+    a short metadata call, not the generation that llm.request_timeout covers), and hold at most
+    `max_bytes`. A dropped connection or a busy server (503, 429...) is asked again under `backoff` (llm.retries,
+    llm.backoff_s): the call changes nothing on the server.
     """
-    try:
+    where = f"{host.rstrip('/')}/api/show"
+
+    async def show() -> httpx.Response:
         async with async_client(timeout=timeout, max_bytes=max_bytes, deadline_s=timeout,
                                 deadline_key="ollama.timeout") as client:
-            response = await client.post(f"{host.rstrip('/')}/api/show", json={"model": model})
+            response = await client.post(where, json={"model": model})
+        return ServerBusy.check(response)
+
+    try:
+        response = await retried(show, backoff, transient)
     except (httpx.TimeoutException, ReplyTooSlow):
         raise LLMError(f"Ollama at {host} did not answer /api/show for {model} within {timeout:g} s "
                        "(ollama.timeout); raise it if Ollama is busy loading models") from None
     except ReplyLimit as exc:
         raise LLMError(str(exc)) from None
+    except ServerBusy as exc:
+        raise LLMError(f"{host} answered HTTP {exc.status} to /api/show for {model}{_tries(backoff)}") from None
+    except (httpx.ConnectError, ConnectionError):
+        raise Unreachable(f"Ollama is not reachable at {host}{_tries(backoff)}; start it, or point [ollama] host "
+                          "at it") from None
     except httpx.HTTPError as exc:
-        raise explain(exc, model=model, host=host, timeout=timeout) from None
+        raise CallDropped(f"connection to {host} dropped during /api/show for {model} ({type(exc).__name__})"
+                          f"{_tries(backoff)}") from None
     if response.status_code == 404:
         raise _not_pulled(model, host)
     if response.status_code != 200:
         raise LLMError(f"{host} answered HTTP {response.status_code} to /api/show for {model}")
     try:
-        return context_length_of(loads(response.content, f"{host.rstrip('/')}/api/show"))
+        return context_length_of(loads(response.content, where))
     except ValueError:
         return None
     except ReplyLimit as exc:
         raise LLMError(str(exc)) from None
+
+
+def _tries(backoff: Backoff) -> str:
+    return f" (after {backoff.attempts} attempts, llm.retries)" if backoff.attempts > 1 else ""

@@ -25,6 +25,7 @@ from ragtui.llm.chat import (
     timed_out,
 )
 from ragtui.model.conversation import StopReason
+from ragtui.retry import Backoff, ServerBusy, retried, transient
 from ragtui.server_limits import ReplyLimit, async_client, loads
 
 
@@ -98,22 +99,26 @@ def served_ids(content: bytes, url: str) -> list[str]:
 
 
 async def check_served(base_url: str, api_key: Secret, model: str, *, timeout: float, max_bytes: int,
-                       setting: str) -> None:
+                       setting: str, backoff: Backoff) -> None:
     """Whether the server's /models lists `model`, asked before any work that needs it starts: LLMError naming
     what it serves when it does not (`setting` says where the name came from), Unreachable when no server
     answers. A server that gives no readable list (not every one has /models) is not judged by it: the model's
-    first call says what is wrong."""
+    first call says what is wrong. A dropped connection or a busy server is asked again under `backoff`."""
     url = models_url(base_url)
-    try:
+
+    async def listed() -> httpx.Response:
         async with async_client(timeout=timeout, max_bytes=max_bytes, deadline_s=timeout,
                                 deadline_key="llm.request_timeout") as client:
-            response = await client.get(url, headers=api_key.bearer())
+            return ServerBusy.check(await client.get(url, headers=api_key.bearer()))
+
+    try:
+        response = await retried(listed, backoff, transient)
         response.raise_for_status()
         served = served_ids(response.content, url)
     except (httpx.ConnectError, ConnectionError):
         raise Unreachable(f"the LLM server is not reachable at {base_url}; start it, or point [llm] base_url "
                           "at it") from None
-    except (httpx.HTTPError, ReplyLimit, ValueError, AttributeError, TypeError):
+    except (httpx.HTTPError, ReplyLimit, ValueError, AttributeError, TypeError, ServerBusy):
         return
     if model not in served:
         from ragtui.model_ids import served_list

@@ -29,7 +29,8 @@ async def context_window(settings: Settings, model: str) -> int:
     """
     if settings.llm.provider != "ollama":
         return settings.llm.context_window or DEFAULT_CONTEXT_WINDOW
-    length = await context_length(settings.ollama.host, model, settings.ollama.timeout, settings.limits.max_reply_bytes)
+    length = await context_length(settings.ollama.host, model, settings.ollama.timeout, settings.limits.max_reply_bytes,
+                                  settings.llm.backoff)
     return settings.llm.context_window or length or DEFAULT_CONTEXT_WINDOW
 
 
@@ -94,7 +95,7 @@ async def judge_model(settings: Settings, name: str) -> ChatModel:
     judge fails here, before the work that needs it."""
     if settings.llm.provider == "openai":
         await check_served(settings.llm.base_url, settings.llm.api_key, name, timeout=settings.llm.request_timeout,
-                           max_bytes=settings.limits.max_reply_bytes, setting="--judge")
+                           max_bytes=settings.limits.max_reply_bytes, setting="--judge", backoff=settings.llm.backoff)
     window = await context_window(settings, name)
     return _build_model(settings, model=name, num_ctx=min(window, ANNOTATION_NUM_CTX), window=window,
                         max_tokens=JUDGE_MAX_TOKENS, temperature=0.0)

@@ -4,7 +4,9 @@ Built on the official MCP Python SDK's `MCPServer`. Standard output is the
 protocol channel: the SDK's stdio transport serves the protocol from a private
 copy of file descriptor 1 and points descriptor 1 itself at standard error, so
 a stray print from any library cannot corrupt a message; logging goes to
-standard error. A `RagtuiError` in a tool becomes the tool's one error line
+standard error. A line that is not a JSON-RPC message gets its JSON-RPC error
+(`protocol_errors.py`), and a client that hangs up mid-call ends the server
+quietly. A `RagtuiError` in a tool becomes the tool's one error line
 (`ToolError`); anything else is the SDK's generic "Error executing tool",
 with the traceback on standard error.
 """
@@ -22,6 +24,7 @@ from pydantic import Field
 
 from ragtui import __version__
 from ragtui.errors import RagtuiError, describe
+from ragtui.mcp_server.protocol_errors import Answering
 from ragtui.mcp_server.tools import MAX_CONTEXT_CHARS, MAX_QUERY_CHARS, MAX_QUOTE_CHARS, MAX_RESULTS, Tools
 from ragtui.model.filters import MAX_VALUES as MAX_FILTERS
 from ragtui.sanitize import one_line
@@ -147,5 +150,17 @@ def build(tools: Tools) -> MCPServer:
 
 
 async def serve(tools: Tools) -> None:
-    """Answer MCP requests on standard input and output until the client closes them."""
-    await build(tools).run_stdio_async()
+    """Answer MCP requests on standard input and output until the client closes them.
+
+    As `MCPServer.run_stdio_async`, with each line that is not a JSON-RPC message answered with its error
+    (`protocol_errors`); a client that closes its end while a reply is being written ends the server quietly.
+    """
+    from mcp.server.stdio import stdio_server
+
+    lowlevel = build(tools)._lowlevel_server
+    try:
+        async with stdio_server() as (read_stream, write_stream):
+            await lowlevel.run(Answering(read_stream, write_stream), write_stream,
+                               lowlevel.create_initialization_options())
+    except* (BrokenPipeError, ConnectionResetError):
+        pass        # nobody is left to answer

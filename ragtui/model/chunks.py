@@ -126,6 +126,14 @@ class Chunk:
         page = f" [{'pp' if pages != self.meta.page else 'p'}.{pages}]" if pages else ""
         return f"{self.meta.collection}/{self.meta.source}{page}"
 
+    @property
+    def vector_key(self) -> bytes:
+        """What a vector of this chunk is reused by (with the model): its heading path and text, hashed. The
+        file's path is left out, so that a moved or renamed file, or a copy of a passage in another file, takes
+        the vectors already made; the contextual prefix embedded with a vector then names the file it was first
+        made for (ingest/embedding.py)."""
+        return hashlib.blake2b(f"{self.meta.heading}\0{self.text}".encode(), digest_size=16).digest()
+
 
 @dataclass(frozen=True)
 class LegRank:

@@ -47,6 +47,7 @@ class IngestReport:
     filtered: Mapping[str, int] = field(default_factory=_empty)   # dropped chunks per reason
     chunks_indexed: int = 0
     chunks_embedded: int = 0
+    vectors_reused: int = 0          # of those, chunks given the vector of a chunk of the same heading and text
     reconciled: int = 0              # store entries repaired after an interrupted run
     elapsed_s: float = 0.0
     needs_embedding: bool = False    # some chunks still have no vector (Ollama down, model missing)

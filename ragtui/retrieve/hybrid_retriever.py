@@ -47,7 +47,8 @@ from ragtui.retrieve.fusion import (  # noqa: E402
 )
 from ragtui.retrieve.keyword_leg import KeywordResult, keyword_search  # noqa: E402
 from ragtui.retrieve.senses import QuerySynonyms, Synonyms  # noqa: E402
-from ragtui.retrieve.wordnet import Lexicon, SynonymLookup, missing_lexicon_notice  # noqa: E402
+from ragtui.retrieve.wordnet import Lexicon, SynonymLookup, WordNetBusy, missing_lexicon_notice  # noqa: E402
+from ragtui.retry import retried, transient  # noqa: E402
 from ragtui.server_limits import too_deep  # noqa: E402
 from ragtui.stores.vector import check_vectors  # noqa: E402
 
@@ -98,18 +99,27 @@ def describe_embed_error(settings: Settings, model: str, exc: BaseException) -> 
 
 async def embed_query(settings: Settings, query: str, models: Sequence[str]) -> QueryEmbeddings:
     """The lowercased query embedded once per model, in parallel, by the server the ingest embedded with
-    (embed.provider); failures recorded, not raised."""
+    (embed.provider), a dropped connection or a busy server asked again (embed.retries, embed.backoff_s),
+    or taken from the process's cache of query vectors (retrieve/query_vectors.py);
+    failures recorded, not raised."""
     from ragtui.embed_api import embed_url, embedding_client
+    from ragtui.retrieve.query_vectors import QUERY_CACHE
 
     out = QueryEmbeddings()
     text = query.lower()
+    server = f"{settings.embed.provider} {embed_url(settings)}"
 
     async def one(model: str) -> None:
         started = time.perf_counter()
+        if (cached := QUERY_CACHE.get(server, model, text)) is not None:
+            out.vectors[model] = cached
+            out.timings_ms[model] = round((time.perf_counter() - started) * 1000, 2)
+            return
         embedder = embedding_client(settings, model)
         try:     # the client's transport holds the whole answer to its timeout and limits.max_reply_mb
-            vector = await embedder.aget_query_embedding(text)
+            vector = await retried(lambda: embedder.aget_query_embedding(text), settings.embed.backoff, transient)
             out.vectors[model] = check_vectors([vector], 1, None)[0]
+            QUERY_CACHE.put(server, model, text, out.vectors[model])
         except RecursionError:    # the client's JSON parser on a deeply nested answer
             out.errors[model] = describe_embed_error(settings, model, too_deep(embed_url(settings)))
         except Exception as exc:  # connection, HTTP, model and malformed-answer errors all mean "no vector leg"
@@ -275,7 +285,11 @@ class HybridRetriever(BaseRetriever):
     def _synonym_lookup(self) -> SynonymLookup | None:
         if not self.use_synonyms or self.mode == "vector":
             return None
-        lookup = self.lexicon.lookup()
+        try:
+            lookup = self.lexicon.lookup()
+        except WordNetBusy as busy:
+            self.notices.append(str(busy))
+            return None
         if lookup is None:
             self.notices.append(missing_lexicon_notice(self.lexicon.lexicon))
         return lookup
@@ -349,8 +363,15 @@ class HybridRetriever(BaseRetriever):
 
     def _keyword_leg(self, collection: Collection, query: str, lookup: Synonyms | None,
                      scope: FilterScope | None) -> KeywordResult:
-        return keyword_search(collection.keyword, query, keyword=self.settings.keyword, top_k=self.top_k,
-                              synonyms=lookup, max_synonyms=self.settings.synonyms.max_per_word, within=scope)
+        """The keyword leg; again without synonyms when WordNet turns busy while they are looked up."""
+        def search(synonyms: Synonyms | None) -> KeywordResult:
+            return keyword_search(collection.keyword, query, keyword=self.settings.keyword, top_k=self.top_k,
+                                  synonyms=synonyms, max_synonyms=self.settings.synonyms.max_per_word, within=scope)
+        try:
+            return search(lookup)
+        except WordNetBusy as busy:
+            self.notices.append(str(busy))
+            return search(None)
 
     def _guarded_vector_leg(self, collection: Collection, embeddings: QueryEmbeddings, scored: dict[str, Scored],
                             timings_ms: dict[str, float], scope: FilterScope | None) -> tuple[bool, VectorMeta | None]:
@@ -428,9 +449,8 @@ class HybridRetriever(BaseRetriever):
                 hits = index.query(query_vector, self.top_k, sources=scope.sources if scope else None,
                                    ids=scope.ids if scope else None)
             timings_ms[model] = round((time.perf_counter() - t) * 1000, 2)
-            for chunk, _ in hits:
-                scored.setdefault(chunk.id, Scored(chunk, collection.name))
-            answered.append({chunk.id: score for chunk, score in hits})
+            answered.append(dict(hits))
+        self._vector_chunks(collection, answered, scored)
         meta = VectorMeta(models=tuple(models), vectors=vectors, chunks=chunks)
         if models and not vectors:
             return False, meta   # no query vector for any of its models: the embedding failure was already said
@@ -444,6 +464,17 @@ class HybridRetriever(BaseRetriever):
         for cid, score in best_per_chunk(*answered).items():
             scored[cid].vector = score
         return bool(answered), meta
+
+    @staticmethod
+    def _vector_chunks(collection: Collection, answered: list[dict[str, float]], scored: dict[str, Scored]) -> None:
+        """The chunks of the vector leg's hits, read from the keyword index (Chroma holds ids and vectors only,
+        stores/vector.py); a hit the keyword index does not hold (its file re-indexed meanwhile) is left out."""
+        wanted = [cid for cid in dict.fromkeys(cid for hits in answered for cid in hits) if cid not in scored]
+        for chunk in collection.keyword.get(wanted) if wanted else []:
+            scored[chunk.id] = Scored(chunk, collection.name)
+        for hits in answered:
+            for cid in [cid for cid in hits if cid not in scored]:
+                del hits[cid]
 
     def _vectors_lost(self, collection: Collection, short: dict[str, int]) -> set[str]:
         """The models (of those holding fewer vectors than the collection has chunks) whose store holds fewer

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragtui import heavy
 from ragtui.errors import RagtuiError
 from ragtui.retrieve.senses import Sense, SenseVectors
+from ragtui.sanitize import one_line
 
 if TYPE_CHECKING:
     import wn
@@ -19,6 +21,27 @@ MAX_SENSES = 10   # senses of a word compared with the query: WordNet lists the 
 
 class WordNetError(RagtuiError):
     """Installing a lexicon failed; the message says why and what to do instead."""
+
+
+class WordNetBusy(RagtuiError):
+    """WordNet's database could not be read just now (locked while `ragtui wordnet install` writes it, or
+    half written): synonyms are off for this query, and the next one asks again."""
+
+
+@contextmanager
+def _reading() -> Iterator[None]:
+    """A read of wn's database; SQLite's "database is locked" (a writer holds it: SQLite lets no one read
+    while a write commits, https://www.sqlite.org/lockingv3.html) or a schema still being written become
+    WordNetBusy."""
+    import sqlite3
+
+    import wn
+
+    try:
+        yield
+    except (sqlite3.Error, wn.Error) as exc:
+        raise WordNetBusy(f"WordNet is busy ({one_line(str(exc))}; is `ragtui wordnet install` running?): synonyms "
+                          "are off for this query") from None
 
 
 def wordnet_dir(data_dir: Path) -> Path:
@@ -35,11 +58,13 @@ def _use(data_dir: Path):
 
 
 def installed(lexicon: str, data_dir: Path) -> bool:
-    """True when `lexicon` ("id:version") is in the database; never creates one."""
+    """True when `lexicon` ("id:version") is in the database; never creates one. WordNetBusy when the
+    database cannot be read now."""
     if not (wordnet_dir(data_dir) / "wn.db").exists():
         return False
     wn = _use(data_dir)
-    return any(lex.specifier() == lexicon or lex.id == lexicon for lex in wn.lexicons())
+    with _reading():
+        return any(lex.specifier() == lexicon or lex.id == lexicon for lex in wn.lexicons())
 
 
 def install(lexicon: str, data_dir: Path, from_file: Path | None = None) -> str:
@@ -94,8 +119,9 @@ class SynonymLookup:
         _use(data_dir)
         self.lexicon = lexicon
         self.data_dir = Path(data_dir)
-        self._exact = wn.Wordnet(lexicon, normalizer=None, lemmatizer=wn.morphy.Morphy())
-        self._folded = wn.Wordnet(lexicon, lemmatizer=wn.morphy.Morphy())
+        with _reading():
+            self._exact = wn.Wordnet(lexicon, normalizer=None, lemmatizer=wn.morphy.Morphy())
+            self._folded = wn.Wordnet(lexicon, lemmatizer=wn.morphy.Morphy())
         self._cache: dict[str, tuple[Sense, ...]] = {}
         self._first: dict[str, tuple[str, ...]] = {}
         self._lock = threading.Lock()
@@ -126,7 +152,8 @@ class SynonymLookup:
 
     def _synsets(self, word: str) -> list[wn.Synset]:
         _use(self.data_dir)   # wn's database path is global; another data dir may have taken it
-        return self._exact.synsets(word) or self._folded.synsets(word)
+        with _reading():
+            return self._exact.synsets(word) or self._folded.synsets(word)
 
     def for_words(self, words: Sequence[str]) -> dict[str, list[str]]:
         """First-synset synonyms of each word (no embedding to choose a sense by)."""
@@ -145,7 +172,8 @@ def _sense(synset: wn.Synset, word: str) -> Sense:
 
 
 def synonym_lookup(lexicon: str, data_dir: Path) -> SynonymLookup | None:
-    """A lookup for an installed lexicon, or None when it is not installed (expansion off)."""
+    """A lookup for an installed lexicon, or None when it is not installed (expansion off); WordNetBusy when the
+    database cannot be read now."""
     return SynonymLookup(lexicon, data_dir) if installed(lexicon, data_dir) else None
 
 

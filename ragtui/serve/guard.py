@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import logging
 import secrets
-import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 from aiohttp import hdrs, web
 
 from ragtui.sanitize import one_line
+from ragtui.serve.logs import LOGGER
 
 TOKEN_PARAM = "token"
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
@@ -152,8 +153,8 @@ class Guard:
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         reason = self.refusal(request)
         if reason is not None:
-            print(f"ragtui serve: refused {request.method} {_shown(request.path)} from {request.remote}: {reason}",
-                  file=sys.stderr, flush=True)
+            logging.getLogger(LOGGER).warning("refused %s %s from %s: %s", request.method, _shown(request.path),
+                                              request.remote, reason)
             raise web.HTTPForbidden(text=f"ragtui serve: refused: {reason}\n",
                                     headers={"Referrer-Policy": "no-referrer"})
         response = await handler(request)

@@ -416,6 +416,45 @@ class KeywordIndex:
                     PostingsFile.write(self.path, leaf, self.FIELD)
             return len(leaves)
 
+    def adopt(self, built: Path) -> int:
+        """Take the index built in the folder `built` (beside this one, merged, no writer open) in place of
+        every document here, in one commit that readers see whole; returns its documents.
+
+        Whoosh's own commit does it, with a merge function that moves the built segments' files (and their
+        postings files) in beside the current ones and returns those segments as the index's: the new table
+        of contents lists only them, under the built index's schema (its analyzer the current one), and
+        Whoosh's clean-up deletes the old segments' files, as after any merge. A reader of the old
+        generation keeps what it holds open and sees the new one at its next refresh. `built` is removed.
+        """
+        import os
+        import shutil
+
+        source = _storage(built).open_index()
+        segments = list(source._read_toc().segments)
+        schema = source.schema
+        count = sum(seg.doc_count() for seg in segments)
+        source.close()
+
+        def take(writer: Any, current: list[Any]) -> list[Any]:
+            for name in sorted(os.listdir(built)):
+                if name.startswith(f"{self._ix.indexname}_") and not name.endswith("WRITELOCK"):
+                    os.replace(built / name, self.path / name)
+            return segments
+
+        with self._lock:
+            writer = self._ix.writer(timeout=WRITE_LOCK_TIMEOUT)
+            writer.schema = schema
+            writer.commit(mergetype=take)
+            self._ix = _storage(self.path).open_index()
+            self._analyzer = self._ix.schema[self.FIELD].analyzer
+            if self._searcher is not None:
+                self._searcher.close()
+                self._searcher = None
+            self._postings = None
+            self._chunks.clear()
+        shutil.rmtree(built, ignore_errors=True)
+        return count
+
     def close(self) -> None:
         """Close the searcher and drop the cached arrays, descriptors and chunks (a later read reopens)."""
         with self._lock:

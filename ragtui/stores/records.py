@@ -3,7 +3,10 @@
     files   one row per file or zip member: hash, size, format, status, reason, chunk count, and the
             chunks the filters dropped per reason (for the collection-quality report)
     chunks  the chunks of indexed files (text and flat metadata), so an interrupted or
-            embedding-less ingest can be completed without re-extracting anything
+            embedding-less ingest can be completed without re-extracting anything; and each
+            chunk's `Chunk.vector_key`, so a chunk of the same heading and text elsewhere in the
+            collection takes its vector instead of being embedded again (NULL for chunks recorded
+            before the key was)
     embeds  one row per (chunk, model) whose vector is in Chroma: the per-model embed status
     texts   the extracted text of each indexed file (zlib) and its page starts, so the source
             viewer can show a chunk in its document, at its offsets, even if the file moved
@@ -55,7 +58,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     text    TEXT NOT NULL,
     meta    TEXT NOT NULL,
     entropy REAL NOT NULL,
-    words   INTEGER NOT NULL
+    words   INTEGER NOT NULL,
+    key     BLOB
 );
 CREATE INDEX IF NOT EXISTS chunks_source ON chunks(source);
 CREATE TABLE IF NOT EXISTS texts (
@@ -104,6 +108,9 @@ class IngestRecords:
             columns = {r[1] for r in self._db.execute("PRAGMA table_info(files)")}
             if "filtered" not in columns:           # records written before the filter counts were kept
                 self._db.execute("ALTER TABLE files ADD COLUMN filtered TEXT NOT NULL DEFAULT ''")
+            if "key" not in {r[1] for r in self._db.execute("PRAGMA table_info(chunks)")}:
+                self._db.execute("ALTER TABLE chunks ADD COLUMN key BLOB")     # records written before the key
+            self._db.execute("CREATE INDEX IF NOT EXISTS chunks_key ON chunks(key)")
 
     def close(self) -> None:
         with self._lock:
@@ -195,10 +202,10 @@ class IngestRecords:
                     text, pages = texts[rec.source]
                     db.execute("INSERT OR REPLACE INTO texts (source, text, pages) VALUES (?, ?, ?)",
                                (rec.source, zlib.compress(text.encode("utf-8"), 3), json.dumps(pages)))
-                db.executemany("INSERT OR REPLACE INTO chunks (id, source, text, meta, entropy, words) "
-                               "VALUES (?, ?, ?, ?, ?, ?)",
+                db.executemany("INSERT OR REPLACE INTO chunks (id, source, text, meta, entropy, words, key) "
+                               "VALUES (?, ?, ?, ?, ?, ?, ?)",
                                [(c.id, c.meta.source, c.text, _meta_json(c.meta), c.meta.text_entropy,
-                                 c.meta.word_count) for c in chunks])
+                                 c.meta.word_count, c.vector_key) for c in chunks])
 
     def move_root(self, source: str, root: str) -> None:
         """The file (and its members, for an archive) now comes from `root`: its folder was renamed or moved."""
@@ -267,6 +274,13 @@ class IngestRecords:
 
     def embedded_ids(self, model: str) -> set[str]:
         return {r[0] for r in self._rows("SELECT chunk_id FROM embeds WHERE model = ?", (model,))}
+
+    def embedded_with_keys(self, model: str, keys: Iterable[bytes]) -> dict[bytes, str]:
+        """{key: the id of one chunk with that `Chunk.vector_key` whose `model` vector is stored}, for those keys
+        that have one."""
+        return {key: cid for key, cid in self._rows_in(
+            "SELECT c.key, c.id FROM chunks c JOIN embeds e ON e.chunk_id = c.id AND e.model = ? "
+            "WHERE c.key IN ({marks})", keys, model)}
 
     def embedded_count(self, model: str) -> int:
         """How many chunks the records say `model`'s vector store holds."""

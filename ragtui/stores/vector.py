@@ -1,10 +1,22 @@
-"""Vectors of one embedding model for one collection, in Chroma through LlamaIndex's ChromaVectorStore.
+"""Vectors of one embedding model for one collection, in Chroma: ids, vectors and each chunk's file, nothing else.
 
 Chroma runs embedded (a PersistentClient in the collection's folder) or as a server
 (`[chroma] host/port`); nothing else changes, except that a server can stop answering:
 `server_down` tells that apart from a damaged store, and `VectorServerDown` says so.
-Scores come back as cosine similarity, not ChromaVectorStore's exp(-distance) (`ChromaVectorStore.query` in
-llama-index-vector-stores-chroma turns Chroma's distance d into exp(-d)).
+
+What is written is what the vector leg reads back: a chunk's id, its vector, and its
+file (`source`, the one field a search filter asks Chroma for, `where` on it). The text
+and the rest of a chunk live in the collection's records and keyword index, which the
+retriever reads a hit's chunk from. LlamaIndex's `ChromaVectorStore.add`
+(llama-index-vector-stores-chroma 0.6, no longer a dependency) has no option to
+leave them out: it always sends each node's text as Chroma's document (which
+Chroma also puts in a trigram full-text index) and every metadata field plus
+`_node_content` (the node as JSON), and its `query` reads the documents back; at
+1M chunks those took 16 of the collection's 25 GB. So the chromadb collection is
+written and queried directly. A collection written before keeps its documents and
+metadata and is read as it is (a query asks Chroma for ids and distances only); a
+chunk written again is written the lean way, and `collections reembed` rewrites all.
+Scores come back as cosine similarity: Chroma's cosine space gives distance = 1 - cos.
 """
 
 from __future__ import annotations
@@ -20,12 +32,8 @@ from typing import TYPE_CHECKING, Any
 from ragtui import heavy
 from ragtui.errors import RagtuiError
 from ragtui.model.chunks import Chunk
-from ragtui.stores.nodes import chunk_to_node, node_to_chunk
 
 if TYPE_CHECKING:
-    from llama_index.core.schema import BaseNode
-    from llama_index.vector_stores.chroma import ChromaVectorStore
-
     from ragtui.config_sections import ChromaSettings
 
 # Process-wide, like chromadb's own cache of one system per path: clients are created and released one at a time.
@@ -147,14 +155,6 @@ def _stop_system(key: str) -> None:
         system.stop()
 
 
-def cosine_from_chroma(score: float) -> float:
-    """Cosine similarity from a ChromaVectorStore score, which is exp(-distance) with distance = 1 - cos.
-
-    With Chroma's cosine space, distance = 1 - cos, so cos = 1 + ln(score); a zero score (distance = inf) maps to -1.
-    """
-    return 1.0 + math.log(score) if score > 0 else -1.0
-
-
 def chroma_name(prefix: str, model: str) -> str:
     """A Chroma collection name (3-512 chars of [A-Za-z0-9._-], alphanumeric at both ends).
 
@@ -193,7 +193,10 @@ def check_vectors(vectors: Any, count: int, dim: int | None,
             raise BadVectors(f"vector {i + 1} is empty")
         if any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in vector):
             raise BadVectors(f"vector {i + 1} holds something other than numbers")
-        floats = [float(x) for x in vector]
+        try:
+            floats = [float(x) for x in vector]
+        except OverflowError:          # an integer past a float's range (1.8e308): hundreds of digits of it
+            raise BadVectors(f"vector {i + 1} holds an integer too large for a floating-point number") from None
         if not all(map(math.isfinite, floats)):
             raise BadVectors(f"vector {i + 1} holds NaN or infinity")
         if not any(floats):
@@ -226,22 +229,10 @@ class VectorIndex:
         self.collection = client.get_or_create_collection(
             name, configuration={"hnsw": {"space": "cosine", "ef_search": hnsw_ef, "max_neighbors": hnsw_m}},
             embedding_function=None)
-        self._store: ChromaVectorStore | None = None
         # count() and dimension() as last read: each is a round trip through Chroma (~7-9 ms at 110k
         # vectors) that every query asked for; our own writes and `forget()` drop them.
         self._count: int | None = None
         self._dimension: tuple[int | None] | None = None
-
-    @property
-    def store(self) -> ChromaVectorStore:
-        """LlamaIndex's store over the collection, made on first use: opening the collection and loading its
-        HNSW index (count) need only chromadb, so they can run while another thread imports llama_index."""
-        if self._store is None:
-            heavy.load("llama_index")   # its Chroma store and query types, one thread at a time
-            from llama_index.vector_stores.chroma import ChromaVectorStore
-
-            self._store = ChromaVectorStore(chroma_collection=self.collection)
-        return self._store
 
     def forget(self) -> None:
         """Drop the cached count and dimension: the collection's vectors changed (Collection calls this when
@@ -253,21 +244,27 @@ class VectorIndex:
         """The collection's HNSW configuration as Chroma holds it (space, ef_search, max_neighbors, ...)."""
         return dict((self.collection.configuration_json or {}).get("hnsw") or {})
 
-    def add(self, chunks: Sequence[Chunk], embeddings: Sequence[Sequence[float]]) -> None:
-        """Upsert: an id already present is replaced, never duplicated (Chroma's add would ignore it); the
-        search breadth is set to `hnsw_ef` first when the collection holds another (a write: under the
-        exclusive lock, so no reader of an embedded store sees it half done)."""
+    def add(self, chunks: Sequence[Chunk], embeddings: Sequence[Any]) -> None:
+        """Store the chunks' vectors with their ids and files only (no text, no other metadata).
+
+        Upsert: an id already present is replaced, never duplicated (Chroma's add would ignore it), and
+        deleted first, so a row of the older layout leaves its text behind with it. The search breadth is
+        set to `hnsw_ef` first when the collection holds another (a write: under the exclusive lock, so no
+        reader of an embedded store sees it half done)."""
         if not chunks:
             return
         if self.hnsw().get("ef_search") != self.hnsw_ef:
             self.collection.modify(configuration={"hnsw": {"ef_search": self.hnsw_ef}})
+        import numpy as np
+
         self.delete_ids([c.id for c in chunks])
         self.forget()
-        store = self.store
-        nodes: list[BaseNode] = [chunk_to_node(c, e) for c, e in zip(chunks, embeddings, strict=True)]
         step = max(1, int(self.client.get_max_batch_size()))
-        for start in range(0, len(nodes), step):
-            store.add(nodes[start:start + step])
+        for start in range(0, len(chunks), step):
+            part = chunks[start:start + step]
+            self.collection.add(ids=[c.id for c in part],
+                                embeddings=np.asarray(embeddings[start:start + step], dtype=np.float32),
+                                metadatas=[{"source": c.meta.source} for c in part])
 
     def delete_ids(self, ids: Sequence[str]) -> None:
         self.forget()
@@ -286,6 +283,17 @@ class VectorIndex:
                 return out
             offset += page
 
+    def vectors(self, ids: Sequence[str]) -> dict[str, Any]:
+        """{id: vector (a float32 numpy array, as Chroma returns it)} of those of these ids the index holds."""
+        out: dict[str, Any] = {}
+        step = max(1, int(self.client.get_max_batch_size()))
+        for start in range(0, len(ids), step):
+            got = self.collection.get(ids=list(ids[start:start + step]), include=["embeddings"])
+            embeddings = got["embeddings"]
+            if embeddings is not None:
+                out.update(zip(got["ids"], embeddings, strict=True))
+        return out
+
     def count(self) -> int:
         if self._count is None:
             # The collection's first read makes Chroma load its HNSW index (2.4 s at 1M vectors). chromadb 1.5's
@@ -303,9 +311,10 @@ class VectorIndex:
         return self._dimension[0]
 
     def query(self, embedding: Sequence[float], top_k: int, *, sources: Sequence[str] | None = None,
-              ids: Collection[str] | None = None) -> list[tuple[Chunk, float]]:
-        """The top_k nearest chunks with their cosine similarity, best first; only among these chunk ids when
-        given, else only among the chunks of these files when given (Chroma filters before it ranks)."""
+              ids: Collection[str] | None = None) -> list[tuple[str, float]]:
+        """The ids of the top_k nearest chunks with their cosine similarity, best first; only among these chunk
+        ids when given, else only among the chunks of these files when given (Chroma filters before it ranks).
+        Only ids and distances are read, whatever else a collection of the older layout holds."""
         if top_k <= 0 or self.count() == 0 or (ids is not None and not ids) or (sources is not None and not sources):
             return []
         within: dict[str, Any] = {}
@@ -313,16 +322,7 @@ class VectorIndex:
             within["ids"] = sorted(ids)
         elif sources is not None:
             within["where"] = {"source": {"$in": list(sources)}}
-        store = self.store
-        from llama_index.core.vector_stores.types import VectorStoreQuery
-
-        result = store.query(VectorStoreQuery(query_embedding=list(embedding), similarity_top_k=top_k),
-                                  **within)
-        sims = result.similarities or []
-        return [(node_to_chunk(node), cosine_from_chroma(s)) for node, s in zip(result.nodes or [], sims,
-                                                                                 strict=True)]
-
-    def get(self, ids: Sequence[str]) -> list[Chunk]:
-        if not ids:
-            return []
-        return [node_to_chunk(n) for n in self.store.get_nodes(node_ids=list(ids))]
+        result = self.collection.query(query_embeddings=[list(embedding)], n_results=top_k, include=["distances"],
+                                       **within)
+        found, distances = result["ids"][0], (result["distances"] or [[]])[0]
+        return [(cid, 1.0 - float(d)) for cid, d in zip(found, distances, strict=True)]

@@ -96,6 +96,12 @@ class AsyncWorkspace:
     async def create_collection(self, name: str, topic: str) -> None:
         await asyncio.to_thread(self.workspace.create_collection, name, topic)
 
+    async def remove_files(self, collection: str, paths: list[str]) -> IngestReport:
+        return await self.workspace.remove_files(collection, paths)
+
+    async def rebuild_keyword(self, collection: str) -> int:
+        return await self.workspace.rebuild_keyword(collection)
+
     async def ingest(self, path: Path, collection: str) -> AsyncGenerator[Event, None]:
         """Ingest events (IngestProgress, FileSkipped, IngestFinished) for one folder or file."""
         await self._import(_preload)

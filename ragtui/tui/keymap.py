@@ -101,6 +101,8 @@ WIDGET_KEYS: tuple[tuple[str, str], ...] = (
     ("enter", "In the query bar: run the query. On a source row: open it in the source viewer"),
     ("up / down", "In the query bar: recall earlier queries. In lists and tables: move"),
     ("space", "In the collections pane: toggle whether the collection is searched"),
+    ("d / K", "In the collections pane: remove files from the collection (asks which) / build its keyword index "
+              "again from its records"),
     ("tab / shift+tab", "Next / previous pane: collections, query, sources, answer. The one-letter keys act "
                         "on the panes, so they work there; in the query bar every key types"),
     ("e / d / o", "In the history screen: export the session as Markdown / delete it / open its export in $EDITOR"),
@@ -117,7 +119,7 @@ MOTION_KEYS: tuple[tuple[str, str], ...] = (
     ("ctrl+d / ctrl+u", "In lists, tables and the source viewer: half a page down / up"),
 )
 TAKEN_KEYS = frozenset({"tab", "shift+tab", "enter", "space", "up", "down", "left", "right", "pageup", "pagedown",
-                        "home", "end", "ctrl+p", "ctrl+c", "j", "k", "g", "G", "ctrl+d", "ctrl+u"})
+                        "home", "end", "ctrl+p", "ctrl+c", "j", "k", "g", "G", "ctrl+d", "ctrl+u", "d", "K"})
 MODIFIERS = ("ctrl", "alt", "shift", "super")
 # Keys that move the focus are priority bindings. Textual gives a key to the widget focused when the app reads it,
 # and checks priority bindings right then, before it hands on the keys read after it; an ordinary binding runs only

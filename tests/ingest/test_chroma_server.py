@@ -27,7 +27,7 @@ def test_ingest_and_query_against_chroma_server(make_settings: Callable[..., Set
     store = coll.vectors("nomic-embed-text")
     assert store.ids() == coll.keyword.ids()
     hits = store.query(hashed_embedding("worn flapper leaks", 64), top_k=3)
-    assert hits[0][0].meta.source == "b.txt"
+    assert coll.keyword.get([hits[0][0]])[0].meta.source == "b.txt"
     coll.close()
     server: Any = chroma_server.client()
     from ragtui.stores.vector import chroma_name

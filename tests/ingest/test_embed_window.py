@@ -59,7 +59,7 @@ def test_chunks_longer_than_the_window_are_embedded_as_averaged_parts(
         expected = mean_normalized([hashed_embedding(p, 64) for p in parts])
         with coll.vector_access():
             best, score = coll.vectors("nomic-embed-text").query(expected, 1)[0]
-        assert best.id == chunk.id and score == pytest.approx(1.0, abs=1e-5)
+        assert best == chunk.id and score == pytest.approx(1.0, abs=1e-5)
     finally:
         coll.close()
 

@@ -42,6 +42,8 @@ def test_a_full_disk_is_one_line_and_the_next_run_completes(tmp_path: Path, fake
     prefix = namespace_prefix(mount)
     if prefix is None:
         pytest.skip("no mount namespace here (unshare refused): a small tmpfs cannot be mounted")
+    if stage == "vector":       # Chroma holds only ids, vectors and files: vectors this long fill the room
+        fake_ollama.models["nomic-embed-text"].dim = 1024
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     for i in range(100):

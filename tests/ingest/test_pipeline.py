@@ -10,10 +10,11 @@ import pytest
 
 from ragtui.config import Settings
 from ragtui.events import FileSkipped, IngestProgress, Notice
+from ragtui.ingest.embedding import embed_input
 from ragtui.ingest.report import report_lines
 from ragtui.library import CollectionRegistry
 from tests.collection_builder import whoosh_segments
-from tests.fake_ollama import FakeOllama
+from tests.fake_ollama import FakeOllama, hashed_embedding
 from tests.ingest import corpus
 from tests.ingest.conftest import SMALL, ingest, ingest_docs, ingest_events
 
@@ -116,8 +117,9 @@ def test_edited_file_leaves_no_stale_chunk(settings: Settings, folder: Path) -> 
     assert b_chunks and "flapper" in all_text                     # other files untouched
     coll = CollectionRegistry(settings).open("c")
     assert all("Toilets" not in c.text for c in coll.keyword.get(sorted(keyword)) if c.meta.source == "b.txt")
-    assert all("Toilets" not in c.text for c in coll.vectors("nomic-embed-text").get(sorted(keyword))
-               if c.meta.source == "b.txt")
+    b_now = [c for c in coll.keyword.get(sorted(keyword)) if c.meta.source == "b.txt"]
+    stored = coll.vectors("nomic-embed-text").vectors([c.id for c in b_now])
+    assert all(stored[c.id] == pytest.approx(hashed_embedding(embed_input(c, True), 64)) for c in b_now)
     coll.close()
     assert len(keyword) < len(before)                             # the shorter file has fewer chunks now
 

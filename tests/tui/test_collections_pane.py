@@ -5,11 +5,12 @@ collection the TUI itself ingests into reads "ingesting" from the ingest's start
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from textual.widgets import Label
+from textual.widgets import Label, ListView
 
 from ragtui.config import Settings
 from ragtui.model.collection import CollectionInfo
@@ -134,3 +135,32 @@ async def test_a_collections_load_asked_for_as_the_app_quits_ends_quietly(
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert app.return_code is None
+
+
+async def test_the_pane_removes_a_file_and_rebuilds_the_keyword_index_of_the_highlighted_collection(
+        tmp_path: Path, make_settings: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
+    docs = one_file_folder(tmp_path)
+    (docs / "b.txt").write_text("A centrifugal pump spins an impeller inside its casing. " * 4)
+    _ingest(tmp_path, fake_ollama, docs, "c")
+    app = quiet_app(make_settings())
+    async with app.run_test(size=(160, 40)) as pilot:
+        main = main_screen(app)
+        main.load_collections()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        app.query_one(CollectionsPane).query_one(ListView).focus()
+
+        async def said_after(*keys: str) -> list[str]:
+            await pilot.press(keys[0])
+            await pilot.pause()
+            await pilot.press(*keys[1:])
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            return [str(n.message) for n in app._notifications]
+
+        refused = await said_after("d", *"nothing.txt", "enter")      # a file it does not hold: nothing removed
+        assert any(s.startswith("Nothing removed from c: not in collection c: nothing.txt") for s in refused), refused
+        assert "Removed 1 file(s) from c: a.txt" in await said_after("d", *"a.txt", "enter")
+        assert "Rebuilt the keyword index of c: 1 chunks." in await said_after("K")
+    listed = json.loads(cli(tmp_path, fake_ollama.url, "collections", "list", "--json").stdout)
+    assert (listed[0]["files"], listed[0]["chunks"]) == (1, 1)

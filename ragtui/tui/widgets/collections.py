@@ -1,20 +1,26 @@
-"""The collections pane: every collection with its topic, size and ingest state; space toggles which are searched."""
+"""The collections pane: every collection with its topic, size and ingest state; space toggles which are searched,
+d removes files from the highlighted collection and K builds its keyword index again from its records."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Label, ListItem, ListView, Static
 
+from ragtui.errors import describe
 from ragtui.model.collection import CollectionInfo
 from ragtui.sanitize import one_line
 from ragtui.tui.widgets.motions import MotionList
+
+if TYPE_CHECKING:
+    from ragtui.tui.app import RagtuiApp
 
 
 class CollectionItem(ListItem):
@@ -49,7 +55,9 @@ class CollectionItem(ListItem):
 class CollectionsPane(Vertical):
     """Shows the collections and which are active; the screen owns the active set, space asks it to flip one."""
 
-    BINDINGS: ClassVar = [Binding("space", "toggle_collection", "Toggle collection")]
+    BINDINGS: ClassVar = [Binding("space", "toggle_collection", "Toggle collection"),
+                          Binding("d", "remove_files", "Remove files"),
+                          Binding("K", "rebuild_keyword", "Rebuild keyword index")]
 
     @dataclass
     class Toggled(Message):
@@ -92,3 +100,39 @@ class CollectionsPane(Vertical):
         item = self.query_one(ListView).highlighted_child
         if isinstance(item, CollectionItem):
             self.post_message(self.Toggled(item.view.name))
+
+    def _highlighted(self) -> str | None:
+        item = self.query_one(ListView).highlighted_child
+        return item.view.name if isinstance(item, CollectionItem) else None
+
+    @work(group="collection-maintenance", exclusive=True)
+    async def action_remove_files(self) -> None:
+        """Ask for a file or folder of the highlighted collection and drop it from its stores (the pane's poll
+        shows the new counts)."""
+        from ragtui.tui.screens.remove_files import RemoveFilesScreen
+
+        if (name := self._highlighted()) is None:
+            return
+        path = await self.app.push_screen_wait(RemoveFilesScreen(name))
+        if path is None:
+            return
+        try:
+            report = await cast("RagtuiApp", self.app).workspace.remove_files(name, [path])
+        except Exception as exc:  # a path it does not hold, an ingest running: said, nothing changed
+            self.notify(one_line(f"Nothing removed from {name}: {describe(exc)}"), severity="error")
+            return
+        self.notify(one_line(f"Removed {len(report.removed)} file(s) from {name}: {', '.join(report.removed)}"))
+
+    @work(group="collection-maintenance", exclusive=True)
+    async def action_rebuild_keyword(self) -> None:
+        """Build the highlighted collection's keyword index again from its records; queries keep the old one
+        meanwhile."""
+        if (name := self._highlighted()) is None:
+            return
+        self.notify(f"Rebuilding the keyword index of {name} from its records…")
+        try:
+            chunks = await cast("RagtuiApp", self.app).workspace.rebuild_keyword(name)
+        except Exception as exc:  # an ingest running, records that cannot be read: said, the old index kept
+            self.notify(one_line(f"The keyword index of {name} was not rebuilt: {describe(exc)}"), severity="error")
+            return
+        self.notify(f"Rebuilt the keyword index of {name}: {chunks} chunks.")

@@ -1,0 +1,121 @@
+"""The embedding pass of an ingest and what it leaves on disk: vector writes per second over the pass, Chroma's disk.
+
+    python -m benchmarks.vector_writes --source DIR/collections/NAME --work DIR [--folder FILES]
+
+1. The collection folder `--source` (a keyword-only build of `ingest_scale
+   --build-only`: every chunk pending) is copied to `--work`, so that the same
+   start serves the code before and after a change.
+2. The ingest runs again over the same files (`--folder`; unchanged, so nothing
+   is re-read) through `Workspace.ingest`, the call `ragtui ingest` makes, with
+   the in-process hashed stand-in of `keyword_scale` as the embedder (384
+   dimensions, no HTTP): only the pending chunks are embedded and written to
+   Chroma. Each `VectorIndex.add` (one page of vectors) is timed (wall: its
+   work runs in chromadb's own Rust threads, which the calling thread's CPU
+   time does not count), so the write rate can be compared between the first
+   and the last tenth of the chunks (does it fall as the HNSW graph grows?);
+   the CPU is the whole process's over the pass.
+3. Disk after the pass: the Chroma folder, its SQLite file by table and index
+   (SQLite's dbstat), per chunk.
+
+Yardstick in the same run: `ingest_scale.yardstick` before and after. Prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.ingest_scale import yardstick
+
+
+def folder_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def sqlite_tables(path: Path, top: int = 8) -> dict[str, int]:
+    """Bytes per table or index of an SQLite file, largest first."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        rows = db.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC").fetchall()
+    finally:
+        db.close()
+    return {name: int(size) for name, size in rows[:top]}
+
+
+def embedding_pass(work: Path, folder: Path) -> dict[str, Any]:
+    import ragtui.ingest.embedding as embedding
+    import ragtui.stores.vector as vector
+    from benchmarks.keyword_scale import HashEmbedder, settings_for
+    from ragtui.events import IngestFinished
+    from ragtui.workspace import Workspace
+
+    writes: list[tuple[int, float]] = []        # (chunks, wall s) of each page written
+    add = vector.VectorIndex.add
+
+    def timed_add(self: Any, chunks: Any, embeddings: Any) -> None:
+        wall = time.perf_counter()
+        add(self, chunks, embeddings)
+        writes.append((len(chunks), time.perf_counter() - wall))
+
+    vector.VectorIndex.add = timed_add             # type: ignore[method-assign]
+    embedding.Embedder = HashEmbedder              # type: ignore[misc]  # the benchmark's stand-in for Ollama
+
+    async def run() -> Any:
+        async with Workspace(settings_for(work.parent.parent)) as workspace:
+            async for event in workspace.ingest([folder], work.name):
+                if isinstance(event, IngestFinished):
+                    return event.report
+        return None
+
+    t, c = time.perf_counter(), time.process_time()
+    report = asyncio.run(run())
+    out: dict[str, Any] = {"wall_s": time.perf_counter() - t, "cpu_s": time.process_time() - c,
+                           "embedded": report.chunks_embedded if report else 0,
+                           "stages": dict(report.stage_s) if report else {}}
+    total = sum(n for n, _ in writes)
+    for name, lo, hi in (("first_tenth", 0.0, 0.1), ("last_tenth", 0.9, 1.0)):
+        done, part = 0, []
+        for n, wall in writes:
+            if lo * total <= done < hi * total:
+                part.append((n, wall))
+            done += n
+        chunks = sum(n for n, _ in part)
+        out[name] = {"chunks": chunks, "chunks_per_s_wall": chunks / sum(w for _, w in part)}
+    out["writes_wall_s"] = sum(w for _, w in writes)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--source", type=Path, required=True, help="a collection folder with its chunks pending")
+    parser.add_argument("--work", type=Path, required=True, help="where the copy goes: DATA_DIR/collections/NAME")
+    parser.add_argument("--folder", type=Path, required=True, help="the files the collection was built from")
+    args = parser.parse_args()
+    work = args.work.resolve()
+    if work.exists():
+        shutil.rmtree(work)
+    work.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(args.source.resolve(), work)
+    before = yardstick()
+    result = embedding_pass(work, args.folder.resolve())
+    after = yardstick()
+    chroma = work / "chroma"
+    sqlite_file = chroma / "chroma.sqlite3"
+    chunks = result["embedded"]
+    disk = {"chroma_bytes": folder_bytes(chroma), "chroma_sqlite_bytes": sqlite_file.stat().st_size,
+            "records_bytes": sum(p.stat().st_size for p in work.glob("records.sqlite3*")),
+            "whoosh_bytes": folder_bytes(work / "whoosh"), "sqlite_tables": sqlite_tables(sqlite_file)}
+    disk["chroma_bytes_per_chunk"] = disk["chroma_bytes"] / chunks if chunks else None
+    disk["chroma_sqlite_bytes_per_chunk"] = disk["chroma_sqlite_bytes"] / chunks if chunks else None
+    print(json.dumps({"pass": result, "disk": disk, "yardstick_before": before, "yardstick_after": after}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
