@@ -250,7 +250,7 @@ def _check_cross(s: Settings) -> None:
         raise ConfigError(_msg("annotation.irrelevant_flags", s.annotation.irrelevant_flags,
                                s.origins, 'any of the letters "i", "m", "s"'))
     try:
-        s.annotation.irrelevant_pattern  # noqa: B018 - compile to validate
+        s.annotation.irrelevant_marker  # noqa: B018 - compile to validate
     except re.error as exc:
         raise ConfigError(_msg("annotation.irrelevant_re", s.annotation.irrelevant_re, s.origins,
                                f"a valid regular expression ({exc})")) from None

@@ -219,7 +219,8 @@ class AnnotationSettings:
     irrelevant_flags: str = _rule()
 
     @property
-    def irrelevant_pattern(self) -> re.Pattern[str]:
+    def irrelevant_marker(self) -> re.Pattern[str]:
+        """The irrelevance marker an annotation writes, as a pattern: irrelevant_re with irrelevant_flags."""
         flags = 0
         for letter in self.irrelevant_flags:
             flags |= REGEX_FLAGS[letter]

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
+from ragtui.model.collection import IngestReport
 from ragtui.model.conversation import AnnotationState, SessionSource, StopReason, answer_uncited
-from ragtui.model.library import IngestReport
 from ragtui.model.retrieval import RetrievalMeta
 from ragtui.quotes import QuoteCheck
 

@@ -52,7 +52,7 @@ from typing import Any
 from ragtui import timestamps
 from ragtui.config import Settings
 from ragtui.errors import RagtuiError
-from ragtui.model.library import CollectionInfo, CollectionState
+from ragtui.model.collection import CollectionInfo, CollectionState
 from ragtui.stores.keyword import KeywordIndex
 from ragtui.stores.records import RECORDS_FILE, IngestRecords
 from ragtui.stores.vector import (

@@ -1,5 +1,5 @@
 """Fitting text into terminal cells, for both front ends: paths shortened from the middle, one-line clips, the
-annotation's sentinel hidden, PDF soft line breaks reflowed."""
+annotation's irrelevance marker hidden, PDF soft line breaks reflowed."""
 
 from __future__ import annotations
 
@@ -31,10 +31,10 @@ def clip_line(text: str, width: int) -> str:
     return line if len(line) <= width else line[: max(width - 1, 0)] + ELLIPSIS
 
 
-def without_sentinel(text: str, pattern: re.Pattern[str]) -> str:
+def without_irrelevant_marker(text: str, marker: re.Pattern[str]) -> str:
     """An annotation with the irrelevance marker (annotation.irrelevant_re) taken out, as readers see it:
     `[IRRELEVANT!!!] Off topic.` becomes `Off topic.`; the state column already says "irrelevant"."""
-    cleaned = pattern.sub("", text)
+    cleaned = marker.sub("", text)
     cleaned = re.sub(r"[\[(]\s*[\])]", "", cleaned)     # brackets the marker sat in
     return " ".join(cleaned.split()).lstrip(" -:;,.")
 

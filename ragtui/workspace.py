@@ -36,7 +36,7 @@ from ragtui.library import (
     CollectionGone,
     CollectionRegistry,
 )
-from ragtui.model.library import CollectionInfo, IngestReport
+from ragtui.model.collection import CollectionInfo, IngestReport
 from ragtui.model.retrieval import Mode, legs_of
 from ragtui.paths import user_path
 from ragtui.retrieve.wordnet import Lexicon

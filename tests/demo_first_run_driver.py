@@ -61,7 +61,7 @@ def seen(app: App) -> dict[str, Any]:
         main = next((s for s in app.screen_stack if isinstance(s, MainScreen)), None)
         if main is None:
             return {"screen": type(app.screen).__name__}
-        status = main.research.status
+        status = main.status
         return {"screen": type(app.screen).__name__,
                 "collections": [(v.name, v.state, v.chunks) for v in main.collection_views],
                 "collections_note": str(main.query_one("#collections-note").render()),
@@ -108,7 +108,7 @@ async def drive(pilot: Pilot) -> None:
         view = main.research
 
         def answered() -> bool:
-            word = str(view.status.state) if view.status is not None else ""
+            word = str(main.status.state)
             if word not in report["states_seen"][-1:]:
                 report["states_seen"].append(word)
             return view.session is not None and not view.busy

@@ -21,7 +21,7 @@ from tests import import_audit
 AUDIT = import_audit.install()      # before ragtui is imported
 
 from ragtui.config import load_settings  # noqa: E402
-from ragtui.tui.engine import AsyncWorkspace  # noqa: E402
+from ragtui.tui.engine_door import AsyncWorkspace  # noqa: E402
 from ragtui.workspace import Workspace  # noqa: E402
 
 HEAVY = ("numpy", "whoosh", "chromadb", "llama_index.core", "wn")

@@ -127,7 +127,7 @@ def test_ask_continue(fake_ollama: FakeOllama, retrieval: StaticRetrieval, tmp_p
     assert out.startswith("Pumps start at 3 bar [1].\n")
     assert HistoryStore(tmp_path / "data").load(1).turn.answer == "Pumps start at 3 bar [1]."
     assert main([*base, "ask", "--continue", "--session", "1"]) == 1
-    assert "not cut for length" in capsys.readouterr().err
+    assert "the answer is complete: nothing to continue" in capsys.readouterr().err
 
 
 def test_history_commands(fake_ollama: FakeOllama, retrieval: StaticRetrieval, tmp_path: Path,
@@ -179,12 +179,14 @@ def test_ctrl_c_during_ask_leaves_a_consistent_record(fake_ollama: FakeOllama, t
     proc.send_signal(signal.SIGINT)
     seen += proc.stdout.read()
     assert proc.wait(timeout=60) == 130
-    assert "interrupted; session 1 kept with stop reason 'cancelled'" in proc.stderr.read().decode()
+    said = proc.stderr.read().decode()
+    assert "interrupted; session 1 kept with stop reason 'cancelled'" in said
+    assert "`ragtui ask --continue --session 1` goes on" in said         # a cancelled answer continues
     record = HistoryStore(tmp_path / "data").load(1)
     assert record.turn.stop_reason == "cancelled"
     shown = seen.decode().split("[4]):\n\n", 1)[1]
     assert record.turn.answer.startswith("w0 w1 w2 w3 ") and shown.startswith(record.turn.answer)
-    assert [s.state.value for s in record.sources] == ["relevant", "irrelevant", "relevant", "relevant"]
+    assert [s.state.value for s in record.all_sources] == ["relevant", "irrelevant", "relevant", "relevant"]
 
 
 def test_ask_says_which_sources_went_into_the_answer(fake_ollama: FakeOllama, tmp_path: Path,

@@ -93,11 +93,11 @@ def test_each_kind_of_error_names_key_value_and_origin(
         assert needle in message
 
 
-def test_irrelevant_pattern_uses_flags(tmp_path: Path) -> None:
+def test_irrelevant_marker_uses_flags(tmp_path: Path) -> None:
     s = load_settings(user_file=tmp_path / "x", env={}, overrides=["annotation.irrelevant_flags=i"])
-    assert s.annotation.irrelevant_pattern.search("[irrelevant!!!]")
+    assert s.annotation.irrelevant_marker.search("[irrelevant!!!]")
     s = load_settings(user_file=tmp_path / "x", env={})
-    assert not s.annotation.irrelevant_pattern.search("[irrelevant!!!]")
+    assert not s.annotation.irrelevant_marker.search("[irrelevant!!!]")
 
 
 def test_replace_validates(tmp_path: Path) -> None:

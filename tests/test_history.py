@@ -46,8 +46,8 @@ def test_round_trip(tmp_path: Path) -> None:
     for name in ("query", "collections", "config", "synthesis_model", "annotation_model"):
         assert getattr(loaded, name) == getattr(record, name), name
     assert loaded.turns == record.turns
-    assert loaded.sources == record.sources
-    assert [s.relevant for s in loaded.sources] == [True, True, False]
+    assert loaded.all_sources == record.all_sources
+    assert [s.relevant for s in loaded.all_sources] == [True, True, False]
 
 
 def test_save_again_rewrites_in_place(tmp_path: Path) -> None:
@@ -56,7 +56,7 @@ def test_save_again_rewrites_in_place(tmp_path: Path) -> None:
     record = store.save(record.with_turn(replace(record.turn, sources=record.turn.sources[:1], answer="Shorter.")))
     assert record.id is not None
     loaded = store.load(record.id)
-    assert len(loaded.sources) == 1 and loaded.turn.answer == "Shorter."
+    assert len(loaded.all_sources) == 1 and loaded.turn.answer == "Shorter."
     assert [s.id for s in store.list_sessions()] == [record.id]
 
 

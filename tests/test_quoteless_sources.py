@@ -37,13 +37,13 @@ def test_ask_marks_a_relevant_source_with_no_quote_and_lists_it_last(tmp_path: P
     done = cli(tmp_path, fake_ollama.url, "ask", "how do pumps start")
     assert done.returncode == 0, done.stderr
     stored = HistoryStore(tmp_path / "data").load(1)
-    [valves] = [s for s in stored.sources if "valve" in s.chunk.text.lower()]
+    [valves] = [s for s in stored.all_sources if "valve" in s.chunk.text.lower()]
     assert valves.quoteless and valves.state is AnnotationState.RELEVANT and valves.standing is Standing.NO_QUOTE
-    assert not any(s.quoteless for s in stored.sources if s is not valves)
+    assert not any(s.quoteless for s in stored.all_sources if s is not valves)
 
     lines = done.stdout.splitlines()
     annotated = [line for line in lines if re.match(r"  \[\d+\] (relevant|filtered)", line)]
-    assert len(annotated) == len(stored.sources) >= 3
+    assert len(annotated) == len(stored.all_sources) >= 3
     assert annotated[-1].startswith(f"  [{valves.number}] relevant, no quote (by chat with the default prompt): "
                                     "You can read the file with")
     assert lines.index(annotated[-1]) < next(i for i, line in enumerate(lines) if line.startswith("Answer ("))
@@ -89,7 +89,7 @@ def _with_quote_and_without() -> Conversation:
 def test_the_mark_is_stored_and_reopened(tmp_path: Path) -> None:
     store = HistoryStore(tmp_path)
     saved = store.save(_with_quote_and_without())
-    assert [s.quoteless for s in store.load(saved.id or 0).sources] == [False, True]
+    assert [s.quoteless for s in store.load(saved.id or 0).all_sources] == [False, True]
 
 
 def test_a_schema_2_file_opens_and_its_sources_are_judged_on_load(tmp_path: Path) -> None:
@@ -103,7 +103,7 @@ def test_a_schema_2_file_opens_and_its_sources_are_judged_on_load(tmp_path: Path
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
         assert [r[0] for r in conn.execute("SELECT quoteless FROM sources ORDER BY number")] == [None, None]
     record = reopened.load(saved.id or 0)
-    assert [s.quoteless for s in record.sources] == [False, True]
+    assert [s.quoteless for s in record.all_sources] == [False, True]
     reopened.save(record)                                      # and saved again with the mark stored
     with sqlite3.connect(reopened.path) as conn:
         assert [r[0] for r in conn.execute("SELECT quoteless FROM sources ORDER BY number")] == [0, 1]

@@ -311,7 +311,7 @@ async def test_a_quoteless_annotation_from_a_server_is_told_apart(
             fake_ollama.responder = as_reply(habit) if habit else default_responder_for_tests
             events = [e async for e in annotate_sources(model, [(1, CSV_DOC)], query="read csv",
                                                         template=DEFAULT_PROMPT, concurrency=1,
-                                                        pattern=settings.annotation.irrelevant_pattern,
+                                                        irrelevant_marker=settings.annotation.irrelevant_marker,
                                                         backoff=settings.llm.backoff)]
             (finished,) = [e for e in events if isinstance(e, Answered)]
             assert finished.relevant and quoteless(finished.text, CSV_DOC) is expected, finished.text

@@ -60,7 +60,7 @@ def test_reannotate_rescue_drop_resynthesize_and_follow_up(fake_ollama: FakeOlla
     assert f"[2] relevant (by annotator with {prompt}): " in out and "--resynthesize --session 1" in out
     (call,) = fake_ollama.calls("/api/chat")
     assert call.body["model"] == "annotator"
-    sources = store.load(1).sources
+    sources = store.load(1).all_sources
     assert [(s.annotated_by, s.annotation_prompt) for s in sources[:2]] == [("chat", ""), ("annotator", str(prompt))]
     assert sources[1].relevant
     assert main([*base, "history", "show", "1"]) == 0

@@ -25,7 +25,7 @@ def quote_lines(conversation: Conversation) -> list[str]:
     source holds it (`quotes.check_quotes`); nothing when no answer quotes."""
     from ragtui.llm.citations import quote_checks
 
-    texts = {s.number: s.chunk.text for s in conversation.sources}
+    texts = {s.number: s.chunk.text for s in conversation.all_sources}
     lines: list[str] = []
     many = len(conversation.turns) > 1
     for index, turn in enumerate(conversation.turns, start=1):

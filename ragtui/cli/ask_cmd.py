@@ -41,7 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--limit", type=positive, metavar="N",
                         help="print at most N sources (all of them are still used and saved)")
     parser.add_argument("--continue", dest="cont", action="store_true",
-                        help="continue the last answer that was cut for length (or --session ID)")
+                        help="continue the last answer that was cut for length or cancelled while being written "
+                             "(or --session ID)")
     parser.add_argument("--follow-up", metavar="QUESTION",
                         help="ask QUESTION as the next turn of the latest session (or --session ID), in the light "
                              "of its earlier questions and answers")
@@ -57,8 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     from ragtui.library import validate_collection_name
-    from ragtui.llm.annotate import load_template
-    from ragtui.llm.providers import model_not_set
+    from ragtui.research.session import preflight
     from ragtui.workspace import Workspace
 
     for name in args.collection:            # a usage error (exit 2) before anything runs, as in every command
@@ -66,10 +66,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     search_filter = parse_filters(args.filter)
     if args.no_annotate:
         settings = settings.replace(annotation__enabled=False)
-    if not settings.llm.model:
-        raise model_not_set("set [llm] model, or --set llm.model=NAME; `ollama list` shows what is pulled")
-    if settings.annotation.enabled:
-        load_template(settings.annotation.prompt_file)
+    preflight(settings, set_model="set [llm] model, or --set llm.model=NAME; `ollama list` shows what is pulled")
     with Workspace(settings) as workspace:
         return _ask(args, workspace, search_filter)
 
@@ -91,16 +88,11 @@ def _ask(args: argparse.Namespace, workspace: Workspace, search_filter: SearchFi
         events = session.synthesize() if args.resynthesize else \
             session.follow_up(args.follow_up, rewrite=args.rewrite, search_filter=search_filter or None)
     elif args.cont:
-        session_id = args.session or _last_truncated(workspace.history)
-        if session_id is None:
-            raise RagtuiError("no answer to continue: no session in the history stopped for length")
-        session = workspace.reopen(session_id)
-        if session.turn.stop_reason is StopReason.REPETITION:
-            raise RagtuiError(f"session {session_id} was stopped because its answer repeated itself; continuing it "
-                              "would loop again (`ragtui ask --resynthesize` answers afresh)")
+        session = workspace.reopen(args.session) if args.session else _last_continuable(workspace)
         if not session.turn.can_continue:
-            raise RagtuiError(f"session {session_id} was not cut for length (stop reason: "
-                              f"{session.turn.stop_reason or 'none'}); nothing to continue")
+            raise RagtuiError(f"session {session.id}: {session.turn.continue_refusal} (stop reason: "
+                              f"{session.turn.stop_reason or 'none'}; `ragtui ask --resynthesize --session "
+                              f"{session.id}` answers afresh)")
         events = session.continue_answer()
     else:
         if not args.query or not args.query.strip():
@@ -119,8 +111,10 @@ def _ask(args: argparse.Namespace, workspace: Workspace, search_filter: SearchFi
         if session.id is None:
             print("\nragtui: interrupted; the session was not saved (the history file is damaged)", file=sys.stderr)
         else:
+            goes_on = f"; `ragtui ask --continue --session {session.id}` goes on" if session.turn.can_continue else ""
             print(f"\nragtui: interrupted; session {session.id} kept with stop reason "
-                  f"{session.turn.stop_reason.value or 'none'!r} (`ragtui history show {session.id}`)", file=sys.stderr)
+                  f"{session.turn.stop_reason.value or 'none'!r} (`ragtui history show {session.id}`){goes_on}",
+                  file=sys.stderr)
         return 130
     if args.json:
         print(json.dumps(session_json(session), indent=2))
@@ -134,9 +128,19 @@ def _latest(history: HistoryStore) -> int:
     return latest[0].id
 
 
-def _last_truncated(history: HistoryStore) -> int | None:
-    latest = next((s for s in history.list_sessions(limit=50) if s.stop_reason is StopReason.LENGTH), None)
-    return latest.id if latest else None
+CONTINUE_LOOKS_BACK = 50     # sessions `ask --continue` without --session looks through, newest first
+
+
+def _last_continuable(workspace: Workspace) -> ResearchSession:
+    """The newest session whose answer `Turn.can_continue` (cut for length, or cancelled)."""
+    partial = (StopReason.LENGTH, StopReason.CANCELLED)     # the summary's cheap filter before the rule itself
+    for summary in workspace.history.list_sessions(limit=CONTINUE_LOOKS_BACK):
+        if summary.stop_reason in partial:
+            session = workspace.reopen(summary.id)
+            if session.turn.can_continue:
+                return session
+    raise RagtuiError("no answer to continue: none of the latest sessions was cut for length or cancelled "
+                      "while its answer was being written")
 
 
 async def drive(session: ResearchSession, events: AsyncGenerator[Event, None],
@@ -331,17 +335,7 @@ def _turn_json(session: ResearchSession, index: int, turn: Turn) -> dict[str, An
     quotes = session.quote_checks(turn)
     return {
         "turn": index, "query": turn.query, "rewrite": turn.rewrite, "rewrite_by": turn.rewrite_by,
-        "sources": [{"number": s.number, "label": s.chunk.label, "chunk_id": s.chunk.id,
-                     "file_hash": s.chunk.meta.file_hash, "heading": s.chunk.meta.heading,
-                     "page": s.chunk.meta.page, "page_last": s.chunk.meta.last_page, "quote_page": s.quote_page,
-                     "score": s.score,
-                     "rel_score": s.rel_score, "legs": list(s.legs), "state": s.state.value,
-                     "override": s.override.value, "relevant": s.relevant, "annotation": s.annotation,
-                     "annotated_by": s.annotated_by, "annotation_prompt": s.annotation_prompt,
-                     "neighbor_of": s.neighbor_of, "distance": s.distance,
-                     "evidence": [{"leg": e.leg, "rank": e.rank, "score": e.score} for e in s.evidence],
-                     "misquoted": list(s.misquoted), "quoteless": s.quoteless,
-                     "error": s.error, "in_answer": session.use_in_answer(s.number)} for s in turn.sources],
+        "sources": [{**s.to_json(), "in_answer": session.use_in_answer(s.number)} for s in turn.sources],
         "used": [n for n in turn.prompt_numbers if session.use_in_answer(n) == "whole"],
         "used_window": [n for n in turn.prompt_numbers if session.use_in_answer(n) == "window"],
         "did_not_fit": [s.number for s in turn.sources if session.use_in_answer(s.number) == "did not fit"],

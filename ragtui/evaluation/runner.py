@@ -58,7 +58,7 @@ from ragtui.model.retrieval import Mode, StrategyMeta
 if TYPE_CHECKING:
     from ragtui.library import Collection
     from ragtui.model.chunks import Chunk
-    from ragtui.model.library import IngestReport
+    from ragtui.model.collection import IngestReport
     from ragtui.model.retrieval import Hit
     from ragtui.retrieve.hybrid_retriever import QueryEmbedder
     from ragtui.retrieve.wordnet import Lexicon
@@ -132,7 +132,7 @@ def _digest(value: Any) -> str:
 async def ingest_corpus(workspace: Workspace, name: str, dataset: Dataset, progress: Progress) -> IngestReport:
     """The corpus through the real ingest (chunk, entropy filter, embed, index), one document per entry."""
     from ragtui.events import IngestFinished, IngestProgress
-    from ragtui.model.library import IngestReport
+    from ragtui.model.collection import IngestReport
 
     report = IngestReport(name)
     last = 0.0
@@ -359,7 +359,7 @@ def retrieval_settings(settings: Settings, sources: bool) -> dict[str, Any]:
             "per_file_cap": settings.retrieve.per_file_cap,
             "max_chunks_per_file": settings.retrieve.max_chunks_per_file,
             "annotate_max": settings.retrieve.annotate_max, "fusion": settings.retrieve.fusion,
-            "fts.weight": settings.retrieve.keyword_weight, "rrf_k": settings.retrieve.rrf_k,
+            "retrieve.keyword_weight": settings.retrieve.keyword_weight, "rrf_k": settings.retrieve.rrf_k,
             "synonyms.lexicon": settings.synonyms.lexicon,
             "synonyms.max_per_word": settings.synonyms.max_per_word,
             "ndcg_gain": "ndcg@10 linear (gain = grade, trec_eval/BEIR); ndcge@10 exponential (2^grade - 1)",

@@ -48,7 +48,7 @@ from ragtui.ingest.reuse import VectorReuse
 from ragtui.ingest.threads import in_thread
 from ragtui.library import Collection, CollectionDamaged
 from ragtui.model.chunks import Chunk
-from ragtui.model.library import IngestReport
+from ragtui.model.collection import IngestReport
 from ragtui.stores.records import DONE, INDEXING, SKIPPED, FileRecord
 
 BATCH_CHUNKS = 2000          # chunks per keyword-index commit

@@ -1,7 +1,7 @@
 """An ingest's tally while it runs, and the text of its closing report for the CLI and the TUI's ingest panel.
 
 The pipeline counts into an `IngestTally` and hands the front ends its frozen
-`IngestReport` (ragtui.model.library) once, in `IngestFinished`.
+`IngestReport` (ragtui.model.collection) once, in `IngestFinished`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from types import MappingProxyType
 
 from ragtui.ingest.discover import BIBLIOGRAPHY
 from ragtui.ingest.embedding import part_chars
-from ragtui.model.library import IngestReport, frozen_counts
+from ragtui.model.collection import IngestReport, frozen_counts
 
 # Ingest stages timed in IngestReport.stage_s, with the chunk count each one's rate is per. Embedding and
 # vector writes run beside extraction and indexing, so the stages' seconds can add up to more than the run.

@@ -1,4 +1,4 @@
-"""Per-source annotation: one LLM call per source, a quote and why it is relevant, or the irrelevance sentinel.
+"""Per-source annotation: one LLM call per source, a quote and why it is relevant, or the irrelevance marker.
 
 The prompt is `DEFAULT_PROMPT` (or a custom template with the same two tokens),
 CONTENT is the chunk's most relevant 1,200 characters for the query, fenced like every
@@ -75,33 +75,33 @@ _WORD = re.compile(r"\w+")
 _ECHO_WORDS = 4     # an instruction line this long, echoed whole, is an echo; a shorter one could be a verdict
 
 
-def is_irrelevant(answer: str, pattern: re.Pattern[str], template: str = DEFAULT_PROMPT) -> bool:
+def is_irrelevant(answer: str, marker: re.Pattern[str], template: str = DEFAULT_PROMPT) -> bool:
     """The model's verdict anywhere in its reply, never the text it quotes or the prompt it echoes.
 
-    The configured pattern (with its flags) is searched in the whole reply, less what is not the model's
-    own word: quoted spans ("...", “...”, «...», `...`, between triple single quotes), block quotes (lines starting with
-    ">"), fenced blocks (``` or the prompt's <<< >>> fence), and an echo of a line of `template` that
-    holds the sentinel ("If no quote is relevant write only [IRRELEVANT!!!] and stop." repeated back is
-    not a verdict; a sentinel beyond the ones that line holds is). A source whose own text contains the
-    sentinel gets quoted with it, and that must not filter it. A bare sentinel as the first line counts
-    even in quotation marks or brackets (nobody quotes a bare sentinel as evidence).
+    The irrelevance marker (annotation.irrelevant_re with its flags) is searched in the whole reply, less what
+    is not the model's own word: quoted spans ("...", “...”, «...», `...`, between triple single quotes), block
+    quotes (lines starting with ">"), fenced blocks (``` or the prompt's <<< >>> fence), and an echo of a line
+    of `template` that holds the marker ("If no quote is relevant write only [IRRELEVANT!!!] and stop." repeated
+    back is not a verdict; a marker beyond the ones that line holds is). A source whose own text contains the
+    marker gets quoted with it, and that must not filter it. A bare marker as the first line counts even in
+    quotation marks or brackets (nobody quotes a bare marker as evidence).
     """
     text = _FENCED.sub(_blank, answer)
     first = next((line for line in text.splitlines() if line.strip()), "")
-    if _full(pattern, first.strip(_WRAPPING)):
+    if _full(marker, first.strip(_WRAPPING)):
         return True
     own = _QUOTED.sub(_blank, _BLOCKQUOTE.sub("", text))
-    echoes = [(quote, len(pattern.findall(line))) for line in template.splitlines()
-              if pattern.search(line) and len(_WORD.findall(quote := _TOKEN.sub(" ... ", pattern.sub(" ... ", line))))
+    echoes = [(quote, len(marker.findall(line))) for line in template.splitlines()
+              if marker.search(line) and len(_WORD.findall(quote := _TOKEN.sub(" ... ", marker.sub(" ... ", line))))
               >= _ECHO_WORDS]
     lines = []
     for line in own.splitlines():
         for quote, held in echoes:
             if occurs(quote, line):
-                line = pattern.sub(" ", line, count=held)
+                line = marker.sub(" ", line, count=held)
         lines.append(line)
     own = "\n".join(lines)
-    return pattern.search(own) is not None or any(_full(pattern, line.strip(" []*_")) for line in lines)
+    return marker.search(own) is not None or any(_full(marker, line.strip(" []*_")) for line in lines)
 
 
 def _blank(match: re.Match[str]) -> str:
@@ -109,8 +109,8 @@ def _blank(match: re.Match[str]) -> str:
     return " " + "\n" * match.group().count("\n")
 
 
-def _full(pattern: re.Pattern[str], text: str) -> bool:
-    return bool(text) and (pattern.fullmatch(text) is not None or pattern.fullmatch(text.rstrip(".")) is not None)
+def _full(marker: re.Pattern[str], text: str) -> bool:
+    return bool(text) and (marker.fullmatch(text) is not None or marker.fullmatch(text.rstrip(".")) is not None)
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,7 @@ async def annotate_sources(
     *,
     query: str,
     template: str,
-    pattern: re.Pattern[str],
+    irrelevant_marker: re.Pattern[str],
     concurrency: int,
     backoff: Backoff,
     topics: Mapping[int, str] | None = None,
@@ -221,7 +221,7 @@ async def annotate_sources(
         except Exception as exc:   # an LLMError, or a bug that must not leave the queue waiting
             queue.put_nowait(Failed(number, describe(exc)))
         else:
-            queue.put_nowait(Answered(number, unfence(answer), not is_irrelevant(answer, pattern, template)))
+            queue.put_nowait(Answered(number, unfence(answer), not is_irrelevant(answer, irrelevant_marker, template)))
 
     def launch() -> None:
         if again:

@@ -23,7 +23,6 @@ from ragtui.sanitize import clean, one_line
 
 if TYPE_CHECKING:
     from ragtui.model.chunks import Chunk
-    from ragtui.model.conversation import SessionSource
     from ragtui.workspace import Workspace
 
 MAX_QUERY_CHARS = 2_000         # a question or keywords; a longer one is a paste, not a query
@@ -122,16 +121,12 @@ class Tools:
         answer with its citations, each source's annotation, and every quote the answer attributes, checked.
         A stage that failed is listed under "failures"; when no answer came at all, the failure is the error."""
         from ragtui import events as ev
-        from ragtui.llm.annotate import load_template
-        from ragtui.llm.providers import model_not_set
+        from ragtui.research.session import preflight
 
         bounded("question", question, MAX_QUERY_CHARS)
         search_filter = parse_filters(filters or ())
-        if not self.settings.llm.model:
-            raise model_not_set("set [llm] model in the config `ragtui mcp` reads, or start it with "
-                                "--set llm.model=NAME")
-        if self.settings.annotation.enabled:
-            load_template(self.settings.annotation.prompt_file)
+        preflight(self.settings, set_model="set [llm] model in the config `ragtui mcp` reads, or start it with "
+                                           "--set llm.model=NAME")
         names = self._collections(collections)
         session = self.workspace.new_session(question.strip(), names, search_filter=search_filter)
         notices: list[str] = []
@@ -157,7 +152,7 @@ class Tools:
             "stop_reason": turn.stop_reason.value, "citations": list(turn.citations),
             "unknown_citations": list(turn.unknown_citations),
             "quotes": [{**check.to_json(), "quote": clean(check.quote)} for check in checks],
-            "sources": [_source_json(s) for s in turn.sources],
+            "sources": [s.to_json() for s in turn.sources],
             "notices": notices, "failures": failures,
         }
 
@@ -258,9 +253,3 @@ def _chunk_json(chunk: Chunk, *, text: bool = True) -> dict[str, Any]:
         out["text"] = clean(chunk.text)
     return out
 
-
-def _source_json(source: SessionSource) -> dict[str, Any]:
-    return {"number": source.number, **_chunk_json(source.chunk, text=False), "score": round(source.score, 6),
-            "relevant": source.relevant, "state": source.state.value,
-            "annotation": clean(source.annotation), "misquoted": [clean(q) for q in source.misquoted],
-            "quoteless": source.quoteless}

@@ -23,6 +23,7 @@ from ragtui.echo import is_echo, says_nothing
 from ragtui.model.chunks import Chunk, LegRank, leg_score
 from ragtui.model.retrieval import RetrievalMeta
 from ragtui.quotes import found_quotes, misquotes, occurs, quoteless
+from ragtui.sanitize import clean, one_line
 
 
 class AnnotationState(StrEnum):
@@ -144,6 +145,25 @@ class SessionSource:
     @property
     def filtered(self) -> bool:
         return (not self.relevant and self.state in FILTERING_STATES) or self.override is Override.DROPPED
+
+    def to_json(self) -> dict[str, Any]:
+        """The one JSON shape of a source (`ask --json`, the MCP server's ask): its chunk's place, how it was
+        found and judged. Text is made inert (`sanitize.clean`) and names kept on one line: an agent's client
+        or a terminal may show them."""
+        meta = self.chunk.meta
+        return {
+            "number": self.number, "collection": one_line(meta.collection), "chunk_id": self.chunk.id,
+            "source": one_line(meta.source), "label": one_line(self.chunk.label), "page": one_line(meta.page),
+            "page_last": one_line(meta.last_page), "quote_page": one_line(self.quote_page),
+            "heading": one_line(meta.heading), "file_hash": meta.file_hash, "score": self.score,
+            "rel_score": self.rel_score,
+            "legs": list(self.legs), "state": self.state.value, "override": self.override.value,
+            "relevant": self.relevant, "annotation": clean(self.annotation),
+            "annotated_by": one_line(self.annotated_by), "annotation_prompt": one_line(self.annotation_prompt),
+            "neighbor_of": self.neighbor_of, "distance": self.distance,
+            "evidence": [{"leg": e.leg, "rank": e.rank, "score": e.score} for e in self.evidence],
+            "misquoted": [clean(q) for q in self.misquoted], "quoteless": self.quoteless, "error": clean(self.error),
+        }
 
     @property
     def standing(self) -> Standing:
@@ -314,8 +334,35 @@ class Turn:
 
     @property
     def can_continue(self) -> bool:
-        """A partial answer (cut for length, or cancelled) that Continue can extend."""
-        return self.stop_reason in (StopReason.LENGTH, StopReason.CANCELLED) and bool(self.prompt and self.answer)
+        """A partial answer (cut for length, or cancelled) that Continue can extend (`continue_refusal`)."""
+        return not self.continue_refusal
+
+    @property
+    def continue_refusal(self) -> str:
+        """Why Continue cannot extend this answer, "" when it can: the one continue rule, which the engine, the
+        TUI's continue key and `ragtui ask --continue` all follow.
+
+        An answer cut at llm.max_tokens continues. So does a cancelled one: its text is what the model wrote
+        before the cancel, and asking for the rest goes on from there, as after a cut. An answer stopped for
+        repeating itself does not (the model would loop again), nor does a failed one (a dropped stream's text
+        is kept but not asked for again: the server would write it twice), nor one the server withheld, nor a
+        complete one.
+        """
+        reason = self.stop_reason
+        if reason is StopReason.REPETITION:
+            return ("the answer was stopped because it repeated itself: continuing it would loop again; "
+                    "synthesize again for a fresh answer")
+        if not self.answer.strip() or not self.prompt:
+            return "there is no answer to continue yet"
+        if reason in (StopReason.LENGTH, StopReason.CANCELLED):
+            return ""
+        if reason is StopReason.ERROR:
+            return "the answer failed: continuing it would ask for text already written; synthesize again"
+        if reason is StopReason.CONTENT_FILTER:
+            return "the server withheld the rest of the answer (content filter): it would withhold it again"
+        if reason is StopReason.NONE:
+            return "the answer never finished (its run stopped without a stop reason): synthesize again"
+        return "the answer is complete: nothing to continue"
 
     def timed(self, stage: str, seconds: float) -> Turn:
         """This turn with `seconds` added to the stage's time."""
@@ -353,12 +400,12 @@ class Conversation:
         return self.turns[-1]
 
     @property
-    def sources(self) -> tuple[SessionSource, ...]:
-        """Every turn's sources, in number order."""
+    def all_sources(self) -> tuple[SessionSource, ...]:
+        """Every turn's sources, in number order (a turn's own are `Turn.sources`)."""
         return tuple(s for t in self.turns for s in t.sources)
 
     def next_number(self) -> int:
-        return max((s.number for s in self.sources), default=0) + 1
+        return max((s.number for s in self.all_sources), default=0) + 1
 
     def annotation_query(self, number: int) -> str:
         """What the sources of turn `number` (1-based) are judged against: the question as typed, and for a
@@ -386,7 +433,7 @@ class Conversation:
             for i, s in enumerate(turn.sources):
                 if s.number == number:
                     return t, i
-        numbers = [s.number for s in self.sources]
+        numbers = [s.number for s in self.all_sources]
         have = f"[{numbers[0]}]-[{numbers[-1]}]" if numbers else "none"
         raise KeyError(f"no source [{number}] in this session (its sources: {have})")
 

@@ -26,6 +26,11 @@ class Ledger:
     def turn(self) -> Turn:
         return self.conversation.turn
 
+    def reopen(self, session_id: int) -> Conversation:
+        """The stored conversation `session_id` becomes this ledger's (HistoryError when there is none)."""
+        self.conversation = self.history.load(session_id)
+        return self.conversation
+
     def change(self, **changes: Any) -> Conversation:
         """The conversation's own fields (models, annotation on/off, turns) changed."""
         self.conversation = dataclasses.replace(self.conversation, **changes)

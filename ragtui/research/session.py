@@ -27,8 +27,8 @@ from ragtui.model.conversation import Conversation, SessionSource, StopReason, T
 from ragtui.model.filters import SearchFilter
 from ragtui.model.retrieval import Retrieval
 from ragtui.quotes import QuoteCheck
+from ragtui.research.chat_clients import ChatClients
 from ragtui.research.ledger import Ledger
-from ragtui.research.models import ChatModels
 from ragtui.research.stages import TurnStages
 
 RetrieveFn = Callable[..., Awaitable[Retrieval]]   # (query, collection names, *, search_filter, strategies)
@@ -44,6 +44,19 @@ def preload() -> None:
     import ragtui.retrieve.hybrid_retriever
     import ragtui.retrieve.pipeline
     import ragtui.retrieve.postprocess  # noqa: F401
+
+
+def preflight(settings: Settings, *, set_model: str) -> None:
+    """What an ask needs before anything runs, checked once for every front end (`ragtui ask`, the MCP server's
+    ask): a synthesis model named (`set_model` says how, in the front end's words; a config error), and the
+    annotation prompt file readable when annotation is on."""
+    from ragtui.llm.annotate import load_template
+    from ragtui.llm.providers import model_not_set
+
+    if not settings.llm.model:
+        raise model_not_set(set_model)
+    if settings.annotation.enabled:
+        load_template(settings.annotation.prompt_file)
 
 
 class ResearchSession:
@@ -66,7 +79,7 @@ class ResearchSession:
             collections=tuple(collections), config=config_snapshot(settings),
             synthesis_model=settings.llm.model, annotation_model=settings.llm.annotator,
             annotation_on=settings.annotation.enabled, turns=(Turn(query),)), history)
-        self._models = ChatModels(settings, self._ledger)
+        self._models = ChatClients(settings, self._ledger)
         self._stages = TurnStages(settings, self._ledger, self._models, topic)
 
     # --- reading ------------------------------------------------------------------------
@@ -135,8 +148,7 @@ class ResearchSession:
                retrieve: RetrieveFn, topic: Callable[[str], str] = lambda name: "") -> ResearchSession:
         """A session rebuilt from its history record; re-annotate and continue work on it."""
         session = cls(settings, "", [], history=history, retrieve=retrieve, topic=topic)
-        session._ledger.conversation = history.load(session_id)
-        meta = session.conversation.turn.retrieval_meta
+        meta = session._ledger.reopen(session_id).turn.retrieval_meta
         session.search_filter = meta.filter if meta is not None else SearchFilter()
         return session
 
@@ -327,7 +339,8 @@ class ResearchSession:
         return self._stages.synthesize()
 
     def continue_answer(self) -> AsyncGenerator[Event, None]:
-        """After a "length" stop (or a cancelled answer): ask for the rest and join it without seams."""
+        """Ask for the rest of the latest answer and join it without seams, when `Turn.can_continue` (cut for
+        length, or cancelled); otherwise one notice with `Turn.continue_refusal`."""
         return self._stages.continue_answer()
 
 

@@ -39,8 +39,8 @@ from ragtui.model import conversation as transitions
 from ragtui.model.conversation import AnnotationState, SessionSource, StopReason, Turn
 from ragtui.model.retrieval import Hit, RetrievalMeta
 from ragtui.quotes import QuoteCheck
+from ragtui.research.chat_clients import ChatClients
 from ragtui.research.ledger import Ledger
-from ragtui.research.models import ChatModels
 
 if TYPE_CHECKING:
     from ragtui.llm.annotate import Lowered
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 class TurnStages:
     """The stages of the latest turn, over the session's ledger and models."""
 
-    def __init__(self, settings: Settings, ledger: Ledger, models: ChatModels,
+    def __init__(self, settings: Settings, ledger: Ledger, models: ChatClients,
                  topic: Callable[[str], str] = lambda name: "") -> None:
         """`topic`: what a collection is about (its `--topic`; "" for none), told to the annotator and the
         answer."""
@@ -149,7 +149,7 @@ class TurnStages:
         texts = [(n, ledger.put(transitions.queued(ledger.conversation.source(n))).chunk.text) for n in targets]
         topics = {n: self.topic(ledger.conversation.source(n).chunk.meta.collection) for n in targets}
         calls = annotate_sources(llm, texts, query=ledger.conversation.annotation_query(turn), template=template,
-                                 pattern=self.settings.annotation.irrelevant_pattern,
+                                 irrelevant_marker=self.settings.annotation.irrelevant_marker,
                                  concurrency=self.concurrency, backoff=self.settings.llm.backoff, topics=topics)
         try:
             async for outcome in calls:
@@ -236,8 +236,9 @@ class TurnStages:
         """Send the partial answer back as the assistant turn and ask for the rest; join without seams."""
         from ragtui.llm.synthesize import continue_messages
 
-        if not self.ledger.turn.can_continue:
-            yield Notice("info", "nothing to continue: the answer was neither cut for length nor cancelled")
+        refusal = self.ledger.turn.continue_refusal
+        if refusal:
+            yield Notice("info", refusal)
             return
         try:
             model = await self.models.synthesis_model()
@@ -342,7 +343,7 @@ class TurnStages:
 
         conversation = self.ledger.conversation
         turn = turn or conversation.turn
-        return quote_checks(turn.answer, {s.number: s.chunk.text for s in conversation.sources})
+        return quote_checks(turn.answer, {s.number: s.chunk.text for s in conversation.all_sources})
 
     def earlier_answers(self) -> list[tuple[int, tuple[str, str]]]:
         """The earlier turns that have an answer: (turn number, (question, answer))."""

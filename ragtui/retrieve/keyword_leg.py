@@ -76,7 +76,7 @@ def keyword_search(index: KeywordIndex, query: str, *, keyword: KeywordSettings,
         searchable = [w for w in plan.kept if w in term_of]
         if not plan.gate_passed or not searchable:
             # the text names the key's old spelling (still read): --json and history keep their words
-            reason = "low information (mean IDF below fts.min_query_ic)" if not plan.gate_passed \
+            reason = "low information (mean IDF below keyword.min_query_ic)" if not plan.gate_passed \
                 else "no searchable words"
             return KeywordResult([], _meta(plan, "skipped", timings, reason=reason))
         words_only = [c for w in searchable if (c := _clause(index, w)) is not None]

@@ -2,7 +2,7 @@
 
 The main screen (tui/screens/main.py) is the app's one mode; the research itself
 is its ResearchView (tui/widgets/research.py). The engine is reached through
-tui/engine.py (`AsyncWorkspace` and the few functions listed there) and nothing else.
+tui/engine_door.py (`AsyncWorkspace` and the few functions listed there) and nothing else.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ragtui.textfit import clip_line
 from ragtui.tui import keymap
 from ragtui.tui.clipboard import ask_tmux, clipboard_sequences, save_copy
 from ragtui.tui.commands import RagtuiCommands
-from ragtui.tui.engine import AsyncWorkspace
+from ragtui.tui.engine_door import AsyncWorkspace
 from ragtui.tui.messages import CopyRequested
 from ragtui.tui.screens.main import MainScreen
 from ragtui.tui.screens.notices import LoggedNotice, NoticesScreen

@@ -17,8 +17,8 @@ from textual.fuzzy import Matcher
 from textual.markup import escape
 
 from ragtui.errors import describe
+from ragtui.model.collection import CollectionInfo
 from ragtui.model.conversation import SessionSummary
-from ragtui.model.library import CollectionInfo
 from ragtui.sanitize import one_line
 from ragtui.textfit import clip_line
 

@@ -9,7 +9,7 @@ import pytest
 
 from ragtui.config import Settings
 from ragtui.events import Event, IngestFinished
-from ragtui.model.library import IngestReport
+from ragtui.model.collection import IngestReport
 from ragtui.workspace import Workspace
 
 SMALL = ("chunk.size_tokens=64", "embed.backoff_s=0.01", "embed.retries=2")

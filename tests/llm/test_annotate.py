@@ -121,10 +121,10 @@ def test_quoted_sentinel_is_not_a_verdict(answer: str) -> None:
 
 def test_sentinel_flags_come_from_config(make_settings: Callable[..., Settings]) -> None:
     pattern = make_settings("annotation.irrelevant_re=not relevant", "annotation.irrelevant_flags=i") \
-        .annotation.irrelevant_pattern
+        .annotation.irrelevant_marker
     assert is_irrelevant("Not Relevant.", pattern)
     assert not is_irrelevant("Not Relevant.", make_settings("annotation.irrelevant_re=not relevant")
-                             .annotation.irrelevant_pattern)
+                             .annotation.irrelevant_marker)
 
 
 @pytest.mark.parametrize(("pattern", "flags", "answer", "verdict"), [
@@ -139,7 +139,7 @@ def test_sentinel_flags_come_from_config(make_settings: Callable[..., Settings])
 def test_a_custom_pattern_is_searched_in_the_whole_reply_with_its_flags(
         make_settings: Callable[..., Settings], pattern: str, flags: str, answer: str, verdict: bool) -> None:
     compiled = make_settings(f"annotation.irrelevant_re={pattern}", f"annotation.irrelevant_flags={flags}") \
-        .annotation.irrelevant_pattern
+        .annotation.irrelevant_marker
     assert is_irrelevant(answer, compiled) is verdict
 
 
@@ -157,7 +157,7 @@ async def _collect(settings: Settings, items: list[tuple[int, str]], query: str 
     try:
         return [e async for e in annotate_sources(
             model, items, query=query, template=load_template(settings.annotation.prompt_file),
-            pattern=settings.annotation.irrelevant_pattern, concurrency=settings.annotation.concurrency,
+            irrelevant_marker=settings.annotation.irrelevant_marker, concurrency=settings.annotation.concurrency,
             backoff=settings.llm.backoff)]
     finally:
         await model.aclose()

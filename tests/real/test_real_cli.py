@@ -1,6 +1,7 @@
 """`ragtui ask`, a follow-up, continue and re-annotation against the real model, through the CLI as a user runs
 them: each completes, every source ends annotated or failed with a one-line reason, and what the model said is
-kept. The model's answers are never judged."""
+kept. The follow-up's answer is cut (a small llm.max_tokens), so the continue step always runs. The model's
+answers are never judged."""
 
 from __future__ import annotations
 
@@ -27,6 +28,9 @@ def settled(turn: dict[str, Any]) -> None:
     assert turn["answer"].strip() and turn["stop_reason"] in ("stop", "length"), turn
 
 
+CUT_TOKENS = 8      # llm.max_tokens for the follow-up: its answer is cut, so the continue step always runs
+
+
 def test_ask_follow_up_continue_and_reannotate(real: Real) -> None:
     asked = real.run("ask", QUESTION, "-c", "demo", "--json")
     assert asked.returncode == 0 and "Traceback" not in asked.stderr, asked.stderr
@@ -34,31 +38,40 @@ def test_ask_follow_up_continue_and_reannotate(real: Real) -> None:
     settled(first)
     session = first["session"]
 
-    followed = real.run("ask", "--follow-up", FOLLOW_UP, "--json")
+    followed = real.run("ask", "--follow-up", FOLLOW_UP, sets=(f"llm.max_tokens={CUT_TOKENS}",))
     assert followed.returncode == 0 and "Traceback" not in followed.stderr, followed.stderr
-    second = json.loads(followed.stdout)
-    assert second["session"] == session and [t["query"] for t in second["turns"]] == [QUESTION, FOLLOW_UP]
-    settled(second)
-    assert second["turns"][0]["answer"] == first["answer"]                      # turn 1 kept as it was
-    assert min(s["number"] for s in second["sources"]) > max(s["number"] for s in first["sources"])
-    assert second["context_turns"] == [1]
+    assert "the answer was cut at llm.max_tokens; `ragtui ask --continue` goes on" in followed.stderr
+    cut = HistoryStore(real.data).load(session)
+    assert cut.id == session and [t.query for t in cut.turns] == [QUESTION, FOLLOW_UP]
+    second = cut.turns[1]
+    assert second.stop_reason.value == "length" and second.answer.strip() and second.answer in followed.stdout
+    assert cut.turns[0].answer == first["answer"]                                # turn 1 kept as it was
+    assert min(s.number for s in second.sources) > max(s["number"] for s in first["sources"])
+    assert second.context_turns == (1,)
 
-    if second["stop_reason"] == "length":         # cut at llm.max_tokens: go on from where it stopped
-        continued = real.run("ask", "--continue", "--json")
-        assert continued.returncode == 0 and "Traceback" not in continued.stderr, continued.stderr
-        third = json.loads(continued.stdout)
-        assert third["answer"].startswith(second["answer"].rstrip()) and third["stop_reason"] in ("stop", "length")
-        second = third
+    continued = real.run("ask", "--continue")           # the cut answer, then the rest, as the user reads it
+    assert continued.returncode == 0 and "Traceback" not in continued.stderr, continued.stderr
+    assert continued.stdout.startswith(second.answer), continued.stdout
+    assert f"session {session} saved" in continued.stderr
+    whole = HistoryStore(real.data).load(session).turns[1]
+    assert whole.continuations == 1 and whole.answer.startswith(second.answer.rstrip())
+    assert whole.stop_reason.value in ("stop", "length", "repetition")
+    assert len(whole.answer) > len(second.answer) or "repeated its answer instead of continuing" in continued.stderr
+    assert continued.stdout.startswith(whole.answer), continued.stdout     # the whole answer, as stored
 
-    number = second["sources"][0]["number"]
+    number = whole.sources[0].number
     again = real.run("history", "reannotate", str(session), "--source", str(number))
     assert again.returncode == 0 and "Traceback" not in again.stderr, again.stderr
+    said = [line for line in again.stdout.splitlines() if line.startswith(f"  [{number}] ")]
+    verdicts = ("relevant (", "relevant, no quote (", "filtered (", "annotation failed:")
+    assert len(said) == 1 and any(word in said[0] for word in verdicts), said
     stored = HistoryStore(real.data).load(session)
     assert [t.query for t in stored.turns] == [QUESTION, FOLLOW_UP]
-    assert stored.turns[1].answer == second["answer"] and stored.turns[0].answer == first["answer"]
+    assert stored.turns[1].answer == whole.answer and stored.turns[0].answer == first["answer"]
     source = stored.source(number)
-    assert source is not None and source.state.value in SETTLED
+    assert source.state.value in SETTLED
     assert source.state.value != "failed" or (source.error and "\n" not in source.error)
+    assert source.state.value == "failed" or source.annotated_by == MODEL_ID
 
 
 def test_ask_prints_every_source_and_the_answer(real: Real) -> None:

@@ -106,7 +106,7 @@ async def test_a_three_turn_conversation(workspace: Workspace, fake_ollama: Fake
     for i, question in enumerate(QUESTIONS, start=1):
         assert f"## Turn {i}: {question}" in text
     assert f"- Retrieved as typed and as: {REWRITES[QUESTIONS[2]]} (rewrite by chat)" in text
-    for s in again.conversation.sources:
+    for s in again.conversation.all_sources:
         assert f"\n{s.number}. **{s.chunk.label}**" in text
     assert text.index("## Turn 2") < text.index(f"\n{turn1 + 1}. **") < text.index("## Turn 3")
 

@@ -189,7 +189,7 @@ async def test_rescue_drop_and_resynthesize(make_settings: Callable[..., Setting
     prompt = fake_ollama.calls("/api/chat")[-1].body["messages"][-1]["content"]
     assert "[2] SOURCE" in prompt and "[4] SOURCE" not in prompt and "IRRELEVANT!!!]" not in prompt
     stored = HistoryStore(session.settings.data_dir).load(session.id)
-    assert {s.number: s.override for s in stored.sources} == {1: Override.NONE, 2: Override.RESCUED,
+    assert {s.number: s.override for s in stored.all_sources} == {1: Override.NONE, 2: Override.RESCUED,
                                                               3: Override.NONE, 4: Override.DROPPED}
     with pytest.raises(KeyError):
         session.rescue(99)
@@ -213,7 +213,7 @@ async def test_reannotate_one_source_with_another_model_and_prompt(
     assert [type(e).__name__ for e in events] == ["AnnotationStarted", "AnnotationFinished", "SessionSaved"]
     assert session.source(2).state is AnnotationState.RELEVANT
     assert session.source(1).annotation.startswith('"Centrifugal')    # untouched
-    stored = HistoryStore(session.settings.data_dir).load(session.id).sources
+    stored = HistoryStore(session.settings.data_dir).load(session.id).all_sources
     assert (stored[1].annotated_by, stored[1].annotation_prompt) == ("annotator", str(prompt_file))
     # source 1 kept turn 1's annotation: the default annotator and prompt
     assert (stored[0].annotated_by, stored[0].annotation_prompt) == ("chat", "")
@@ -342,7 +342,7 @@ async def test_cancel_mid_stream_keeps_a_consistent_record(make_settings: Callab
     stored = HistoryStore(session.settings.data_dir).load(session.id)
     assert stored.turn.stop_reason == "cancelled"
     assert stored.turn.answer == session.answer == "".join(seen) and stored.turn.answer.startswith("w0 w1 w2 ")
-    assert [s.state for s in stored.sources] == [s.state for s in session.sources]
+    assert [s.state for s in stored.all_sources] == [s.state for s in session.sources]
     assert stored.turn.prompt_numbers == (1, 3, 4)
     partial = session.answer
     fake_ollama.responder = lambda body: Reply.text(partial.split()[-1] + " and the rest [1].")
@@ -365,7 +365,7 @@ async def test_closing_the_iterator_during_annotation_leaves_the_rest_not_annota
     await until_first_annotation(events)
     await session.aclose()
     stored = HistoryStore(session.settings.data_dir).load(session.id)
-    for sources in (stored.sources, session.sources):
+    for sources in (stored.all_sources, session.sources):
         assert sources[0].state is AnnotationState.RELEVANT
         assert [s.state for s in sources[1:]] == [AnnotationState.PENDING] * 3
         assert all(s.relevant and not s.filtered and not s.error for s in sources)
@@ -391,7 +391,7 @@ async def test_cancelled_reannotation_keeps_every_earlier_annotation(
     await until_first_annotation(events)
     await session.aclose()
     stored = HistoryStore(session.settings.data_dir).load(session.id)
-    for sources in (stored.sources, session.sources):
+    for sources in (stored.all_sources, session.sources):
         assert "A new reading" in sources[0].annotation            # the one that finished is new
         assert list(sources[1:]) == list(before[1:])                # the cut ones are as they were
         assert [s.number for s in sources if s.filtered] == [2]
@@ -446,7 +446,7 @@ async def test_unreachable_ollama_still_retrieves_and_saves_a_reopenable_session
     assert "http://127.0.0.1:9" in failure.message and "not reachable" in failure.message
     assert "no annotation and no answer" in failure.message
     record = HistoryStore(settings.data_dir).load(session.id)
-    assert len(record.sources) == len(TEXTS) and record.turn.answer == "" and record.turn.error == failure.message
+    assert len(record.all_sources) == len(TEXTS) and record.turn.answer == "" and record.turn.error == failure.message
     reopened = reopen_session(settings, session.id)
     assert [s.chunk.id for s in reopened.sources] == [s.chunk.id for s in session.sources]
 
@@ -492,7 +492,7 @@ async def test_reopened_session_reannotates_and_continues(make_settings: Callabl
     await again.aclose()
     assert again.source(1).state is AnnotationState.IRRELEVANT
     stored = HistoryStore(settings.data_dir).load(first.id)
-    assert stored.sources[0].state is AnnotationState.IRRELEVANT and stored.turn.answer == again.answer
+    assert stored.all_sources[0].state is AnnotationState.IRRELEVANT and stored.turn.answer == again.answer
     assert len(HistoryStore(settings.data_dir).list_sessions()) == 1
 
 

@@ -92,6 +92,7 @@ async def test_stop_word_query_skips_the_keyword_leg(notes: Settings) -> None:
     assert result.hits == []
     kw = result.meta.collections["notes"].keyword
     assert kw.tier == "skipped" and not kw.gate_passed
+    assert kw.reason == "low information (mean IDF below keyword.min_query_ic)"     # the setting as it is named
 
 
 async def test_and_tier_suffices_with_three_hits_and_rrf_merges(notes: Settings) -> None:

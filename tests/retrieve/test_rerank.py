@@ -150,5 +150,5 @@ async def test_a_reopened_session_keeps_each_source_s_rerank_score(
     scores = [s.rerank_score for s in session.sources]
     assert scores and None not in scores
     loaded = HistoryStore(settings.data_dir).load(session.id)
-    assert [s.rerank_score for s in loaded.sources] == scores
-    assert ("rerank", 1) in [(e.leg, e.rank) for e in loaded.sources[0].evidence]
+    assert [s.rerank_score for s in loaded.all_sources] == scores
+    assert ("rerank", 1) in [(e.leg, e.rank) for e in loaded.all_sources[0].evidence]

@@ -9,9 +9,9 @@ from textual.widget import Widget
 
 from ragtui.config import Settings, load_settings
 from ragtui.events import Event
-from ragtui.model.library import CollectionInfo
+from ragtui.model.collection import CollectionInfo
 from ragtui.tui.app import RagtuiApp
-from ragtui.tui.messages import OllamaProbed, research_message
+from ragtui.tui.messages import Research
 from ragtui.tui.screens.main import MainScreen
 
 FIXED_HOST = "http://127.0.0.1:11434"   # shown in snapshots; never contacted (the probe is off in those tests)
@@ -53,14 +53,28 @@ async def post_events(app: RagtuiApp, events: list[Event]) -> None:
     """Post engine events to the research view as a research worker does, and wait until they are shown."""
     view = main_screen(app).research
     for event in events:
-        view.post_message(research_message(event))
+        view.post_message(Research.EngineEvent(event))
     await handled(view)
+
+
+def probed(settings: Settings, models: tuple[str, ...] = (), error: str = "",
+           served: tuple[str, ...] = ()) -> Research.ServersProbed:
+    """What the start-up probe posts when Ollama lists `models` and an OpenAI-compatible server lists `served`
+    (or, with `error`, every server is down), without asking them: the snapshot tests' servers are never
+    contacted."""
+    from dataclasses import replace
+
+    from ragtui.llm.servers import configured_servers, listing
+
+    return Research.ServersProbed(tuple(
+        replace(s, error=error) if error else listing(settings, s, models if s.kind == "ollama" else served)
+        for s in configured_servers(settings)))
 
 
 async def feed(app: RagtuiApp, events: list[Event], *, ollama_up: bool = True) -> None:
     """Put the app in the state those engine events describe."""
     screen = main_screen(app)
     if ollama_up:
-        screen.post_message(OllamaProbed(("chat:latest", "nomic-embed-text:latest")))
+        screen.research.post_message(probed(app.settings, ("chat:latest", "nomic-embed-text:latest")))
     screen.show_collections(COLLECTIONS)
     await post_events(app, events)

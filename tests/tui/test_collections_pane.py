@@ -13,7 +13,7 @@ from pathlib import Path
 from textual.widgets import Label, ListView
 
 from ragtui.config import Settings
-from ragtui.model.library import CollectionInfo
+from ragtui.model.collection import CollectionInfo
 from ragtui.tui.widgets.collections import CollectionItem, CollectionsPane
 from tests.cli_run import cli
 from tests.fake_ollama import FakeOllama

@@ -9,9 +9,8 @@ from __future__ import annotations
 import pytest
 
 from ragtui.history import HistoryStore
-from ragtui.tui.messages import OllamaProbed
 from ragtui.tui.widgets.sources import SourcesPanel
-from tests.tui.conftest import COLLECTIONS, handled, main_screen, quiet_app
+from tests.tui.conftest import COLLECTIONS, handled, main_screen, probed, quiet_app
 from tests.tui.scripted import conversation_record
 
 SIZES = [(80, 24), (160, 48)]
@@ -20,7 +19,8 @@ SIZES = [(80, 24), (160, 48)]
 async def _reopened(pilot) -> None:
     app = pilot.app
     screen = main_screen(app)
-    screen.post_message(OllamaProbed(("chat:latest", "annotator:latest", "nomic-embed-text:latest")))
+    screen.research.post_message(probed(app.settings, ("chat:latest", "annotator:latest",
+                                                       "nomic-embed-text:latest")))
     screen.show_collections(COLLECTIONS)
     session_id = HistoryStore(app.settings.data_dir).save(conversation_record()).id
     assert session_id is not None

@@ -43,7 +43,7 @@ async def test_a_tags_answer_that_is_not_json_shows_ollama_down_and_the_app_stay
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(app, pilot)
         status = app.query_one(StatusLine)
-        assert status.reachable is False and "down" in str(status.render())
+        assert [s.reachable for s in status.servers] == [False] and "down" in str(status.render())
         note = str(app.query_one("#synthesis-banner").render())
         assert "/api/tags" in note and "not JSON" in note
         assert app.is_running

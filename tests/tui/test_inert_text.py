@@ -17,7 +17,7 @@ from pathlib import Path
 from ragtui.config import Settings
 from ragtui.events import Notice
 from ragtui.tui.app import RagtuiApp
-from ragtui.tui.messages import research_message
+from ragtui.tui.messages import Research
 from ragtui.tui.screens.history import HistoryScreen
 from ragtui.tui.screens.ingest import IngestScreen
 from ragtui.tui.screens.source_viewer import SourceViewer
@@ -90,7 +90,7 @@ async def test_hostile_names_documents_and_answers_render_inert_and_literal(
         assert "[bold]loud[/bold]" in shown and "[link=https://evil.example]click[/link]" in shown
         assert app.query_one(SourcesPanel).sources
 
-        main.research.post_message(research_message(Notice("warning", f"odd {MARKUP} {ESCAPES} notice")))
+        main.research.post_message(Research.EngineEvent(Notice("warning", f"odd {MARKUP} {ESCAPES} notice")))
         await handled(main.research)
         await pilot.pause(0.2)
         toasts = [str(toast.render()) for toast in app.screen.query("Toast")]

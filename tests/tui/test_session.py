@@ -17,7 +17,7 @@ from ragtui.config import Settings
 from ragtui.events import SynthesisFinished, SynthesisToken
 from ragtui.model.conversation import AnnotationState, Override
 from ragtui.tui.app import RagtuiApp
-from ragtui.tui.messages import EngineEvent, Research
+from ragtui.tui.messages import Research
 from ragtui.tui.screens.help import HelpScreen
 from ragtui.tui.screens.history import HistoryScreen
 from ragtui.tui.screens.ingest import IngestScreen
@@ -165,10 +165,10 @@ async def test_a_whole_session_by_keys(settings: Settings, script: Script, fake_
 
 async def test_a_query_reaches_the_view_as_messages_in_order(settings: Settings, script: Script) -> None:
     """Each engine event is one message to the research view, handled in the engine's order."""
-    handled_messages: list[EngineEvent[Any] | Message] = []
+    handled_messages: list[Message] = []
 
     def hook(message: Message) -> None:
-        if isinstance(message, EngineEvent | Research.Started | Research.Cancelled | Research.Failed):
+        if isinstance(message, Research.EngineEvent | Research.Started | Research.Cancelled | Research.Failed):
             handled_messages.append(message)
 
     app = RagtuiApp(settings, cursor_blink=False)
@@ -179,7 +179,7 @@ async def test_a_query_reaches_the_view_as_messages_in_order(settings: Settings,
         assert session is not None
         answer = app.query_one(SynthesisView).text
     assert len({id(m) for m in handled_messages}) == len(handled_messages)  # once each: they do not bubble
-    kinds = [type(m).__name__ for m in handled_messages]
+    kinds = [type(m.event if isinstance(m, Research.EngineEvent) else m).__name__ for m in handled_messages]
     n = len(session.sources)
     assert n >= 3
     assert kinds[:3] == ["Started", "RetrievalStarted", "SourcesReady"]
@@ -187,7 +187,7 @@ async def test_a_query_reaches_the_view_as_messages_in_order(settings: Settings,
     tokens = kinds[3 + 2 * n:-2]
     assert tokens[0] == "SynthesisStarted" and set(tokens[1:]) == {"SynthesisToken"}
     assert kinds[-2:] == ["SynthesisFinished", "SessionSaved"]
-    events = [m.event for m in handled_messages if isinstance(m, EngineEvent)]
+    events = [m.event for m in handled_messages if isinstance(m, Research.EngineEvent)]
     streamed = "".join(e.text for e in events if isinstance(e, SynthesisToken))
     finished = next(e for e in events if isinstance(e, SynthesisFinished))
     assert streamed == finished.text == answer == session.answer == "Pumps start at 3 bar [1]."

@@ -24,7 +24,7 @@ from ragtui.tui.widgets.query import QueryInput
 from ragtui.tui.widgets.sources import SourcesPanel
 from ragtui.tui.widgets.status import StatusLine
 from ragtui.tui.widgets.synthesis import SynthesisView, linkify_citations
-from tests.tui.conftest import feed, main_screen, post_events, quiet_app
+from tests.tui.conftest import feed, main_screen, post_events, probed, quiet_app
 from tests.tui.scripted import ANSWER, finished_session, make_sources
 
 
@@ -184,11 +184,9 @@ async def test_query_recall_with_up_and_down(snapshot_settings) -> None:
 
 
 async def test_status_line_says_when_ollama_is_down(snapshot_settings) -> None:
-    from ragtui.tui.messages import OllamaProbed
-
     app = quiet_app(snapshot_settings())
     async with app.run_test(size=(120, 24)) as pilot:
-        main_screen(app).post_message(OllamaProbed(error="Ollama is not reachable at X"))
+        main_screen(app).research.post_message(probed(app.settings, error="Ollama is not reachable at X"))
         await pilot.pause()
         line = str(app.query_one(StatusLine).render())
         assert "down" in line and "KEYWORD-ONLY" in line
@@ -196,26 +194,22 @@ async def test_status_line_says_when_ollama_is_down(snapshot_settings) -> None:
 
 
 async def test_missing_models_are_named_with_the_pull_hint(snapshot_settings) -> None:
-    from ragtui.tui.messages import OllamaProbed
-
     app = quiet_app(snapshot_settings())
     async with app.run_test(size=(120, 24)) as pilot:
-        main_screen(app).post_message(OllamaProbed(("nomic-embed-text:latest",)))
+        main_screen(app).research.post_message(probed(app.settings, ("nomic-embed-text:latest",)))
         await pilot.pause()
         assert "ollama pull chat" in str(app.query_one("#synthesis-banner").render())
 
 
 async def test_models_an_openai_compatible_server_serves_are_not_looked_up_in_ollama(snapshot_settings) -> None:
-    """Ollama's model list holds neither the chat model nor the embedding model served the OpenAI way: no
-    "not pulled" for them, in the banner or the status line."""
-    from ragtui.tui.messages import OllamaProbed
-
+    """Chat and embeddings served the OpenAI way: Ollama is not asked, not named, and no "not pulled" is said."""
     app = quiet_app(snapshot_settings("llm.provider=openai", "llm.base_url=http://127.0.0.1:9/v1",
                                       "embed.provider=openai", "embed.model=embed-model"))
     async with app.run_test(size=(120, 24)) as pilot:
-        main_screen(app).post_message(OllamaProbed(("nomic-embed-text:latest",)))
+        main_screen(app).research.post_message(probed(app.settings, served=("chat", "embed-model")))
         await pilot.pause()
-        assert app.query_one(StatusLine).missing_models == ()
+        line = str(app.query_one(StatusLine).render())
+        assert "● llm+embed 127.0.0.1:9/v1" in line and "ollama" not in line and "not " not in line
         assert "ollama pull" not in str(app.query_one("#synthesis-banner").render())
 
 

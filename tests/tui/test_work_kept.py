@@ -69,7 +69,8 @@ async def test_escape_during_the_first_annotation_keeps_every_source_relevant(
         assert all(not s.error for s in panel.sources.values())
         assert [s.state for s in session.sources] == [panel.sources[s.number].state for s in session.sources]
         stored = HistoryStore(settings.data_dir).load(session.id)
-        assert [(s.state, s.annotation) for s in stored.sources] == [(s.state, s.annotation) for s in session.sources]
+        kept = [(s.state, s.annotation) for s in stored.all_sources]
+        assert kept == [(s.state, s.annotation) for s in session.sources]
         assert stored.turn.stop_reason == "cancelled"
         status = app.query_one(StatusLine)
         assert str(status.render()).startswith("cancelled")
@@ -108,7 +109,7 @@ async def test_escape_during_reannotate_all_keeps_the_earlier_annotations(
         assert len(changed) == 1 and "A second reading." in after[changed[0]][1]
         assert {n: (s.state, s.annotation) for n, s in panel.sources.items()} == after
         stored = HistoryStore(settings.data_dir).load(session.id)
-        assert {s.number: (s.state, s.annotation) for s in stored.sources} == after
+        assert {s.number: (s.state, s.annotation) for s in stored.all_sources} == after
         assert stored.turn.stop_reason == "stop" and stored.turn.answer == session.answer
 
 

@@ -15,7 +15,7 @@ from textual.widgets.data_table import RowKey
 
 from ragtui.model.conversation import SessionSummary
 from ragtui.sanitize import one_line
-from ragtui.tui.engine import AsyncWorkspace
+from ragtui.tui.engine_door import AsyncWorkspace
 from ragtui.tui.widgets.filter_bar import FilterBar, matches
 from ragtui.tui.widgets.motions import MotionTable
 

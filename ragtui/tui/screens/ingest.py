@@ -22,7 +22,7 @@ from ragtui.errors import describe
 from ragtui.events import Event, FileSkipped, IngestFinished, IngestProgress, Notice
 from ragtui.paths import user_path
 from ragtui.sanitize import one_line
-from ragtui.tui.engine import AsyncWorkspace, CollectionError, report_lines, validate_collection_name
+from ragtui.tui.engine_door import AsyncWorkspace, CollectionError, report_lines, validate_collection_name
 from ragtui.tui.keymap import FIELD_TABS
 
 

@@ -1,12 +1,13 @@
 """The main screen: the collections pane, the research view, a status line and a footer.
 
 The screen keeps the layout (the width classes, the collections pane shown or
-hidden), the start-up probes (Ollama, WordNet, the history file), the collections,
-the status line and the dialogs that are not about one session (history, ingest,
-a new collection). The research itself (the session, its workers and the panes
-that show it) is the ResearchView (tui/widgets/research.py); the screen hands it
-what it needs (the active collections, the status line, Ollama's models) and its
-key actions call it.
+hidden), the start-up work (it asks the view to probe the servers and WordNet, warms
+the engine up, checks the history file), the collections and the dialogs that are
+not about one session (history, ingest, a new collection). The research itself (the
+session, its workers, its verbs and their guards, the panes that show it and the
+status line they write) is the ResearchView (tui/widgets/research.py); the screen
+hands it the active collections and the status line, and each research key calls it
+in one line.
 
 Typing is safe: the query bar keeps the focus after enter (its text selected, so the
 next question replaces it), and the panes' one-letter actions only run where the
@@ -23,21 +24,17 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Footer
 
 from ragtui.config import Settings
 from ragtui.errors import RagtuiError, describe
-from ragtui.model.conversation import SessionSummary, StopReason
-from ragtui.model.library import CollectionInfo
+from ragtui.model.collection import CollectionInfo
+from ragtui.model.conversation import SessionSummary
 from ragtui.tui import keymap
-from ragtui.tui.engine import AsyncWorkspace, HistoryUnusable, has_model
-from ragtui.tui.messages import OllamaProbed
+from ragtui.tui.engine_door import AsyncWorkspace, HistoryUnusable, configured_servers
 from ragtui.tui.widgets.collections import CollectionsPane
-from ragtui.tui.widgets.query import QueryInput
 from ragtui.tui.widgets.research import ResearchView
-from ragtui.tui.widgets.sources import SourcesPanel
 from ragtui.tui.widgets.status import StatusLine
-from ragtui.tui.widgets.synthesis import SynthesisView, answer_with_sources
 
 COLLECTIONS_POLL_S = 5.0  # how often the collections pane checks whether another process changed a collection
 # The screen's class by terminal width (app.tcss): below 100 columns the collections pane hides (b shows it),
@@ -68,9 +65,10 @@ class MainScreen(Screen[None]):
         self.ingest_on_start = ingest_on_start
         self.collection_views: list[CollectionInfo] = []
         self.history_damage = ""                   # why the history cannot be used (sessions then run unsaved)
-        self.research = ResearchView(settings, workspace, reprobe=self.reprobe, cursor_blink=cursor_blink,
-                                     id="work")
+        self.research = ResearchView(settings, workspace, keys=self.keys, cursor_blink=cursor_blink, id="work")
         self.collections_stamp: object = None      # the collections as the last poll saw them (poll_collections)
+        llm = settings.llm
+        self.status = StatusLine(configured_servers(settings), llm.model, llm.annotator, id="status")
 
     # --- layout ---------------------------------------------------------------------
 
@@ -78,20 +76,19 @@ class MainScreen(Screen[None]):
         with Horizontal(id="main"):
             yield CollectionsPane(id="collections-pane")
             yield self.research
-        llm = self.settings.llm
-        yield StatusLine(self.settings.ollama.host, llm.model, llm.annotator, id="status")
+        yield self.status
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        self.research.status = self.query_one(StatusLine)
+        self.research.use_status_line(self.status)
         if self.start_workers:
             self.app.call_after_refresh(self._start_background)
 
     def _start_background(self) -> None:
-        self.probe_ollama()
+        self.start_engine()
         self.load_collections()
         self.set_interval(COLLECTIONS_POLL_S, self.poll_collections)
-        self.check_wordnet()
+        self.research.check_wordnet()
         self.check_history()
         if self.ingest_on_start is not None:
             self.action_ingest(*self.ingest_on_start)
@@ -107,49 +104,11 @@ class MainScreen(Screen[None]):
 
     # --- start-up probes ------------------------------------------------------------------
 
-    @work(group="probe")
-    async def probe_ollama(self) -> None:
-        await self.reprobe()
+    @work(group="engine")
+    async def start_engine(self) -> None:
+        self.research.probe()
         await self.workspace.warm_up()   # keyword-only sessions need the engine too
         await self.workspace.prepare(sorted(self.active))   # the first query then skips the stores' cold loads
-
-    async def reprobe(self) -> None:
-        """Ask Ollama again (start-up, and before a query while it was down)."""
-        models, error = await self.workspace.probe()
-        self.post_message(OllamaProbed(models, error))
-
-    @on(OllamaProbed)
-    def _probed(self, message: OllamaProbed) -> None:
-        status = self.query_one(StatusLine)
-        synthesis = self.query_one(SynthesisView)
-        status.reachable = not message.error
-        self.research.ollama_models = message.models
-        if message.error:
-            synthesis.note(f"{message.error}\nUntil it is: keyword-only retrieval, no annotation and no answer.",
-                           "error")
-            return
-        llm = self.settings.llm
-        # only the models Ollama serves: an OpenAI-compatible server's are not in its list
-        chat = [llm.model, llm.annotator] if llm.provider == "ollama" else []
-        embed = [self.settings.embed.model] if self.settings.embed.provider == "ollama" else []
-        wanted = [m for m in dict.fromkeys([*chat, *embed]) if m]
-        status.missing_models = missing = tuple(m for m in wanted if not has_model(message.models, m))
-        if missing:
-            synthesis.note("Not pulled on this Ollama: " + ", ".join(missing) + ". Run "
-                           + "; ".join(f"`ollama pull {m}`" for m in missing), "warning")
-        elif not llm.model:
-            from ragtui.config import user_config_path
-
-            synthesis.note(f"No synthesis model set: set llm.model in {user_config_path()}.", "warning")
-
-    @work(group="probe")
-    async def check_wordnet(self) -> None:
-        try:
-            on_, reason = await self.workspace.wordnet_state()
-        except Exception as exc:  # a broken wn database must not stop the app; say so instead
-            on_, reason = False, describe(exc)
-        status = self.query_one(StatusLine)
-        status.wordnet, status.wordnet_reason = on_, reason
 
     @work(group="probe")
     async def check_history(self) -> None:
@@ -216,83 +175,49 @@ class MainScreen(Screen[None]):
     def _toggled(self, message: CollectionsPane.Toggled) -> None:
         self.active ^= {message.name}
 
-    # --- the research view's keys ---------------------------------------------------------
+    # --- the research view's keys: each calls the view, which holds the verb and its guard ---------------
 
     def action_focus_query(self) -> None:
         self.research.focus_query()
 
     def action_show_tab(self, tab: str) -> None:
-        """1 2 3: the Relevant, Filtered or All tab of the sources."""
         self.research.show_tab(tab)
 
     def action_filter_sources(self) -> None:
-        self.research.expanded = "sources"
-        self.query_one(SourcesPanel).start_filter()
+        self.research.filter_sources()
 
     def action_continue_answer(self) -> None:
-        session = self.research.session_or_say()
-        if session is None:
-            return
-        if session.turn.stop_reason is StopReason.REPETITION:
-            self.notify("The answer was stopped because it repeated itself: continuing it would loop again. "
-                        "Press s to synthesize again.")
-            return
-        if not session.turn.truncated:
-            self.notify("The answer is complete: nothing to continue.")
-            return
-        self.research.follow(session.continue_answer())
+        self.research.continue_answer()
 
     def action_synthesize(self) -> None:
-        if (session := self.research.session_or_say()) is not None:
-            self.research.follow(session.synthesize())
+        self.research.synthesize()
 
     def action_reannotate_selected(self) -> None:
-        session = self.research.session_or_say()
-        source = self.query_one(SourcesPanel).selected()
-        if session is not None and source is not None:
-            self.research.follow(session.reannotate([source.number]))
+        self.research.reannotate_selected()
 
     def action_reannotate_all(self) -> None:
-        if (session := self.research.session_or_say()) is not None:
-            self.research.follow(session.reannotate())
+        self.research.reannotate_all()
+
+    def action_reannotate_with(self) -> None:
+        self.research.reannotate_with()
 
     def action_toggle_source(self) -> None:
         self.research.toggle_source()
 
     def action_cancel(self) -> None:
-        """Cancel running work; with nothing running, esc leaves the query bar for the sources."""
-        if not self.research.cancel() and self.focused is self.query_one(QueryInput):
-            self.set_focus(self.query_one(SourcesPanel).active_table)
+        self.research.cancel_or_leave()
 
     def action_edit_question(self) -> None:
-        """Write the question in $VISUAL / $EDITOR (paragraphs and all); saving it asks it, an empty file does not."""
-        from ragtui.tui.editor import EditorFailed, edit_text
+        self.research.edit_question()
 
-        bar = self.query_one(QueryInput)
-        try:
-            question = edit_text(self.app, bar.value).strip()
-        except EditorFailed as exc:
-            self.notify(str(exc), severity="warning")
-            return
-        bar.focus()
-        if not question:
-            self.notify("The edited question is empty: nothing asked.")
-            return
-        bar.value = " ".join(question.split())      # the bar shows one line; the question keeps its paragraphs
-        bar.post_message(Input.Submitted(bar, question))
+    def action_edit_rewrite(self) -> None:
+        self.research.edit_rewrite()
 
     def action_open_answer(self) -> None:
-        """The answer, with the list of the sources it cites, in $VISUAL / $EDITOR (to read, search or save)."""
-        from ragtui.tui.editor import EditorFailed, show_text
+        self.research.open_answer()
 
-        text = self.query_one(SynthesisView).text
-        if not text:
-            self.notify("No answer to open yet.", severity="warning")
-            return
-        try:
-            show_text(self.app, answer_with_sources(text, self.query_one(SourcesPanel).sources))
-        except EditorFailed as exc:
-            self.notify(str(exc), severity="warning")
+    def action_details(self) -> None:
+        self.research.show_details()
 
     def action_copy_answer(self) -> None:
         self.research.copy_answer()
@@ -307,54 +232,7 @@ class MainScreen(Screen[None]):
         await self.research.step_turn(1)
 
     async def action_new_session(self) -> None:
-        busy = self.research.busy        # then no new session: it says so
         await self.research.new_session()
-        if not busy:                     # a new session puts the focus in the query bar: a / now is a habit
-            self.query_one(QueryInput).expect_habit(self.keys["focus_query"])
-
-    def action_details(self) -> None:
-        from ragtui.tui.screens.details import DetailsScreen
-
-        source = self.query_one(SourcesPanel).selected()
-        if source is None:
-            self.notify("No source selected.", severity="warning")
-            return
-        self.app.push_screen(DetailsScreen(f"Why [{source.number}] {source.chunk.label}",
-                                           self.research.details(source)))
-
-    @work(group="rewrite-dialog", exclusive=True)
-    async def action_edit_rewrite(self) -> None:
-        from ragtui.tui.screens.rewrite import RewriteScreen
-
-        session = self.research.session_or_say()
-        if session is None:
-            return
-        if len(session.turns) < 2:
-            self.notify("Only a follow-up has a rewrite: ask one first.", severity="warning")
-            return
-        text = await self.app.push_screen_wait(RewriteScreen(session.turn.query, session.turn.rewrite))
-        if text:
-            self.research.run_revised(session, text)
-
-    @work(group="model-picker", exclusive=True)
-    async def action_reannotate_with(self) -> None:
-        from ragtui.tui.screens.model_picker import ModelPickerScreen
-
-        session = self.research.session_or_say()
-        if session is None:
-            return
-        source = self.query_one(SourcesPanel).selected()
-        current = session.conversation.annotation_model or self.settings.llm.annotator
-        embedders = set(self.settings.embed.all_models)     # listed by Ollama, but they cannot annotate
-        models = [name for m in self.research.ollama_models
-                  if (name := m.removesuffix(":latest")) not in embedders] or [current]
-        choice = await self.app.push_screen_wait(ModelPickerScreen(models, current,
-                                                                   source.number if source else None))
-        if choice is None:
-            return
-        numbers = list(choice.numbers) if choice.numbers else \
-            [s.number for s in self.research.viewed(session).sources]
-        self.research.follow(session.reannotate(numbers, model=choice.model, prompt_file=choice.prompt_file or None))
 
     # --- dialogs -----------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.validation import Function
 from textual.widgets import Input, Static
 
-from ragtui.tui.engine import NAME_RULE, CollectionError, validate_collection_name
+from ragtui.tui.engine_door import NAME_RULE, CollectionError, validate_collection_name
 from ragtui.tui.keymap import FIELD_TABS
 
 HINT = "enter (in either field) creates it · tab: topic · esc cancels"

@@ -28,7 +28,7 @@ from textual.widgets.text_area import Selection
 from ragtui.model.conversation import SessionSource
 from ragtui.sanitize import clean, one_line, same_length
 from ragtui.textfit import reflow
-from ragtui.tui.engine import WINDOW_CHARS, DocumentView, best_window
+from ragtui.tui.engine_door import WINDOW_CHARS, DocumentView, best_window
 from ragtui.tui.messages import CopyRequested
 from ragtui.tui.widgets.motions import MotionReader
 from ragtui.tui.widgets.sources import MISQUOTE_NOTE

@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.widgets import Label, ListItem, ListView, Static
 
 from ragtui.errors import describe
-from ragtui.model.library import CollectionInfo
+from ragtui.model.collection import CollectionInfo
 from ragtui.sanitize import one_line
 from ragtui.tui.widgets.motions import MotionList
 

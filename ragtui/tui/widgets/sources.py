@@ -12,7 +12,7 @@ being annotated runs on a timer that runs only while one is.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +26,7 @@ from textual.widgets import DataTable, Input, Static, TabbedContent, TabPane, Ta
 
 from ragtui.model.conversation import AnnotationState, SessionSource, Standing, by_evidence
 from ragtui.sanitize import clean, one_line, same_length
-from ragtui.textfit import clip_line, shorten_middle, without_sentinel
+from ragtui.textfit import clip_line, shorten_middle, without_irrelevant_marker
 from ragtui.tui.widgets.filter_bar import FilterBar, matches
 from ragtui.tui.widgets.motions import MotionTable
 
@@ -93,13 +93,13 @@ class SourcesPanel(Vertical):
 
         source: SessionSource
 
-    def __init__(self, sentinel: re.Pattern[str], **kwargs: Any) -> None:
-        """`sentinel` is annotation.irrelevant_re: shown as the state word "irrelevant", not as raw text."""
+    def __init__(self, irrelevant_marker: re.Pattern[str], **kwargs: Any) -> None:
+        """`irrelevant_marker` (annotation.irrelevant_re) is shown as the state word "irrelevant", not as raw text."""
         super().__init__(**kwargs)
-        self.sentinel = sentinel
+        self.irrelevant_marker = irrelevant_marker
         self.query_words: tuple[str, ...] = ()   # highlighted in the chunk text of the detail
         self.sources: dict[int, SessionSource] = {}
-        self.use: dict[int, str] = {}        # number -> "whole" | "window" | "did not fit", for the last answer
+        self.use: dict[int, str] = {}        # number -> "whole" | "window" | "did not fit", for their answer
         self.wide = False
         self.note_width = 20
         self.row_lines = 1       # 2 on a wide, tall panel: each annotation gets two lines
@@ -124,14 +124,16 @@ class SourcesPanel(Vertical):
 
     # --- feeding -------------------------------------------------------------------
 
-    def set_sources(self, sources: Sequence[SessionSource], empty_note: str = "") -> None:
+    def set_sources(self, sources: Sequence[SessionSource], empty_note: str, use: Mapping[int, str]) -> None:
+        """Show these sources, and how each went into their turn's answer (`use`, from the engine), replacing
+        whatever was shown before."""
         self.sources = {s.number: s for s in sources}
+        self.use = dict(use)
         self.empty_note = empty_note or "No sources."
         self._render_all()
 
     def clear(self, note: str) -> None:
-        self.use = {}
-        self.set_sources([], note)
+        self.set_sources([], note, {})
 
     def set_use(self, whole: Sequence[int], windowed: Sequence[int], left_out: Sequence[int]) -> None:
         """Mark how each source went into the answer being written (from SynthesisStarted)."""
@@ -253,7 +255,7 @@ class SourcesPanel(Vertical):
         chunk does not hold is said to be one (`SessionSource.misquoted`), not shown as a real quote."""
         text = source.annotation
         if source.state is AnnotationState.IRRELEVANT:
-            text = without_sentinel(text, self.sentinel)
+            text = without_irrelevant_marker(text, self.irrelevant_marker)
         return (MISQUOTE_NOTE + text) if source.misquoted else text
 
     def _render_all(self) -> None:
@@ -315,7 +317,7 @@ class SourcesPanel(Vertical):
     def chunk_text(self, source: SessionSource) -> Text:
         """The source's chunk text: when it is longer than what the annotator read, that window (the part
         most relevant to the query, llm.window) stands out and the rest is dim; the query's words are marked."""
-        from ragtui.tui.engine import WINDOW_CHARS, best_window
+        from ragtui.tui.engine_door import WINDOW_CHARS, best_window
         from ragtui.words import FUNCTION_WORDS
 
         text = same_length(source.chunk.text)     # inert, and the window's offsets still hold

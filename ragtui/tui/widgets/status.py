@@ -1,5 +1,6 @@
-"""The status line: first the state word (is work running or done?), then where Ollama is and whether
-it answers, models, WordNet, the retrieval tier and timings.
+"""The status line: first the state word (is work running or done?), then each server the settings use (Ollama,
+an OpenAI-compatible server for the chat models, the embeddings or both) and whether it answers, models, WordNet,
+the retrieval tier and timings.
 
 Degraded modes are spelled out here in words (and in colour), never only implied.
 Its state is a set of reactives: setting one redraws the line.
@@ -15,6 +16,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from ragtui.model.retrieval import RetrievalMeta
+from ragtui.model.servers import Server, serving
 from ragtui.model_ids import short_name
 from ragtui.sanitize import one_line
 
@@ -41,8 +43,7 @@ STATE_STYLE = {Activity.DONE: "bold green", Activity.CANCELLED: "bold yellow", A
 
 
 class StatusLine(Widget):
-    reachable: reactive[bool | None] = reactive(None)       # None while the start-up probe runs
-    missing_models: reactive[tuple[str, ...]] = reactive(())
+    servers: reactive[tuple[Server, ...]] = reactive(())    # as the last probe found them
     keyword_only = reactive(False)
     wordnet: reactive[bool | None] = reactive(None)
     wordnet_reason = reactive("")
@@ -50,39 +51,61 @@ class StatusLine(Widget):
     state: reactive[Activity] = reactive(Activity.READY)      # the first word
     activity = reactive("")                                   # what goes with it: "3/10", "saved as session 4"
 
-    def __init__(self, host: str, chat_model: str, annotation_model: str, **kwargs: Any) -> None:
+    def __init__(self, configured: tuple[Server, ...], chat_model: str, annotation_model: str,
+                 **kwargs: Any) -> None:
+        """`configured`: the servers the settings use, shown as being asked until a probe says how they are."""
         super().__init__(**kwargs)
-        self.host = one_line(host.removeprefix("http://").removeprefix("https://"))
+        self.configured = configured
         self.chat_model = one_line(short_name(chat_model))         # the display names; details show the full id
         self.annotation_model = one_line(short_name(annotation_model))
+
+    @property
+    def probed(self) -> bool:
+        return bool(self.servers)
 
     def render(self) -> Text:
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append(self.state, style=STATE_STYLE.get(self.state, "bold cyan"))
         if self.activity:
             line.append(f" {one_line(self.activity)}", style="italic")
-        line.append(" · ")
-        if self.reachable is None:
-            line.append(f"ollama {self.host} …", style="dim")
-        elif self.reachable:
-            line.append("● ", style="green")
-            line.append(f"ollama {self.host}")
-        else:
-            line.append("✗ ", style="bold red")
-            line.append(f"ollama {self.host} down", style="bold red")
+        for server in self.servers or self.configured:
+            line.append(" · ")
+            if not self.probed:
+                line.append(f"{server_name(server)} …", style="dim")
+            elif server.reachable:
+                line.append("● ", style="green")
+                line.append(server_name(server))
+            else:
+                line.append("✗ ", style="bold red")
+                line.append(f"{server_name(server)} down", style="bold red")
         models = self.chat_model or "no llm.model"
         if self.annotation_model and self.annotation_model != self.chat_model:
             models += f"/{self.annotation_model}"
         line.append(f" · {models}", style="yellow" if not self.chat_model else "")
-        if self.missing_models:
-            line.append(one_line(f" (not pulled: {', '.join(self.missing_models)})"), style="bold yellow")
-        if self.keyword_only or self.reachable is False:
+        missing = [short_name(m) for s in self.servers for m in s.missing]
+        if missing:
+            said = "not pulled" if all(s.kind == "ollama" for s in self.servers if s.missing) else "not served"
+            line.append(one_line(f" ({said}: {', '.join(missing)})"), style="bold yellow")
+        embeddings = serving(self.servers, "embeddings")
+        if self.keyword_only or (embeddings is not None and not embeddings.reachable):
             line.append(" · KEYWORD-ONLY", style="bold yellow")
         if self.wordnet is not None:
             line.append(" · WordNet " + ("on" if self.wordnet else "off"), style="" if self.wordnet else "yellow")
         if self.retrieval:
             line.append(f" · {one_line(self.retrieval)}")
         return line
+
+
+# How the status line names what an OpenAI-compatible server is used for.
+USE_WORDS = {"chat": "llm", "embeddings": "embed"}
+
+
+def server_name(server: Server) -> str:
+    """`ollama HOST`, or `llm HOST`, `embed HOST`, `llm+embed HOST` for an OpenAI-compatible server."""
+    host = one_line(server.address.removeprefix("http://").removeprefix("https://"))
+    if server.kind == "ollama":
+        return f"ollama {host}"
+    return f"{'+'.join(USE_WORDS[u] for u in server.uses)} {host}"
 
 
 def describe_retrieval(meta: RetrievalMeta | None) -> str:

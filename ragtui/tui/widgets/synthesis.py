@@ -22,16 +22,18 @@ from textual.widgets.markdown import MarkdownStream
 from ragtui.model.conversation import SessionSource
 from ragtui.quotes import QuoteCheck
 from ragtui.sanitize import clean, one_line
-from ragtui.tui.engine import citation_spans, cited_numbers
+from ragtui.tui.engine_door import citation_spans, cited_numbers
 
 UNVERIFIED_MARK = "*(quote not in this source)*"
 STOP_NOTES = {
     "length": ("warning", "The answer was cut off at llm.max_tokens. Press c to continue it."),
-    "cancelled": ("warning", "Cancelled. Press s to synthesize again."),
+    "cancelled": ("warning", "Cancelled. Press s to synthesize again, R to re-annotate."),
     "error": ("error", "Synthesis failed."),
     "repetition": ("warning", "Stopped: the answer began repeating itself; the repeats were dropped. Not offered "
                               "for continue (it would loop again): press s to synthesize again."),
 }
+# A cancelled answer that Continue can extend (`Turn.can_continue`) says so.
+CANCELLED_PARTIAL = "Cancelled. Press c to continue the answer, s to synthesize it again."
 UNCITED_NOTE = "The answer cites no source [N]: nothing in it is tied to a source; check it against the sources."
 ECHO_NOTE = ("The answer is mostly text copied from the prompt (source headers, source text, the question): it "
              "answers nothing, and a [N] inside the copy is not a citation.")
@@ -118,16 +120,18 @@ class SynthesisView(VerticalScroll):
 
     async def finish(self, text: str, stop_reason: str, known: set[int], unknown: tuple[int, ...] = (),
                      quotes: tuple[QuoteCheck, ...] = (), error: str = "", *, uncited: bool = False,
-                     echo: bool = False, non_answer: bool = False) -> None:
-        """The complete answer: re-render with citation links and say how it stopped (`error`: why it failed),
-        whether it is an echo of the prompt or a non-answer, whether it cites nothing (`uncited`) and what it
-        misquotes."""
+                     echo: bool = False, non_answer: bool = False, continuable: bool = False) -> None:
+        """The complete answer: re-render with citation links and say how it stopped (`error`: why it failed;
+        `continuable`: a cancelled answer that Continue extends), whether it is an echo of the prompt or a
+        non-answer, whether it cites nothing (`uncited`) and what it misquotes."""
         await self.stop_stream()
         self.text = text
         unverified = [q for q in quotes if not q.verified]
         await self.markdown.update(clean(linkify_citations(text, known, {q.cite_at for q in unverified})))
         self.anchor(False)
         level, message = STOP_NOTES.get(stop_reason, ("info", ""))
+        if stop_reason == "cancelled" and continuable:
+            message = CANCELLED_PARTIAL
         if stop_reason == "error" and error:
             message = f"{message.removesuffix('.')}: {one_line(error)}"
         for failed, note in ((echo, ECHO_NOTE), (non_answer, NON_ANSWER_NOTE), (uncited, UNCITED_NOTE)):

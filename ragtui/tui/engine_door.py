@@ -21,27 +21,22 @@ from ragtui.config import Settings
 from ragtui.history import HistoryUnusable
 from ragtui.library import NAME_RULE, CollectionError, validate_collection_name
 from ragtui.llm.citations import citation_spans, cited_numbers
+from ragtui.llm.servers import configured_servers, probe_servers
 from ragtui.llm.window import WINDOW_CHARS, best_window
 from ragtui.retrieve.explain import details
 from ragtui.workspace import DocumentView, Workspace
 
 if TYPE_CHECKING:
     from ragtui.events import Event
+    from ragtui.model.collection import CollectionInfo, IngestReport
     from ragtui.model.conversation import SessionSource, SessionSummary
     from ragtui.model.filters import SearchFilter
-    from ragtui.model.library import CollectionInfo, IngestReport
+    from ragtui.model.servers import Server
     from ragtui.research.session import ResearchSession
 
 __all__ = ["NAME_RULE", "WINDOW_CHARS", "AsyncWorkspace", "CollectionError", "DocumentView", "HistoryUnusable",
-           "ResearchSession", "best_window", "citation_spans", "cited_numbers", "details", "has_model",
+           "ResearchSession", "best_window", "citation_spans", "cited_numbers", "configured_servers", "details",
            "report_lines", "validate_collection_name"]
-
-
-def has_model(models: tuple[str, ...], name: str) -> bool:
-    """Whether Ollama's model list holds `name` (an untagged name means ":latest")."""
-    from ragtui.ollama_api import has_model
-
-    return has_model(models, name)
 
 
 def report_lines(report: IngestReport) -> list[str]:
@@ -63,15 +58,9 @@ class AsyncWorkspace:
         """Close what the workspace opened; called once the app has stopped."""
         self.workspace.close()
 
-    async def probe(self) -> tuple[tuple[str, ...], str]:
-        """The models Ollama has, or why it could not be reached ("" when it could)."""
-        from ragtui.ollama_api import OllamaUnreachable, probe
-
-        try:
-            status = await asyncio.to_thread(probe, self.settings.ollama.host, self.settings.limits.max_reply_bytes)
-        except OllamaUnreachable as exc:
-            return (), str(exc)
-        return status.models, ""
+    async def probe(self) -> tuple[Server, ...]:
+        """Each server the settings use (Ollama, the OpenAI-compatible chat and embedding servers), as it answers."""
+        return await asyncio.to_thread(probe_servers, self.settings)
 
     async def wordnet_state(self) -> tuple[bool, str]:
         """Whether synonym expansion will run, and why not when it will not."""

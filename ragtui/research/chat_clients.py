@@ -1,4 +1,4 @@
-"""The chat models a session talks to: the synthesis model and the annotator, each opened once and closed with it."""
+"""The chat clients a session talks to, the synthesis model's and the annotator's: opened once, closed with it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from ragtui.llm.chat import ChatModel, LLMError
 from ragtui.research.ledger import Ledger
 
 
-class ChatModels:
+class ChatClients:
     """Opens the session's models on first use (recording the synthesis model's name in the conversation)."""
 
     def __init__(self, settings: Settings, ledger: Ledger) -> None:

@@ -1,4 +1,4 @@
-"""The library: a collection's state as listed, and what one ingest did.
+"""A collection's state as listed, and what one ingest did.
 
 `IngestReport` is the frozen report an ingest ends with (the pipeline counts into
 its own tally and freezes it once); the text the CLI and the TUI show for it is
