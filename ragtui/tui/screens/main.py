@@ -74,7 +74,7 @@ class MainScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="main"):
-            yield CollectionsPane(id="collections-pane")
+            yield CollectionsPane(self.workspace, id="collections-pane")
             yield self.research
         yield self.status
         yield Footer(compact=True)

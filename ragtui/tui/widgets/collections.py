@@ -4,7 +4,7 @@ d removes files from the highlighted collection and K builds its keyword index a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import work
@@ -20,7 +20,7 @@ from ragtui.sanitize import one_line
 from ragtui.tui.widgets.motions import MotionList
 
 if TYPE_CHECKING:
-    from ragtui.tui.app import RagtuiApp
+    from ragtui.tui.engine_door import AsyncWorkspace
 
 
 class CollectionItem(ListItem):
@@ -58,6 +58,11 @@ class CollectionsPane(Vertical):
     BINDINGS: ClassVar = [Binding("space", "toggle_collection", "Toggle collection"),
                           Binding("d", "remove_files", "Remove files"),
                           Binding("K", "rebuild_keyword", "Rebuild keyword index")]
+
+    def __init__(self, workspace: AsyncWorkspace, **kwargs: Any) -> None:
+        """`workspace`: the screen's door to the engine, for the files removed and the keyword index rebuilt."""
+        super().__init__(**kwargs)
+        self.workspace = workspace
 
     @dataclass
     class Toggled(Message):
@@ -117,7 +122,7 @@ class CollectionsPane(Vertical):
         if path is None:
             return
         try:
-            report = await cast("RagtuiApp", self.app).workspace.remove_files(name, [path])
+            report = await self.workspace.remove_files(name, [path])
         except Exception as exc:  # a path it does not hold, an ingest running: said, nothing changed
             self.notify(one_line(f"Nothing removed from {name}: {describe(exc)}"), severity="error")
             return
@@ -131,7 +136,7 @@ class CollectionsPane(Vertical):
             return
         self.notify(f"Rebuilding the keyword index of {name} from its records…")
         try:
-            chunks = await cast("RagtuiApp", self.app).workspace.rebuild_keyword(name)
+            chunks = await self.workspace.rebuild_keyword(name)
         except Exception as exc:  # an ingest running, records that cannot be read: said, the old index kept
             self.notify(one_line(f"The keyword index of {name} was not rebuilt: {describe(exc)}"), severity="error")
             return
