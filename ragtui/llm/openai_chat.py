@@ -47,8 +47,9 @@ class OpenAICompatibleChat(LlamaIndexChat):
         # no proxies: the transport is the only way out
         self._http = httpx.AsyncClient(timeout=timeout, trust_env=False, transport=self.transport())
         # mypy derives OpenAILike's __init__ from its pydantic fields and misses the inherited
-        # OpenAI.__init__, which takes async_http_client.
-        self._llm = OpenAILike(  # type: ignore[call-arg]
+        # OpenAI.__init__, which takes async_http_client; whether it does depends on which llama-index packages
+        # are installed beside it, hence unused-ignore.
+        self._llm = OpenAILike(  # type: ignore[call-arg, unused-ignore]
             model=model, api_base=base_url, api_key=api_key.reveal() or "none", context_window=context_window,
             is_chat_model=True, max_tokens=max_tokens, temperature=temperature, timeout=timeout, max_retries=0,
             async_http_client=self._http)
