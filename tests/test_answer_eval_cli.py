@@ -127,6 +127,8 @@ def test_eval_answers_table_and_judge_through_an_openai_server(
             if "STATEMENT:" in text:
                 judged.append(text.rsplit("STATEMENT:", 1)[-1].split("\n", 1)[0].strip())
                 return "YES"
+            if "REFERENCE ANSWERS:" in text:
+                return "RIGHT: it says what the reference says."
             return reader(text)
 
         server.responder = respond
@@ -137,7 +139,8 @@ def test_eval_answers_table_and_judge_through_an_openai_server(
         assert main(args) == 0
         out = capsys.readouterr().out
         assert judged == ['"Turbines Gas turbine blades are cooled by air bled from the compressor."']
-        assert "mini: 1 questions answered" in out and "judge judge-model" in out
+        assert "mini: 1 questions asked (1 answerable, 0 the corpus does not answer)" in out
+        assert "judge judge-model" in out
         assert re.search(r"\| faithfulness \| 1\.000 \[1\.000, 1\.000\] \| 1 \|", out)
         assert "| llm_calls | 4.0 [4.0, 4.0] | 1 |" in out
         assert "note: tokens of 4 of 4 calls are estimates (characters / 3.5)" in out
