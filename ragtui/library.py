@@ -456,7 +456,7 @@ class Collection:
 def _replace_file(path: Path, text: str) -> None:
     """Write `path` atomically (a kill never leaves half a file), readable and writable by whoever may read and
     write its folder: a temporary file is private (mode 0600), and a team's shared data dir needs the group's
-    bits, which the folder has from the umask and the set-up (README: a team's vectors on a Chroma server)."""
+    bits, which the folder has from the umask and the set-up (docs/guide.md: a team's vectors on a Chroma server)."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         os.fchmod(f.fileno(), path.parent.stat().st_mode & 0o666)

@@ -223,7 +223,7 @@ def test_chroma_settings_out_of_range_are_a_config_error(tmp_path: Path, fake_ol
 
 def test_a_shared_data_dir_keeps_the_groups_bits_on_every_file_ragtui_replaces(
         tmp_path: Path, fake_ollama: FakeOllama, chroma_server: ChromaServer) -> None:
-    """The team set-up (README): a group-writable data dir and umask 002, so that every researcher of the group
+    """The team set-up (docs/guide.md): a group-writable data dir and umask 002, so that every researcher of the group
     can read the collections and take the ingest lock; the files written through a temporary file (the manifest,
     the vector generation) must not come out private."""
     import os

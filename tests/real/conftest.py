@@ -1,5 +1,5 @@
 """The real-model tier: ragtui against a real (tiny) instruct model, SmolLM2-135M-Instruct, served by
-llama-cpp-python's OpenAI-compatible server, as the README's llama.cpp recipe sets it up.
+llama-cpp-python's OpenAI-compatible server, as the llama.cpp recipe of docs/guide.md sets it up.
 
 Not part of the default run (tests/conftest.py deselects it unless pytest is given `--real`; `make test-real`
 does). Every test skips, saying why, when the server's virtualenv or the model file is missing (`make

@@ -1,5 +1,5 @@
 """The [keys] table: a user's keys bound, shown by `?` and the palette, and checked before the app starts;
-the README's key table and config.toml's [keys] kept in step with the keymap."""
+config.toml's [keys] kept in step with the keymap (the docs' key tables: tests/test_docs.py)."""
 
 from __future__ import annotations
 
@@ -15,14 +15,12 @@ from textual.command import CommandPalette
 from ragtui.config import load_settings
 from ragtui.config_sections import KeysSettings
 from ragtui.tui.commands import RagtuiCommands
-from ragtui.tui.keymap import ACTIONS, MOTION_KEYS, key_display, parse_keys
+from ragtui.tui.keymap import ACTIONS, key_display, parse_keys
 from ragtui.tui.screens.help import HelpScreen, keys_table
 from ragtui.tui.widgets.sources import SourcesPanel
 from tests.cli_run import cli
 from tests.tui.conftest import feed, quiet_app
 from tests.tui.scripted import finished_session
-
-README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 async def test_a_users_keys_are_bound_and_the_defaults_they_replace_are_not(snapshot_settings) -> None:
@@ -94,23 +92,3 @@ def test_config_toml_names_every_action_with_its_default_key(tmp_path: Path) -> 
     assert [f.name for f in dataclasses.fields(KeysSettings)] == [a.id for a in ACTIONS]
     for action in ACTIONS:
         assert parse_keys(getattr(settings.keys, action.id)) == (action.key,), action.id
-
-
-def _readme_keys() -> set[str]:
-    """Every key the README's key table names in its first column (the `|` table after "| key | action |")."""
-    text = README.read_text(encoding="utf-8")
-    table = text[text.index("| key | action |"):].split("\n\n", 1)[0]
-    keys: set[str] = set()
-    for row in table.splitlines()[2:]:
-        first = row.split("|")[1]
-        keys |= set(re.findall(r"`([^`]+)`", first))
-    return keys
-
-
-def test_the_readme_key_table_names_every_key() -> None:
-    listed = _readme_keys()
-    missing = [key_display(a.key) for a in ACTIONS if key_display(a.key) not in listed]
-    assert not missing, f"README key table lacks {missing}"
-    for keys, _ in MOTION_KEYS:
-        for key in keys.split(" / "):
-            assert key in listed, f"README key table lacks {key}"
