@@ -167,3 +167,13 @@ def test_cohen_kappa_by_hand() -> None:
     report = agreement_report(labels, verdicts)
     assert report["agreement"]["mean"] == 0.8 and report["confusion"] == {"right": {"right": 4, "wrong": 1},
                                                                          "wrong": {"right": 1, "wrong": 4}}
+
+
+def test_a_verdict_the_judge_did_not_give_counts_as_wrong() -> None:
+    """A reply that begins with no label (a small model echoing the prompt) or a failed call leaves the verdict
+    empty: the answer scores 0, as the report's notice says, and is not left out of the mean."""
+    graded = {v: AnsweredQuestion(qid=v, question="?", references=["x"], answer="x", kept=[1], verdict=v)
+              for v in ("right", "partly", "wrong", "abstained", "")}
+    assert {v: q.scores(judged=True)["correctness"] for v, q in graded.items()} == {
+        "right": 1.0, "partly": 0.5, "wrong": 0.0, "abstained": 0.0, "": 0.0}
+    assert graded["right"].scores()["correctness"] is None              # no judge, no correctness

@@ -210,7 +210,7 @@ class AnsweredQuestion:
             "packed_recall": _share(len(relevant & set(self.packed)), len(relevant)),
             "packed_precision": _share(len(relevant & set(self.packed)), len(self.packed)) if answerable else None,
             **texts,
-            "correctness": VERDICT_SCORES.get(self.verdict) if judged and answerable else None,
+            "correctness": VERDICT_SCORES.get(self.verdict, 0.0) if judged and answerable else None,
             "abstention": None if answerable else float(self.abstained),
             "false_abstention": float(self.abstained) if answerable else None,
             "citation_precision": _share(cited_relevant, len(self.cited)) if answerable else None,

@@ -36,6 +36,7 @@ from ragtui.evaluation.beir import Dataset
 from ragtui.evaluation.runner import EvalIndex, eval_index
 
 if TYPE_CHECKING:
+    from ragtui.evaluation.bounds import BoundAnswer
     from ragtui.evaluation.grading import Grader
     from ragtui.evaluation.judge import Judge
     from ragtui.history import HistoryStore
@@ -130,15 +131,11 @@ async def _answer_all(index: EvalIndex, progress: Progress, judges: Judges | Non
     stand_ins = bound_answers(dataset, qids)
     bounds = score_bounds(stand_ins)
     if judges is not None:
-        from ragtui.evaluation.grading import VERDICT_SCORES
-
-        bounds["correctness"] = {kind: {q: VERDICT_SCORES.get((await judges.correctness.verdict(
-            dataset.queries[q], b.references, b.answer))[0], 0.0) for q, b in by_question.items()}
-            for kind, by_question in stand_ins.items()}
+        bounds["correctness"] = await _graded(judges.correctness, dataset, stand_ins)
         notices += judges.faithfulness.notices() + judges.correctness.notices()
     bounds["annotation_precision"] = {"floor": _keep_all_precision(answered)}
     per_query = {a.qid: a.scores(judged=judges is not None) for a in answered}
-    if not any(a.filtered for a in answered):
+    if settings.annotation.enabled and not any(a.filtered for a in answered):
         notices.append("the annotator filtered no source: the precision of what it kept is the retrieval's "
                        "(packed_precision), so annotation_precision is not reported")
     return AnswerReport(
@@ -151,6 +148,19 @@ async def _answer_all(index: EvalIndex, progress: Progress, judges: Judges | Non
         questions=[vars(a) for a in answered], notices=notices, unanswerable=len(dataset.unanswerable),
         calibration=calibration,
         timings_s={"ingest": index.ingest_s, "questions": round(time.perf_counter() - started, 1)})
+
+
+async def _graded(grader: Grader, dataset: Dataset,
+                  stand_ins: dict[str, dict[str, BoundAnswer]]) -> dict[str, dict[str, float]]:
+    """Bound -> question -> the judge's score of that bound's stand-in answer."""
+    from ragtui.evaluation.grading import VERDICT_SCORES
+
+    out: dict[str, dict[str, float]] = {}
+    for kind, by_question in stand_ins.items():
+        for qid, stand_in in by_question.items():
+            verdict, _ = await grader.verdict(dataset.queries[qid], stand_in.references, stand_in.answer)
+            out.setdefault(kind, {})[qid] = VERDICT_SCORES.get(verdict, 0.0)
+    return out
 
 
 def _keep_all_precision(answered: list[AnsweredQuestion]) -> dict[str, float]:
