@@ -106,6 +106,7 @@ def test_eval_answers_scores_annotation_answers_citations_and_cost(
     off = json.loads(capsys.readouterr().out)
     assert off["per_query"]["q3"]["annotation_recall"] == 1.0 and off["per_query"]["q3"]["answer_contains"] == 1.0
     assert all(off["per_query"][q]["llm_calls"] == 1.0 for q in QUESTIONS) and off["models"]["annotator"] == "off"
+    assert not any("annotator" in n for n in off["notices"])     # no annotator: nothing said of its filtering
     b = tmp_path / "off.json"
     b.write_text(json.dumps(off))
     assert main([*flags(tmp_path, fake_ollama.url), "eval", "--compare-runs", str(a), str(b)]) == 0
@@ -127,6 +128,8 @@ def test_eval_answers_table_and_judge_through_an_openai_server(
             if "STATEMENT:" in text:
                 judged.append(text.rsplit("STATEMENT:", 1)[-1].split("\n", 1)[0].strip())
                 return "YES"
+            if "REFERENCE ANSWERS:" in text:
+                return "RIGHT: it says what the reference says."
             return reader(text)
 
         server.responder = respond
@@ -137,7 +140,8 @@ def test_eval_answers_table_and_judge_through_an_openai_server(
         assert main(args) == 0
         out = capsys.readouterr().out
         assert judged == ['"Turbines Gas turbine blades are cooled by air bled from the compressor."']
-        assert "mini: 1 questions answered" in out and "judge judge-model" in out
+        assert "mini: 1 questions asked (1 answerable, 0 the corpus does not answer)" in out
+        assert "judge judge-model" in out
         assert re.search(r"\| faithfulness \| 1\.000 \[1\.000, 1\.000\] \| 1 \|", out)
         assert "| llm_calls | 4.0 [4.0, 4.0] | 1 |" in out
         assert "note: tokens of 4 of 4 calls are estimates (characters / 3.5)" in out
@@ -205,6 +209,8 @@ def test_eval_answers_judge_prompt_is_cut_to_its_window(fake_ollama: FakeOllama,
 
     def respond(body: dict[str, Any]) -> Reply:
         text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+        if "REFERENCE ANSWERS:" in text:
+            return Reply.text("RIGHT")
         return Reply.text("YES") if "STATEMENT:" in text else Reply.text(reader(text))
 
     fake_ollama.responder = respond
@@ -212,7 +218,8 @@ def test_eval_answers_judge_prompt_is_cut_to_its_window(fake_ollama: FakeOllama,
                  "annotation.enabled=false", "eval", "--answers", "--dataset", str(dataset), "--limit", "1",
                  "--judge", "judge", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    judged = [c.body for c in fake_ollama.calls("/api/chat") if c.body["model"] == "judge"]
+    judged = [c.body for c in fake_ollama.calls("/api/chat") if c.body["model"] == "judge"
+              and "STATEMENT:" in str(c.body["messages"])]
     assert len(judged) == 1 and len(long) > 600 * 3.5
     prompt = "".join(str(m["content"]) for m in judged[0]["messages"])
     assert estimate_tokens(prompt) + 16 <= 600 and "Gas turbine blades are cooled" in prompt and " …" in prompt
@@ -220,6 +227,16 @@ def test_eval_answers_judge_prompt_is_cut_to_its_window(fake_ollama: FakeOllama,
     # the answer quotes the whole chunk: 61 sentences, the last one citing it (and judged supported)
     assert report["models"]["judge"] == "judge" and report["per_query"]["q1"]["faithfulness"] == pytest.approx(1 / 61)
     assert any(n.startswith("1 judge prompt(s) were cut to fit judge's 600-token window") for n in report["notices"])
+    # the correctness grades fit the window too (96 tokens of reply): the answer and the passage ceiling's stand-in
+    # (the long passage itself) are cut, and so is any calibration answer too long for this small window (one
+    # question asked: no other to borrow a floor from, and one reference); the report counts them
+    graded = [c.body for c in fake_ollama.calls("/api/chat") if "REFERENCE ANSWERS:" in str(c.body["messages"])]
+    assert len(graded) == 50 + 1 + 1 and all(
+        estimate_tokens("".join(str(m["content"]) for m in g["messages"])) + 96 <= 600 for g in graded)
+    cut = [g for g in graded if " …\n>>>" in str(g["messages"][-1]["content"])]
+    assert not any("Paragraph 59" in str(g["messages"]) for g in graded)      # the long answer's tail was cut
+    assert len(cut) >= 2 and f"{len(cut)} answer(s) were cut to fit the judge's window before grading" in \
+        report["notices"]
 
 
 def test_eval_answers_judge_missing_from_an_openai_server_fails_before_the_ingest(

@@ -46,8 +46,8 @@ def test_citations_are_removed_before_scoring_and_containment_is_on_whole_tokens
 
 def test_annotation_packing_and_citation_scores_by_hand() -> None:
     q = AnsweredQuestion(qid="q", question="?", references=["x"], answer="x [2] and [3] and [7]",
-                         relevant=[2, 5], retrieved=[1, 2, 3, 4, 5, 6], kept=[1, 2, 3], packed=[1, 2],
-                         cited=[2, 3, 7], quotes=3, quotes_verified=2, llm_calls=7, prompt_tokens=900,
+                         relevant=[2, 5], retrieved=[1, 2, 3, 4, 5, 6], kept=[1, 2, 3], filtered=[4, 5, 6],
+                         packed=[1, 2], cited=[2, 3, 7], quotes=3, quotes_verified=2, llm_calls=7, prompt_tokens=900,
                          output_tokens=120, seconds=2.5)
     s = q.scores()
     assert s["annotation_recall"] == 1 / 2        # of relevant retrieved {2, 5}, kept {2}
@@ -100,3 +100,80 @@ def test_judge_prompt_keeps_short_sources_whole_and_shares_the_rest() -> None:
     assert cut and "short" in text and "A claim here." in text and len(text) < 2000 * 3.5
     assert fit_prompt("A claim here.", [(1, "short")], 2000) == (fit_prompt("A claim here.", [(1, "short")],
                                                                             100_000)[0], False)
+
+
+def test_reference_recall_and_rouge_l_by_hand() -> None:
+    from ragtui.evaluation.answer_metrics import reference_recall, text_scores
+
+    # reference tokens (SQuAD-normalised) cat, sat, on, mat (articles dropped): the answer holds cat, on, mat
+    assert reference_recall("A cat was sitting on the mat [1].", "The cat sat on the mat") == 3 / 4
+    assert reference_recall("anything", "the") == 0.0
+    # ROUGE-L with the Porter stemmer: "sat" and "sitting" differ; LCS cat on the mat = 4 of 7 answer and 6
+    # reference tokens: P 4/7, R 4/6, F 2PR / (P + R) = 8/13
+    scores = text_scores("a cat was sitting on the mat [2]", ["the cat sat on the mat", "dog"])
+    assert scores["rouge_l"] == pytest.approx(8 / 13) and scores["answer_recall"] == 3 / 4
+    assert text_scores("x", []) == dict.fromkeys(("answer_f1", "answer_contains", "answer_recall", "rouge_l"), 0.0)
+
+
+@pytest.mark.parametrize(("answer", "abstains"), [
+    ("The sources do not answer this question.", True),
+    ("The provided sources don't mention the colour [1].", True),
+    ("I cannot determine this from the sources.", True),
+    ("There is no information about it in [2].", True),
+    ("The answer is not stated in the sources.", True),
+    ("Blades are cooled by air bled from the compressor [1].", False),
+    ("Air cools them [1]. " + "More detail follows here. " * 20 + "Other sources do not mention it.", False),
+])
+def test_an_answer_that_says_the_sources_do_not_answer(answer: str, abstains: bool) -> None:
+    from ragtui.evaluation.answer_metrics import says_sources_do_not_answer
+
+    assert says_sources_do_not_answer(answer) is abstains
+
+
+def test_abstention_is_keeping_no_source_or_saying_so_and_counts_by_answerability() -> None:
+    unanswerable = AnsweredQuestion(qid="u", question="?", references=[], answer="", retrieved=[1, 2],
+                                    filtered=[1, 2], error="synthesize: no relevant sources to answer from")
+    assert unanswerable.abstained
+    s = unanswerable.scores()
+    assert s["abstention"] == 1.0 and s["false_abstention"] is None and s["answer_f1"] is None
+    answered = AnsweredQuestion(qid="q", question="?", references=["x"], answer="x [1]", kept=[1], cited=[1])
+    assert not answered.abstained and answered.scores()["false_abstention"] == 0.0
+    assert answered.scores()["abstention"] is None
+    failed = AnsweredQuestion(qid="f", question="?", references=[], error="retrieve: the embedder is down")
+    assert not failed.abstained          # a run that failed did not abstain
+
+
+def test_judge_verdicts_are_parsed_from_the_first_word() -> None:
+    from ragtui.evaluation.grading import parse_verdict
+
+    assert parse_verdict("RIGHT: it names the compressor.") == ("right", "it names the compressor")
+    assert parse_verdict("**Partly** - only one of two datasets") == ("partly", "only one of two datasets")
+    assert parse_verdict("Incorrect. It names another model.") == ("wrong", "It names another model")
+    assert parse_verdict("ABSTAINED") == ("abstained", "")
+    label, reason = parse_verdict("I think the answer is fine\x1b[2J")      # no label; the reply made inert
+    assert label == "" and reason.startswith("I think the answer is fine") and "\x1b" not in reason
+    assert len(parse_verdict("WRONG " + "x" * 5000)[1]) == 300
+
+
+def test_cohen_kappa_by_hand() -> None:
+    from ragtui.evaluation.grading import agreement_report, cohen_kappa
+
+    # 10 rows: observed 8/10; label frequencies right 5 wrong 5, verdicts right 5 wrong 5: expected 0.5
+    labels = ["right"] * 5 + ["wrong"] * 5
+    verdicts = ["right"] * 4 + ["wrong"] + ["right"] + ["wrong"] * 4
+    assert cohen_kappa(labels, verdicts) == pytest.approx((0.8 - 0.5) / 0.5)
+    assert cohen_kappa(["right"] * 3, ["right"] * 3) is None          # one label for every row: undefined
+    assert cohen_kappa(labels, labels) == 1.0
+    report = agreement_report(labels, verdicts)
+    assert report["agreement"]["mean"] == 0.8 and report["confusion"] == {"right": {"right": 4, "wrong": 1},
+                                                                         "wrong": {"right": 1, "wrong": 4}}
+
+
+def test_a_verdict_the_judge_did_not_give_counts_as_wrong() -> None:
+    """A reply that begins with no label (a small model echoing the prompt) or a failed call leaves the verdict
+    empty: the answer scores 0, as the report's notice says, and is not left out of the mean."""
+    graded = {v: AnsweredQuestion(qid=v, question="?", references=["x"], answer="x", kept=[1], verdict=v)
+              for v in ("right", "partly", "wrong", "abstained", "")}
+    assert {v: q.scores(judged=True)["correctness"] for v, q in graded.items()} == {
+        "right": 1.0, "partly": 0.5, "wrong": 0.0, "abstained": 0.0, "": 0.0}
+    assert graded["right"].scores()["correctness"] is None              # no judge, no correctness

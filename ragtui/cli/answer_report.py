@@ -1,5 +1,6 @@
-"""`ragtui eval --answers` as Markdown: one row per metric with its mean, 95% CI and how many questions it covers;
-and the paired comparison of two saved answer runs."""
+"""`ragtui eval --answers` as Markdown: one row per metric with its mean, 95% CI, how many questions it covers, its
+floor and its ceiling; the abstention lines; the judge's agreement on its calibration set; and the paired comparison
+of two saved answer runs."""
 
 from __future__ import annotations
 
@@ -15,15 +16,33 @@ def _number(name: str, value: float, signed: bool = False) -> str:
     return f"{value:{sign}.1f}" if name in _COUNTS else f"{value:{sign}.3f}"
 
 
+def _interval(name: str, row: dict[str, Any]) -> str:
+    return f"{_number(name, row['mean'])} [{_number(name, row['ci_low'])}, {_number(name, row['ci_high'])}]"
+
+
+def _bound(name: str, row: dict[str, Any] | None) -> str:
+    return "—" if not row else f"{_number(name, row['mean'])} (n {int(row['n'])})"
+
+
 def answer_table(report: Any) -> str:
     models = ", ".join(f"{role} {name}" for role, name in report.models.items())
     shaped = ", ".join(f"{k} = {v}" for k, v in report.settings.items())
-    lines = [f"{report.dataset}: {report.queries} questions answered, {report.documents} documents "
+    answerable = report.queries - report.unanswerable
+    lines = [f"{report.dataset}: {report.queries} questions asked ({answerable} answerable, "
+             f"{report.unanswerable} the corpus does not answer), {report.documents} documents "
              f"({report.chunks} chunks); {models}", f"settings: {shaped}", "",
-             "| metric | mean [95% bootstrap CI] | questions | meaning |", "|---|---|---|---|"]
+             "floor: another question's reference given as the answer; ceiling: the gold passage given as the "
+             "answer / a second reference (where the question has one) scored against the others", "",
+             "| metric | mean [95% bootstrap CI] | questions | floor | ceiling: passage | ceiling: 2nd reference "
+             "| meaning |", "|---|---|---|---|---|---|---|"]
     for name, row in report.results.items():
-        lines.append(f"| {name} | {_number(name, row['mean'])} [{_number(name, row['ci_low'])}, "
-                     f"{_number(name, row['ci_high'])}] | {int(row['n'])} | {ANSWER_METRICS[name]} |")
+        ceiling = row.get("ceiling") or {}
+        lines.append(f"| {name} | {_interval(name, row)} | {int(row['n'])} | {_bound(name, row.get('floor'))} | "
+                     f"{_bound(name, ceiling.get('passage'))} | {_bound(name, ceiling.get('second_reference'))} | "
+                     f"{ANSWER_METRICS[name]} |")
+    lines += _abstention_lines(report.results)
+    if report.calibration:
+        lines += ["", calibration_line(report.calibration)]
     errors = sum(1 for q in report.questions if q["error"])
     if errors:
         lines.append(f"note: {errors} question(s) ended with a failed stage (their scores count as given: no "
@@ -35,6 +54,26 @@ def answer_table(report: Any) -> str:
                      "the server did not report them")
     lines += [f"note: {n}" for n in report.notices]
     return "\n".join(lines)
+
+
+def _abstention_lines(results: dict[str, Any]) -> list[str]:
+    lines = []
+    for name, words in (("abstention", "abstained on {n} unanswerable question(s)"),
+                        ("false_abstention", "abstained on {n} answerable question(s) (false abstention)")):
+        if name in results:
+            row = results[name]
+            lines.append(f"{words.format(n=int(row['n']))}: {_interval(name, row)} of them")
+    return ["", *lines] if lines else []
+
+
+def calibration_line(calibration: dict[str, Any]) -> str:
+    """The judge's agreement with the calibration labels, and kappa, with their CIs."""
+    agreement, kappa = calibration["agreement"], calibration["kappa"]
+    kappa_text = ("undefined (one label for every row)" if kappa["mean"] is None else
+                  f"{kappa['mean']:.3f} [{kappa['ci_low']:.3f}, {kappa['ci_high']:.3f}]")
+    return (f"judge calibration ({calibration['set']}, {calibration['rows']} labelled answers): agreement "
+            f"{agreement['mean']:.3f} [{agreement['ci_low']:.3f}, {agreement['ci_high']:.3f}], Cohen's kappa "
+            f"{kappa_text}; read correctness only as far as these allow")
 
 
 def answer_comparison(title: str, diffs: dict[str, dict[str, float]]) -> str:

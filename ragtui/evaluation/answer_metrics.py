@@ -7,7 +7,22 @@ articles a/an/the, collapse whitespace; F1 over the bag of tokens, the best over
 the reference answers. A cited answer is a sentence, not a span, so its F1 is held
 down by its own length; `contains` (a normalised reference occurs in the
 normalised answer, on token boundaries) is the measure that does not punish that.
-Citation markers ([3]) are removed before either is computed.
+Citation markers ([3]) are removed before any of them is computed.
+
+A long-form reference (a few sentences) is a different case: token F1 is then held
+down by whichever text is longer, right and wrong answers alike. Two measures fit it:
+reference-token recall (the share of the reference's tokens, SQuAD-normalised, that
+the answer holds) and ROUGE-L (the F-measure of the longest common subsequence of
+tokens, Lin, "ROUGE: A Package for Automatic Evaluation of Summaries", 2004), computed
+by Google's `rouge-score` package with its Porter stemmer. A judge model's verdict
+(`grading.py`) is the fourth. Every text metric is printed beside its floor and its
+ceiling (`bounds.py`), so a score is read against what nonsense and a perfect answer
+score on the same questions.
+
+A question the corpus does not answer (`metadata.answers` empty) has no answer
+metrics; it counts in `abstention`: whether the product abstained on it, by keeping
+no source or by answering that the sources do not say (`says_sources_do_not_answer`).
+`false_abstention` is the same on the answerable questions.
 
 A metric that a question cannot have (precision of an empty set, the share of
 verified quotes in an answer that quotes nothing) is None for that question and
@@ -21,18 +36,26 @@ import string
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ragtui.evaluation.metrics import bootstrap_ci, paired_bootstrap
 
 # name -> what it measures (the report's legend, one line each)
 ANSWER_METRICS: dict[str, str] = {
-    "annotation_recall": "judged-relevant retrieved sources the annotator kept, over the relevant retrieved",
-    "annotation_precision": "kept sources that are judged relevant, over the kept",
+    "annotation_recall": "judged-relevant retrieved sources kept by the annotator, over the relevant retrieved",
+    "annotation_precision": "sources kept by the annotator that are judged relevant, over the kept; only for "
+                            "questions where the annotator filtered something (else it is packed_precision)",
     "packed_recall": "judged-relevant retrieved sources that reached the answer's prompt, over the relevant "
                      "retrieved",
     "packed_precision": "sources in the answer's prompt that are judged relevant, over those in the prompt",
     "answer_f1": "SQuAD token F1 of the answer against the best reference answer",
     "answer_contains": "1 when a reference answer occurs in the answer (SQuAD normalisation)",
+    "answer_recall": "share of the best reference's tokens that the answer holds (SQuAD normalisation)",
+    "rouge_l": "ROUGE-L F-measure against the best reference (rouge-score, Porter stemmer)",
+    "correctness": "the judge's verdict against the references: right 1, partly right 0.5, wrong or abstained 0",
+    "abstention": "unanswerable questions on which the product abstained (kept no source, or said the sources "
+                  "do not answer)",
+    "false_abstention": "answerable questions on which the product abstained",
     "citation_precision": "cited numbers that point to a judged-relevant source, over the numbers cited",
     "citation_recall": "1 when the answer cites at least one judged-relevant source",
     "no_citation": "1 when the answer cites nothing",
@@ -90,6 +113,46 @@ def answer_scores(answer: str, references: Sequence[str]) -> tuple[float, float]
             1.0 if any(contains_reference(text, r) for r in references) else 0.0)
 
 
+def reference_recall(prediction: str, reference: str) -> float:
+    """The share of the reference's normalised tokens (as a bag) that the prediction holds."""
+    predicted, wanted = Counter(normalize_answer(prediction).split()), Counter(normalize_answer(reference).split())
+    total = sum(wanted.values())
+    return sum((predicted & wanted).values()) / total if total else 0.0
+
+
+TEXT_METRICS = ("answer_f1", "answer_contains", "answer_recall", "rouge_l")
+
+
+def text_scores(answer: str, references: Sequence[str]) -> dict[str, float]:
+    """TEXT_METRICS of an answer, each the best over the references, citation markers removed first."""
+    from rouge_score import rouge_scorer
+
+    if not references:
+        return dict.fromkeys(TEXT_METRICS, 0.0)
+    text = strip_citations(answer)
+    f1, contains = answer_scores(text, references)
+    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+    return {"answer_f1": f1, "answer_contains": contains,
+            "answer_recall": max(reference_recall(text, r) for r in references),
+            "rouge_l": max(scorer.score(r, text)["rougeL"].fmeasure for r in references)}
+
+
+# An answer that says the sources do not answer: the words the synthesis prompt asks for ("If the sources do not
+# answer the question, say so plainly") and their usual variants.
+_ABSTAINS = re.compile(
+    r"\b(?:(?:do|does|did)(?:\s+not|n[’']t)\s+(?:answer|say|state|mention|specify|provide|contain|give|address|"
+    r"cover|include)|(?:no|not\s+enough|insufficient)\s+(?:relevant\s+)?(?:information|evidence|answer|mention)|"
+    r"(?:cannot|can\s*not|can[’']t|unable\s+to)\s+(?:be\s+)?(?:answer|determine|find|tell|say|found|answered|"
+    r"determined)|(?:is|are)\s+not\s+(?:mentioned|stated|specified|given|provided|discussed|described|"
+    r"answered)|unanswerable)\b", re.IGNORECASE)
+ABSTAIN_WINDOW = 300        # the words that say so come first: a long answer that mentions it later still answers
+
+
+def says_sources_do_not_answer(answer: str) -> bool:
+    """Whether the answer opens (its first ABSTAIN_WINDOW characters) by saying the sources do not answer."""
+    return bool(_ABSTAINS.search(strip_citations(answer)[:ABSTAIN_WINDOW]))
+
+
 def _share(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
@@ -100,11 +163,12 @@ class AnsweredQuestion:
 
     qid: str
     question: str
-    references: list[str]
+    references: list[str]                                 # empty: a question the corpus does not answer
     answer: str = ""
     relevant: list[int] = field(default_factory=list)     # retrieved sources whose document is judged relevant
     retrieved: list[int] = field(default_factory=list)
     kept: list[int] = field(default_factory=list)         # the sources synthesis took (annotation's verdict)
+    filtered: list[int] = field(default_factory=list)     # the sources the annotator judged irrelevant
     packed: list[int] = field(default_factory=list)       # the sources in the answer's prompt (whole or a window)
     windowed: list[int] = field(default_factory=list)
     cited: list[int] = field(default_factory=list)
@@ -113,6 +177,8 @@ class AnsweredQuestion:
     quotes_verified: int = 0
     statements: int = 0                                   # judged statements (with --judge)
     supported: int = 0
+    verdict: str = ""                                     # the judge's correctness label (with --judge)
+    reason: str = ""                                      # and the reason it gave
     llm_calls: int = 0
     prompt_tokens: int = 0
     output_tokens: int = 0
@@ -120,20 +186,38 @@ class AnsweredQuestion:
     seconds: float = 0.0
     error: str = ""
 
+    @property
+    def answerable(self) -> bool:
+        return bool(self.references)
+
+    @property
+    def abstained(self) -> bool:
+        """No source kept for the answer (nothing retrieved, or the annotator filtered all), or an answer that says
+        the sources do not answer; a question whose run failed otherwise did not abstain."""
+        return (not self.kept and not self.error.startswith("retrieve")) or says_sources_do_not_answer(self.answer)
+
     def scores(self, judged: bool = False) -> dict[str, float | None]:
+        from ragtui.evaluation.grading import VERDICT_SCORES
+
         relevant = set(self.relevant)
-        f1, contains = answer_scores(self.answer, self.references)
+        answerable = self.answerable
+        texts: Mapping[str, float | None] = (text_scores(self.answer, self.references) if answerable
+                                             else dict.fromkeys(TEXT_METRICS))
         cited = [] if self.claimless else self.cited      # its [N] claim nothing: precision 0, recall 0
         cited_relevant = sum(1 for n in cited if n in relevant)
         out: dict[str, float | None] = {
             "annotation_recall": _share(len(relevant & set(self.kept)), len(relevant)),
-            "annotation_precision": _share(len(relevant & set(self.kept)), len(self.kept)),
+            "annotation_precision": (_share(len(relevant & set(self.kept)), len(self.kept)) if self.filtered
+                                     else None),
             "packed_recall": _share(len(relevant & set(self.packed)), len(relevant)),
-            "packed_precision": _share(len(relevant & set(self.packed)), len(self.packed)),
-            "answer_f1": f1,
-            "answer_contains": contains,
-            "citation_precision": 0.0 if self.claimless else _share(cited_relevant, len(cited)),
-            "citation_recall": 1.0 if cited_relevant else 0.0,
+            "packed_precision": _share(len(relevant & set(self.packed)), len(self.packed)) if answerable else None,
+            **texts,
+            "correctness": VERDICT_SCORES.get(self.verdict, 0.0) if judged and answerable else None,
+            "abstention": None if answerable else float(self.abstained),
+            "false_abstention": float(self.abstained) if answerable else None,
+            "citation_precision": ((0.0 if self.claimless else _share(cited_relevant, len(cited))) if answerable
+                                   else None),
+            "citation_recall": (1.0 if cited_relevant else 0.0) if answerable else None,
             "no_citation": 0.0 if cited else 1.0,
             "quotes_verified": _share(self.quotes_verified, self.quotes),
             "faithfulness": _share(self.supported, self.statements) if judged else None,
@@ -146,17 +230,30 @@ class AnsweredQuestion:
 
 
 def summarise_answers(per_question: Mapping[str, Mapping[str, float | None]],
-                      resamples: int = 1000, seed: int = 42) -> dict[str, dict[str, float]]:
-    """Metric -> mean, 95% bootstrap CI and n (the questions the metric is defined for); metrics that no
-    question has (faithfulness without a judge) are left out."""
-    out = {}
+                      bounds: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
+                      resamples: int = 1000, seed: int = 42) -> dict[str, dict[str, Any]]:
+    """Metric -> mean, 95% bootstrap CI, n (the questions the metric is defined for), its floor and its ceiling
+    (`bounds`: metric -> "floor" / "passage" / "second_reference" -> question -> value; each summarised the same
+    way, None where the metric has none); metrics that no question has (faithfulness without a judge) are left
+    out."""
+    bounds = bounds or {}
+    out: dict[str, dict[str, Any]] = {}
     for name in ANSWER_METRICS:
         values = [v for row in per_question.values() if (v := row.get(name)) is not None]
         if not values:
             continue
-        lo, hi = bootstrap_ci(values, resamples, seed)
-        out[name] = {"mean": sum(values) / len(values), "ci_low": lo, "ci_high": hi, "n": float(len(values))}
+        own = bounds.get(name, {})
+        ceilings = {kind: _mean_ci(list(own[kind].values()), resamples, seed)
+                    for kind in ("passage", "second_reference") if own.get(kind)}
+        out[name] = {**_mean_ci(values, resamples, seed),
+                     "floor": _mean_ci(list(own["floor"].values()), resamples, seed) if own.get("floor") else None,
+                     "ceiling": ceilings or None}
     return out
+
+
+def _mean_ci(values: Sequence[float], resamples: int, seed: int) -> dict[str, float]:
+    lo, hi = bootstrap_ci(values, resamples, seed)
+    return {"mean": sum(values) / len(values), "ci_low": lo, "ci_high": hi, "n": float(len(values))}
 
 
 def compare_answers(a: Mapping[str, Mapping[str, float | None]], b: Mapping[str, Mapping[str, float | None]],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,14 +41,19 @@ class Dataset:
     qrels: dict[str, dict[str, int]]    # query id -> {doc id: grade > 0}
     # query id -> reference answers (a query's metadata.answers, as SQuAD's conversion carries them)
     answers: dict[str, list[str]] = field(default_factory=dict)
+    # query id -> text: the questions the corpus does not answer (metadata.answers is an empty list, no qrels)
+    unanswerable: dict[str, str] = field(default_factory=dict)
 
     def limited(self, limit: int | None) -> Dataset:
-        """The first `limit` judged queries in qrels order (the corpus stays whole)."""
+        """The first `limit` judged queries in qrels order, and the first unanswerable ones in the same proportion
+        to them as in the whole set, at least one when there are any (the corpus stays whole)."""
         if not limit or limit >= len(self.queries):
             return self
         ids = list(self.queries)[:limit]
+        share = math.ceil(len(self.unanswerable) * limit / len(self.queries))
         return Dataset(self.name, self.corpus, {q: self.queries[q] for q in ids}, {q: self.qrels[q] for q in ids},
-                       {q: self.answers[q] for q in ids if q in self.answers})
+                       {q: self.answers[q] for q in ids if q in self.answers},
+                       dict(list(self.unanswerable.items())[:share]))
 
 
 def _is_file(path: Path) -> bool:
@@ -101,8 +107,17 @@ def load_dataset(folder: Path) -> Dataset:
     missing = [q for q in qrels if q not in all_queries]
     if missing:
         raise DatasetError(f"{folder}: qrels name {len(missing)} unknown query ids, e.g. {missing[0]}")
+    unanswerable = {str(r["_id"]): all_queries[str(r["_id"])] for r in rows
+                    if str(r["_id"]) not in qrels and declared_unanswerable(r)}
     return Dataset(folder.name, corpus, {q: all_queries[q] for q in qrels}, qrels,
-                   {q: answers[q] for q in qrels if q in answers})
+                   {q: answers[q] for q in qrels if q in answers}, unanswerable)
+
+
+def declared_unanswerable(row: dict) -> bool:
+    """Whether a query row says the corpus does not answer it: `metadata.answers` is there and empty (a row with
+    no answers key says nothing)."""
+    metadata = row.get("metadata")
+    return isinstance(metadata, dict) and metadata.get("answers") == [] and bool(str(row.get("text") or "").strip())
 
 
 def reference_answers(row: dict) -> list[str]:

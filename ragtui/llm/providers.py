@@ -18,6 +18,7 @@ from ragtui.tokens import PROMPT_OVERHEAD_TOKENS
 DEFAULT_CONTEXT_WINDOW = 8192     # when the model's info does not say
 ANNOTATION_NUM_CTX = 4096         # 1,200 chars of extract + prompt + 200 output tokens fit easily
 JUDGE_MAX_TOKENS = 16             # "YES" or "NO", with room for a leading quote or asterisk
+GRADER_MAX_TOKENS = 96            # a verdict word and one sentence of reason
 
 
 async def context_window(settings: Settings, model: str) -> int:
@@ -88,9 +89,10 @@ async def annotation_model(settings: Settings, model: str | None = None, *,
                        temperature=settings.annotation.temperature)
 
 
-async def judge_model(settings: Settings, name: str) -> ChatModel:
-    """The faithfulness judge of `eval --answers --judge`: a one-word reply, so JUDGE_MAX_TOKENS of output and
-    the annotator's small num_ctx, grown per prompt up to the model's window. Building it asks the server
+async def judge_model(settings: Settings, name: str, max_tokens: int = JUDGE_MAX_TOKENS) -> ChatModel:
+    """The judge of `eval --answers --judge`: a one-word reply (faithfulness, JUDGE_MAX_TOKENS of output) or a
+    verdict with its reason (correctness, GRADER_MAX_TOKENS), the annotator's small num_ctx, grown per prompt up
+    to the model's window. Building it asks the server
     whether it has the model (Ollama's /api/show, an OpenAI-compatible server's /models), so a misspelt
     judge fails here, before the work that needs it."""
     if settings.llm.provider == "openai":
@@ -98,7 +100,7 @@ async def judge_model(settings: Settings, name: str) -> ChatModel:
                            max_bytes=settings.limits.max_reply_bytes, setting="--judge", backoff=settings.llm.backoff)
     window = await context_window(settings, name)
     return _build_model(settings, model=name, num_ctx=min(window, ANNOTATION_NUM_CTX), window=window,
-                        max_tokens=JUDGE_MAX_TOKENS, temperature=0.0)
+                        max_tokens=max_tokens, temperature=0.0)
 
 
 async def strategy_model(settings: Settings) -> ChatModel:

@@ -212,7 +212,8 @@ class TurnStages:
             yield Notice("info", f"{len(packed.windows)} source(s) too long for the room left were sent as their "
                                  f"most relevant part: {_numbers(sorted(packed.windows))}")
         if packed.left_out:
-            yield Notice("warning", f"{len(packed.left_out)} relevant source(s) did not fit the context window "
+            chosen_by = "kept by the annotator" if self.settings.annotation.enabled else "retrieved"
+            yield Notice("warning", f"{len(packed.left_out)} source(s) {chosen_by} did not fit the context window "
                                     f"({model.context_window} tokens, llm.max_tokens {llm.max_tokens},"
                                     f" llm.context_chunks {llm.context_chunks}): "
                                     f"{_numbers([s.number for s in packed.left_out])}")
