@@ -77,8 +77,9 @@ def test_a_looping_answer_is_stopped_its_first_copy_kept_and_saved(ingested: Pat
     again = cli(ingested, fake_ollama.url, "ask", "--continue", "--session", "1")
     assert again.returncode == 1 and again.stdout == ""
     assert again.stderr.splitlines() == [
-        "ragtui: session 1 was stopped because its answer repeated itself; continuing it would loop again "
-        "(`ragtui ask --resynthesize` answers afresh)"]
+        "ragtui: session 1: the answer was stopped because it repeated itself: continuing it would loop again; "
+        "synthesize again for a fresh answer (stop reason: repetition; `ragtui ask --resynthesize --session 1` "
+        "answers afresh)"]
 
 
 def test_an_endless_looping_stream_is_closed_with_stop_reason_repetition(ingested: Path, fake_ollama: FakeOllama,

@@ -14,7 +14,8 @@ from tests.collection_builder import build_collection
 from tests.retrieve.test_pipeline import NOTES, retrieve
 
 # Captured from `ragtui query --json` before retrieval_meta had types: two collections (one without
-# embeddings, its keyword leg skipped), a keyword-only query with synonyms, and vector mode.
+# embeddings, its keyword leg skipped), a keyword-only query with synonyms, and vector mode; the skipped leg's
+# reason names its setting as it is spelled now (keyword.min_query_ic, once fts.min_query_ic).
 HYBRID = (
     '{"mode": "hybrid", "collections": {"notes": {"timings_ms": {"vector:nomic-embed-text": 41.75, '
     '"vector:all-minilm": 7.59, "keyword": {"plan": 4.21, "and": 0.37, "or": 10.26}, "merge": 0.02}, '
@@ -28,7 +29,7 @@ HYBRID = (
     '"blade", "water"], "idf": {"turbine": 0.0, "blade": 0.0, "water": 0.6931}, "mean_idf": 0.231, '
     '"gate_passed": false, "kept": [], "dropped": ["turbine", "blade", "water"], "synonym_budget": {}, '
     '"tier": "skipped", "synonyms": {}, "hits": 0, "timings_ms": {"plan": 11.06}, "reason": "low information '
-    '(mean IDF below fts.min_query_ic)"}, "hits": {"vector": 0, "keyword": 0, "both": 0, "merged": 0}, '
+    '(mean IDF below keyword.min_query_ic)"}, "hits": {"vector": 0, "keyword": 0, "both": 0, "merged": 0}, '
     '"fusion": "single leg"}}, "timings_ms": {"embed": {"nomic-embed-text": 68.0, "all-minilm": 44.68}, '
     '"legs_and_merge": 138.62, "postprocess": 0.4}, "returned": 8}')
 KEYWORD = (
