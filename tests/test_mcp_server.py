@@ -202,6 +202,31 @@ def test_verify_quote_in_a_chunk_and_in_a_whole_document(served: Served) -> None
     assert "no indexed document 'nope.txt'" in missing
 
 
+def test_verify_quote_over_a_session_names_the_source_that_holds_a_misattributed_quote(served: Served) -> None:
+    answer = served.call("ask", question="How does the pump move water and the float valve refill the cistern?",
+                         collections=["plumbing"])
+    by_file = {s["source"]: s["number"] for s in reversed(answer["sources"])}
+    pump, valve = by_file["pump.txt"], by_file["valve.pdf"]
+    text = served.call("read", session=answer["session"], number=valve, context_chars=0)["text"]
+    quote = " ".join(text.split()[:6])
+    wrong = served.call("verify_quote", quote=quote, session=answer["session"], number=pump)
+    assert (wrong["found"], wrong["checked"], wrong["state"]) == (False, "session", "misattributed")
+    assert valve in wrong["found_in"] and pump not in wrong["found_in"]
+    found_in = " ".join(f"[{n}]" for n in wrong["found_in"])
+    assert wrong["verdict"] == f"misattributed to [{pump}], found in {found_in}"
+    right = served.call("verify_quote", quote=quote, session=answer["session"], number=valve)
+    assert (right["found"], right["state"], right["verdict"]) == (True, "verified", f"verified in [{valve}]")
+    anywhere = served.call("verify_quote", quote=quote, session=answer["session"])
+    assert anywhere["found"] is True and "verdict" not in anywhere
+    nowhere = served.call("verify_quote", quote="pumps oil into the gutters", session=answer["session"],
+                          number=pump)
+    assert (nowhere["state"], nowhere["found_in"]) == ("not_found", [])
+    assert nowhere["verdict"] == f"not found in [{pump}] nor in any other source"
+    assert "has no source [99]" in served.refusal("verify_quote", quote=quote, session=answer["session"], number=99)
+    assert "one of them" in served.refusal("verify_quote", quote=quote, session=answer["session"],
+                                           collection="plumbing", source="pump.txt")
+
+
 def test_read_shows_a_chunk_in_its_document_by_id_or_by_citation(served: Served) -> None:
     hit = served.call("search", query="float valve cistern", collections=["plumbing"])["results"][0]
     shown = served.call("read", collection="plumbing", chunk_id=hit["chunk_id"], context_chars=10)

@@ -292,10 +292,9 @@ def answer_warnings(turn: Turn) -> list[str]:
 
 
 def unverified_line(check: QuoteCheck) -> str:
-    """One line saying where an answer's quote was not found (and where it was, if anywhere)."""
-    where = f"it is in {_refs(check.found_in)}" if check.found_in else "it is in none of the sources"
-    return one_line(f"the answer quotes {_clip(check.quote, 80)!r} as {_refs(check.cited)}, which does not say "
-                    f"it; {where}")
+    """One line saying that an answer's quote is not in the source it cites: misattributed (another source holds
+    it) or not found (`QuoteCheck.verdict`)."""
+    return one_line(f"the answer's quote {_clip(check.quote, 80)!r} is {check.verdict}")
 
 
 def _misquote_note(source: SessionSource) -> str:

@@ -143,9 +143,10 @@ class SynthesisView(VerticalScroll):
             message = f"{message} The answer cites {cited}, which is not among the sources.".strip()
             level = "warning" if level == "info" else level
         if unverified:
-            cited = " ".join(dict.fromkeys(f"[{n}]" for q in unverified for n in q.cited))
-            message = (f"{message} {len(unverified)} quote(s) attributed to {cited} are not in the source "
-                       "cited (marked in the answer).").strip()
+            verdicts = list(dict.fromkeys(q.verdict for q in unverified))
+            more = f"; and {len(verdicts) - 3} more" if len(verdicts) > 3 else ""
+            message = (f"{message} {len(unverified)} quote(s) not in the source cited (marked in the answer): "
+                       f"{'; '.join(verdicts[:3])}{more}.").strip()
             level = "warning" if level == "info" else level
         self.note(message, level)
 
