@@ -236,6 +236,12 @@ def check_quotes(answer: str, citations: Sequence[Cited], texts: Mapping[int, st
     return tuple(checks)
 
 
+def cited_sentences(answer: str, citations: Sequence[Cited]) -> list[tuple[int, int, tuple[int, ...]]]:
+    """(start, end, the sources it cites) for each sentence of `answer` that cites any, its citation runs read
+    as `check_quotes` reads them (a run right after a full stop may cite the sentence before)."""
+    return _Sentences(answer, citations).cited()
+
+
 class _Sentences:
     """An answer cut into sentences, each with the citation runs that belong to it.
 
@@ -260,6 +266,11 @@ class _Sentences:
                     and not _is_subject(answer[end:end + 80].lstrip(" \t"))):
                 sentence -= 1
             self.runs.setdefault(sentence, []).append((start, end, numbers))
+
+    def cited(self) -> list[tuple[int, int, tuple[int, ...]]]:
+        ends = [*self.starts[1:], len(self.answer)]
+        return [(self.starts[i], ends[i], tuple(dict.fromkeys(n for _, _, numbers in runs for n in numbers)))
+                for i, runs in sorted(self.runs.items())]
 
     def attribution(self, start: int, end: int) -> tuple[int, tuple[int, ...]]:
         """(where the attributing run starts, the sources it names) for the quote answer[start:end]: the
