@@ -173,6 +173,7 @@ def test_ask_returns_the_answer_its_sources_and_its_quotes_checked(served: Serve
     assert first["annotation"].startswith('"A centrifugal pump moves water')
     checks = {q["quote"]: q["verified"] for q in answer["quotes"]}
     assert checks == {"spinning an impeller inside its casing": True, "pumps oil into the gutters": False}
+    assert answer["numbers"] == []                       # it states no figure
 
 
 def test_an_ask_that_gets_no_answer_is_one_error_line(served: Served, ollama: FakeOllama) -> None:

@@ -118,8 +118,9 @@ class Tools:
     async def ask(self, question: str, collections: Sequence[str] | None = None,
                   filters: Sequence[str] | None = None) -> dict[str, Any]:
         """A full research session, as `ragtui ask` (saved to the history): retrieve, annotate, answer; the
-        answer with its citations, each source's annotation, and every quote the answer attributes, checked.
-        A stage that failed is listed under "failures"; when no answer came at all, the failure is the error."""
+        answer with its citations, each source's annotation, every quote the answer attributes, checked, and
+        the numbers it states that its cited sources do not hold. A stage that failed is listed under
+        "failures"; when no answer came at all, the failure is the error."""
         from ragtui import events as ev
         from ragtui.research.session import preflight
 
@@ -152,6 +153,9 @@ class Tools:
             "stop_reason": turn.stop_reason.value, "citations": list(turn.citations),
             "unknown_citations": list(turn.unknown_citations),
             "quotes": [{**check.to_json(), "quote": clean(check.quote)} for check in checks],
+            "numbers": [{**check.to_json(), "stated": clean(check.stated), "sentence": clean(check.sentence),
+                         "near": clean(check.near), "verdict": clean(check.verdict)}
+                        for check in session.number_checks(turn)],
             "sources": [s.to_json() for s in turn.sources],
             "notices": notices, "failures": failures,
         }
