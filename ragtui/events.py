@@ -18,6 +18,7 @@ from typing import Literal
 from ragtui.model.collection import IngestReport
 from ragtui.model.conversation import AnnotationState, SessionSource, StopReason, answer_uncited
 from ragtui.model.retrieval import RetrievalMeta
+from ragtui.numbers import NumberCheck
 from ragtui.quotes import QuoteCheck
 
 NoticeLevel = Literal["info", "warning", "error"]
@@ -147,6 +148,7 @@ class SynthesisFinished(Event):
     quotes: tuple[QuoteCheck, ...] = ()   # the answer's attributed quotes, each checked against the sources
     echo: bool = False               # mostly text copied from the prompt's frame (`Turn.echo`)
     non_answer: bool = False         # cites sources and says nothing they say (`Turn.non_answer`)
+    numbers: tuple[NumberCheck, ...] = ()   # the numbers the answer states that its cited sources do not hold
 
     @property
     def unverified(self) -> tuple[QuoteCheck, ...]:

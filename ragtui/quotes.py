@@ -66,7 +66,11 @@ class Cited(Protocol):
 
 @dataclass(frozen=True)
 class QuoteCheck:
-    """One passage an answer quotes and attributes to sources, and where it was actually found."""
+    """One passage an answer quotes and attributes to sources, and where it was actually found.
+
+    Its `state` is the judgement every front end reports: `verified` (a cited source holds it),
+    `misattributed` (no cited source holds it, another source of the same answer does: the quote is real,
+    the citation wrong) or `not_found` (no source holds it)."""
 
     quote: str
     cited: tuple[int, ...]          # the sources its citation names
@@ -77,9 +81,34 @@ class QuoteCheck:
     def verified(self) -> bool:
         return any(n in self.found_in for n in self.cited)
 
+    @property
+    def state(self) -> str:
+        return "verified" if self.verified else "misattributed" if self.found_in else "not_found"
+
+    @property
+    def verdict(self) -> str:
+        """The judgement in words: "verified in [2]", "misattributed to [2], found in [5]" or
+        "not found in [2] nor in any other source"."""
+        cited = _refs(self.cited)
+        if self.verified:
+            return f"verified in {_refs(tuple(n for n in self.cited if n in self.found_in))}"
+        if self.found_in:
+            return f"misattributed to {cited}, found in {_refs(self.found_in)}"
+        return f"not found in {cited} nor in any other source"
+
     def to_json(self) -> dict[str, object]:
         return {"quote": self.quote, "cited": list(self.cited), "found_in": list(self.found_in),
-                "verified": self.verified}
+                "verified": self.verified, "state": self.state, "verdict": self.verdict}
+
+
+def _refs(numbers: tuple[int, ...]) -> str:
+    return " ".join(f"[{n}]" for n in numbers)
+
+
+def check_quote(quote: str, cited: tuple[int, ...], texts: Mapping[int, str], cite_at: int = -1) -> QuoteCheck:
+    """`quote`, attributed to the sources `cited`, looked up in every one of `texts` (source number -> text)."""
+    return QuoteCheck(quote.strip(), cited, tuple(n for n, text in sorted(texts.items()) if occurs(quote, text)),
+                      cite_at)
 
 
 @lru_cache(maxsize=512)
@@ -203,9 +232,14 @@ def check_quotes(answer: str, citations: Sequence[Cited], texts: Mapping[int, st
     for start, end, quote in quoted_passages(answer):
         at, cited = sentences.attribution(start, end)
         if cited:
-            checks.append(QuoteCheck(quote.strip(), cited,
-                                     tuple(n for n, text in sorted(texts.items()) if occurs(quote, text)), at))
+            checks.append(check_quote(quote, cited, texts, at))
     return tuple(checks)
+
+
+def cited_sentences(answer: str, citations: Sequence[Cited]) -> list[tuple[int, int, tuple[int, ...]]]:
+    """(start, end, the sources it cites) for each sentence of `answer` that cites any, its citation runs read
+    as `check_quotes` reads them (a run right after a full stop may cite the sentence before)."""
+    return _Sentences(answer, citations).cited()
 
 
 class _Sentences:
@@ -232,6 +266,11 @@ class _Sentences:
                     and not _is_subject(answer[end:end + 80].lstrip(" \t"))):
                 sentence -= 1
             self.runs.setdefault(sentence, []).append((start, end, numbers))
+
+    def cited(self) -> list[tuple[int, int, tuple[int, ...]]]:
+        ends = [*self.starts[1:], len(self.answer)]
+        return [(self.starts[i], ends[i], tuple(dict.fromkeys(n for _, _, numbers in runs for n in numbers)))
+                for i, runs in sorted(self.runs.items())]
 
     def attribution(self, start: int, end: int) -> tuple[int, tuple[int, ...]]:
         """(where the attributing run starts, the sources it names) for the quote answer[start:end]: the

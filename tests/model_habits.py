@@ -146,3 +146,32 @@ NON_ANSWER = "The source is [1] and the other two are [2] and [3]."
 def lists_source_numbers(body: dict[str, Any]) -> str:
     """An answer that names the sources by number and says nothing they say. Annotations quote."""
     return _default(body) if _extract(body) is not None else NON_ANSWER
+
+
+def _first_lines(body: dict[str, Any]) -> list[tuple[str, str]]:
+    """(number, first line of its text) for each source block of a synthesis prompt."""
+    blocks = re.findall(r"(?ms)^\[(\d+)\] SOURCE: .*?\n(?:ANNOTATION: .*?\n)?(<<<\n.*?\n>>>)$", _prompt(body))
+    return [(n, fenced(block).strip().splitlines()[0]) for n, block in blocks]
+
+
+def changes_a_number(body: dict[str, Any]) -> str:
+    """Each source's first line restated and cited, its first percentage two points off ("85%" becomes "87%")
+    and a number of millions written with the scale word ("1,500,000" becomes "1.5 million")."""
+    if _extract(body) is not None:
+        return _default(body)
+
+    def restated(line: str) -> str:
+        line = re.sub(r"(\d+)%", lambda m: f"{int(m.group(1)) + 2}%", line, count=1)
+        return re.sub(r"\b(\d{1,3}),(\d)\d\d,000\b", r"\1.\2 million", line).rstrip(".")
+
+    return " ".join(f"{restated(line)} [{n}]." for n, line in _first_lines(body)) or "The sources do not say."
+
+
+def misattributes_quotes(body: dict[str, Any]) -> str:
+    """Each source's opening words quoted and cited to the source before it in the prompt (the first source's
+    to the last): every quote is real, and every citation wrong."""
+    if _extract(body) is not None:
+        return _default(body)
+    lines = _first_lines(body)
+    return " ".join(f'Source {n} reads "{" ".join(line.split()[:6])}" [{n}].'
+                    for (n, _), (_, line) in zip(lines, lines[1:] + lines[:1], strict=True)) or "No sources."

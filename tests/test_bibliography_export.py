@@ -152,8 +152,8 @@ def test_markdown_export_keeps_its_shape_and_adds_the_checked_quotes(
     text = export(tmp_path, fake_ollama, capsys, session, "markdown")
     assert text.startswith("# ") and "## Answer" in text and "## Sources" in text
     quotes = text.split("## Quotes checked", 1)[1]
-    assert f"“{QUOTE}” — verified:" in quotes
-    assert f"“{FAKE_QUOTE}” — NOT found: no source holds it (cited [1])" in quotes
+    assert f"“{QUOTE}” — verified in [" in quotes
+    assert f"“{FAKE_QUOTE}” — not found in [1] nor in any other source" in quotes
 
 
 def test_a_configured_bib_file_comes_first_and_a_missing_one_is_a_usage_error(

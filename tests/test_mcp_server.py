@@ -173,6 +173,7 @@ def test_ask_returns_the_answer_its_sources_and_its_quotes_checked(served: Serve
     assert first["annotation"].startswith('"A centrifugal pump moves water')
     checks = {q["quote"]: q["verified"] for q in answer["quotes"]}
     assert checks == {"spinning an impeller inside its casing": True, "pumps oil into the gutters": False}
+    assert answer["numbers"] == []                       # it states no figure
 
 
 def test_an_ask_that_gets_no_answer_is_one_error_line(served: Served, ollama: FakeOllama) -> None:
@@ -200,6 +201,31 @@ def test_verify_quote_in_a_chunk_and_in_a_whole_document(served: Served) -> None
     assert in_pdf["found"] is True and [c["page"] for c in in_pdf["in_chunks"]] == ["i"]
     missing = served.refusal("verify_quote", quote="a b c", collection="plumbing", source="nope.txt")
     assert "no indexed document 'nope.txt'" in missing
+
+
+def test_verify_quote_over_a_session_names_the_source_that_holds_a_misattributed_quote(served: Served) -> None:
+    answer = served.call("ask", question="How does the pump move water and the float valve refill the cistern?",
+                         collections=["plumbing"])
+    by_file = {s["source"]: s["number"] for s in reversed(answer["sources"])}
+    pump, valve = by_file["pump.txt"], by_file["valve.pdf"]
+    text = served.call("read", session=answer["session"], number=valve, context_chars=0)["text"]
+    quote = " ".join(text.split()[:6])
+    wrong = served.call("verify_quote", quote=quote, session=answer["session"], number=pump)
+    assert (wrong["found"], wrong["checked"], wrong["state"]) == (False, "session", "misattributed")
+    assert valve in wrong["found_in"] and pump not in wrong["found_in"]
+    found_in = " ".join(f"[{n}]" for n in wrong["found_in"])
+    assert wrong["verdict"] == f"misattributed to [{pump}], found in {found_in}"
+    right = served.call("verify_quote", quote=quote, session=answer["session"], number=valve)
+    assert (right["found"], right["state"], right["verdict"]) == (True, "verified", f"verified in [{valve}]")
+    anywhere = served.call("verify_quote", quote=quote, session=answer["session"])
+    assert anywhere["found"] is True and "verdict" not in anywhere
+    nowhere = served.call("verify_quote", quote="pumps oil into the gutters", session=answer["session"],
+                          number=pump)
+    assert (nowhere["state"], nowhere["found_in"]) == ("not_found", [])
+    assert nowhere["verdict"] == f"not found in [{pump}] nor in any other source"
+    assert "has no source [99]" in served.refusal("verify_quote", quote=quote, session=answer["session"], number=99)
+    assert "one of them" in served.refusal("verify_quote", quote=quote, session=answer["session"],
+                                           collection="plumbing", source="pump.txt")
 
 
 def test_read_shows_a_chunk_in_its_document_by_id_or_by_citation(served: Served) -> None:

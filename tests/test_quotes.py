@@ -136,8 +136,8 @@ def test_a_forged_source_block_cannot_lend_its_claim_to_a_genuine_source(
     sources = dict(re.findall(r"(?m)^  \[(\d+)\] (\S+)  score", text.stdout))
     genuine = next(n for n, label in sources.items() if label == "docs/pumps.md")
     forged = next(n for n, label in sources.items() if label == "docs/forged.md")
-    assert (f"ragtui: warning: the answer quotes 'a centrifugal pump starts at 90 bar of pressure' as "
-            f"[{genuine}], which does not say it; it is in [{forged}]") in text.stderr
+    assert (f"ragtui: warning: the answer's quote 'a centrifugal pump starts at 90 bar of pressure' is "
+            f"misattributed to [{genuine}], found in [{forged}]") in text.stderr
     assert "must be primed" not in text.stderr                  # the true quote is not flagged
     # its one quote is not in its chunk, so it quotes nothing of it: marked "no quote" as well
     assert f"  [{forged}] relevant, no quote (by chat with the default prompt): (quote not found in this source) " \
@@ -147,14 +147,17 @@ def test_a_forged_source_block_cannot_lend_its_claim_to_a_genuine_source(
     as_json = _cli(settings, "ask", "-c", "docs", "--json", "At what pressure does a centrifugal pump start?")
     data = json.loads(as_json.stdout)
     assert data["unverified_citations"] == [int(genuine)]
-    assert [(q["cited"], q["found_in"], q["verified"]) for q in data["quotes"]] == [
-        ([int(genuine)], [int(forged)], False), ([int(genuine)], [int(genuine)], True)]
+    assert [(q["cited"], q["found_in"], q["verified"], q["state"]) for q in data["quotes"]] == [
+        ([int(genuine)], [int(forged)], False, "misattributed"), ([int(genuine)], [int(genuine)], True, "verified")]
+    assert data["quotes"][0]["verdict"] == f"misattributed to [{genuine}], found in [{forged}]"
     by_label = {s["label"]: s for s in data["sources"]}
     assert by_label["docs/forged.md"]["misquoted"] == ["Every pump in the plant is rated for 90 bar"]
     assert by_label["docs/pumps.md"]["misquoted"] == []
 
     export = _cli(settings, "history", "export", str(data["session"]))
     assert "not a real quote" in export.stdout, export.stderr
+    assert (f"“a centrifugal pump starts at 90 bar of pressure” — misattributed to [{genuine}], found in "
+            f"[{forged}]") in export.stdout
 
 
 SOURCES = {1: "Oil pumps need priming.", 2: PUMPS, 3: "A relief valve opens at 12 bar of pressure in the line."}
@@ -252,7 +255,7 @@ def test_ask_checks_each_quote_cited_after_its_full_stop_against_its_own_source(
     assert len(data["quotes"]) == len(data["sources"]) >= 3
     assert all(q["verified"] and q["cited"] == q["found_in"] for q in data["quotes"]), data["quotes"]
     assert data["unverified_citations"] == []
-    assert "does not say it" not in done.stderr
+    assert "the answer's quote" not in done.stderr
 
 
 CSV_DOC = ("The csv module implements classes to read and write tabular data in CSV format. "

@@ -21,8 +21,9 @@ def bibliography(conversation: Conversation, fmt: str, lookup: MetadataLookup) -
 
 
 def quote_lines(conversation: Conversation) -> list[str]:
-    """The Markdown section on the quotes each answer attributes to its sources, each with whether the cited
-    source holds it (`quotes.check_quotes`); nothing when no answer quotes."""
+    """The Markdown section on the quotes each answer attributes to its sources, each with its verdict: verified,
+    misattributed (another source holds it) or not found (`quotes.QuoteCheck.verdict`); nothing when no answer
+    quotes."""
     from ragtui.llm.citations import quote_checks
 
     texts = {s.number: s.chunk.text for s in conversation.all_sources}
@@ -30,13 +31,6 @@ def quote_lines(conversation: Conversation) -> list[str]:
     many = len(conversation.turns) > 1
     for index, turn in enumerate(conversation.turns, start=1):
         for check in quote_checks(turn.answer, texts):
-            cited = ", ".join(f"[{n}]" for n in check.cited)
-            if check.verified:
-                state = f"verified: {cited} holds it"
-            elif check.found_in:
-                state = f"NOT in {cited}; found in {', '.join(f'[{n}]' for n in check.found_in)}"
-            else:
-                state = f"NOT found: no source holds it (cited {cited})"
             lines.append(f"- {'Turn ' + str(index) + ': ' if many else ''}“{' '.join(check.quote.split())}” "
-                         f"— {state}")
+                         f"— {check.verdict}")
     return ["## Quotes checked", "", *lines, ""] if lines else []

@@ -16,6 +16,7 @@ from ragtui.errors import RagtuiError
 from ragtui.model.conversation import SessionSource, Standing, StopReason
 from ragtui.model.filters import SearchFilter, parse_filters
 from ragtui.model_ids import short_name
+from ragtui.numbers import NumberCheck
 from ragtui.quotes import QuoteCheck
 from ragtui.sanitize import clean, one_line
 
@@ -242,6 +243,8 @@ class TextPrinter:
                   + " ".join(f"[{n}]" for n in event.unknown_citations), file=self.err, flush=True)
         for check in event.unverified:
             print(f"ragtui: warning: {unverified_line(check)}", file=self.err, flush=True)
+        for number in event.numbers:
+            print(f"ragtui: warning: {number_line(number)}", file=self.err, flush=True)
         if event.echo:
             print(f"ragtui: warning: {ECHO_LINE}", file=self.err, flush=True)
         if event.non_answer:
@@ -292,10 +295,15 @@ def answer_warnings(turn: Turn) -> list[str]:
 
 
 def unverified_line(check: QuoteCheck) -> str:
-    """One line saying where an answer's quote was not found (and where it was, if anywhere)."""
-    where = f"it is in {_refs(check.found_in)}" if check.found_in else "it is in none of the sources"
-    return one_line(f"the answer quotes {_clip(check.quote, 80)!r} as {_refs(check.cited)}, which does not say "
-                    f"it; {where}")
+    """One line saying that an answer's quote is not in the source it cites: misattributed (another source holds
+    it) or not found (`QuoteCheck.verdict`)."""
+    return one_line(f"the answer's quote {_clip(check.quote, 80)!r} is {check.verdict}")
+
+
+def number_line(check: NumberCheck) -> str:
+    """One line saying that a number an answer's sentence states is not in the sources it cites, beside the
+    sentence (`NumberCheck.verdict`: the near figure the source has, when it has one)."""
+    return one_line(f"a number not in the source cited: {check.verdict} (in {_clip(check.sentence, 100)!r})")
 
 
 def _misquote_note(source: SessionSource) -> str:
@@ -331,7 +339,8 @@ def session_json(session: ResearchSession) -> dict[str, Any]:
 
 def _turn_json(session: ResearchSession, index: int, turn: Turn) -> dict[str, Any]:
     """One turn; "in_answer", "used", "used_window" and "did_not_fit" describe the prompt built in this run;
-    "quotes" checks each quote the answer attributes, "misquoted" what an annotation quotes that its chunk lacks."""
+    "quotes" checks each quote the answer attributes, "numbers" lists the numbers it states that its cited sources
+    do not hold, "misquoted" what an annotation quotes that its chunk lacks."""
     quotes = session.quote_checks(turn)
     return {
         "turn": index, "query": turn.query, "rewrite": turn.rewrite, "rewrite_by": turn.rewrite_by,
@@ -343,6 +352,7 @@ def _turn_json(session: ResearchSession, index: int, turn: Turn) -> dict[str, An
         "citations": turn.citations, "unknown_citations": turn.unknown_citations,
         "warnings": answer_warnings(turn),
         "quotes": [check.to_json() for check in quotes],
+        "numbers": [check.to_json() for check in session.number_checks(turn)],
         "unverified_citations": sorted({n for check in quotes if not check.verified for n in check.cited}),
         "context_turns": turn.context_turns,
         "retrieval_meta": turn.retrieval_meta.to_json() if turn.retrieval_meta else {},

@@ -13,6 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from ragtui.echo import echoed_spans
+from ragtui.numbers import NumberCheck, check_numbers
 from ragtui.quotes import QuoteCheck, check_quotes
 
 _PART = r"\d+(?:\s*[-–]\s*\d+)?"
@@ -76,3 +77,8 @@ def check_citations(text: str, in_prompt: Collection[int], prompt: Sequence[str]
 def quote_checks(text: str, sources: Mapping[int, str]) -> tuple[QuoteCheck, ...]:
     """Each quote of an answer that a citation attributes, looked up in every source's text (`quotes`)."""
     return check_quotes(text, citation_spans(text), sources)
+
+
+def number_checks(text: str, sources: Mapping[int, str]) -> tuple[NumberCheck, ...]:
+    """Each number a sentence of an answer states that the sources it cites do not hold (`numbers`)."""
+    return check_numbers(text, citation_spans(text), sources)

@@ -113,13 +113,19 @@ def build(tools: Tools) -> MCPServer:
     @in_thread
     def verify_quote(quote: Annotated[str, Field(description=f"the quotation (at most {MAX_QUOTE_CHARS} "
                                                              "characters; ... marks a gap)")],
-                     collection: Annotated[str, Field(description="the source's collection")],
+                     collection: Annotated[str, Field(description="the collection of the chunk or document")] = "",
                      chunk_id: Annotated[str, Field(description="check one chunk (from search or ask)")] = "",
                      source: Annotated[str, Field(description="or check a whole document: its source path as "
-                                                              "search gives it")] = "") -> dict[str, Any]:
+                                                              "search gives it")] = "",
+                     session: Annotated[int, Field(description="or check every source of a saved session (from "
+                                                               "ask)")] = 0,
+                     number: Annotated[int, Field(description="with session: the source [number] the quote is "
+                                                              "attributed to")] = 0) -> dict[str, Any]:
         """Whether a quotation appears word for word in a source (case, punctuation and line breaks aside). Use
-        it before attributing a quote: found is false when the source does not say it."""
-        return tools.verify_quote(quote, collection, chunk_id, source)
+        it before attributing a quote: found is false when the source does not say it. Given a session (and the
+        number of the source it is attributed to), found_in lists the session's sources that hold it, and the
+        verdict says "misattributed to [N], found in [M]" when another of them does."""
+        return tools.verify_quote(quote, collection, chunk_id, source, session, number)
 
     if tools.allow_ingest:
         @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,

@@ -118,8 +118,9 @@ class Tools:
     async def ask(self, question: str, collections: Sequence[str] | None = None,
                   filters: Sequence[str] | None = None) -> dict[str, Any]:
         """A full research session, as `ragtui ask` (saved to the history): retrieve, annotate, answer; the
-        answer with its citations, each source's annotation, and every quote the answer attributes, checked.
-        A stage that failed is listed under "failures"; when no answer came at all, the failure is the error."""
+        answer with its citations, each source's annotation, every quote the answer attributes, checked, and
+        the numbers it states that its cited sources do not hold. A stage that failed is listed under
+        "failures"; when no answer came at all, the failure is the error."""
         from ragtui import events as ev
         from ragtui.research.session import preflight
 
@@ -152,6 +153,9 @@ class Tools:
             "stop_reason": turn.stop_reason.value, "citations": list(turn.citations),
             "unknown_citations": list(turn.unknown_citations),
             "quotes": [{**check.to_json(), "quote": clean(check.quote)} for check in checks],
+            "numbers": [{**check.to_json(), "stated": clean(check.stated), "sentence": clean(check.sentence),
+                         "near": clean(check.near), "verdict": clean(check.verdict)}
+                        for check in session.number_checks(turn)],
             "sources": [s.to_json() for s in turn.sources],
             "notices": notices, "failures": failures,
         }
@@ -196,13 +200,21 @@ class Tools:
 
     # --- verify_quote -----------------------------------------------------------------------
 
-    def verify_quote(self, quote: str, collection: str, chunk_id: str = "", source: str = "") -> dict[str, Any]:
+    def verify_quote(self, quote: str, collection: str = "", chunk_id: str = "", source: str = "", session: int = 0,
+                     number: int = 0) -> dict[str, Any]:
         """Whether `quote` appears, word for word (case, punctuation and line breaks aside; "..." for a gap), in
-        one chunk (`chunk_id`) or in a whole indexed document (`source`, its path as search results give it);
-        for a document, the chunks that hold it and their pages."""
+        one chunk (`chunk_id`), in a whole indexed document (`source`, its path as search results give it), or
+        in the sources of a saved session (`session`; with `number`, as attributed to its source [number]);
+        for a document, the chunks that hold it and their pages; for a session, the sources that hold it and
+        the verdict (`quotes.QuoteCheck`: verified, misattributed to [N] and found in [M], or not found)."""
         bounded("quote", quote, MAX_QUOTE_CHARS)
-        if bool(chunk_id) == bool(source):
-            raise ToolRefused("give chunk_id (one chunk) or source (a whole document), not both")
+        if sum(map(bool, (chunk_id, source, session))) != 1:
+            raise ToolRefused("give chunk_id (one chunk), source (a whole document) or session (its sources), "
+                              "one of them")
+        if session:
+            return self._verify_in_session(quote, session, number)
+        if not collection:
+            raise ToolRefused("name the collection that holds the chunk or the document")
         if chunk_id:
             chunk = self._chunk(collection, chunk_id)
             return {"found": occurs(quote, chunk.text), "checked": "chunk", **_chunk_json(chunk, text=False)}
@@ -217,6 +229,21 @@ class Tools:
         return {"found": found, "checked": "document", "collection": one_line(collection),
                 "source": one_line(source),
                 "in_chunks": [{"chunk_id": c.id, "page": one_line(c.meta.page)} for c in holding]}
+
+    def _verify_in_session(self, quote: str, session_id: int, number: int) -> dict[str, Any]:
+        from ragtui.history import RECORD_ID_MAX
+        from ragtui.quotes import check_quote
+
+        in_range("session", session_id, 1, RECORD_ID_MAX)
+        conversation = self.workspace.history.load(session_id)
+        texts = {s.number: s.chunk.text for s in conversation.all_sources}
+        if number and number not in texts:
+            raise ToolRefused(f"session {session_id} has no source [{number}]")
+        check = check_quote(quote, (number,) if number else (), texts)
+        found = check.verified if number else bool(check.found_in)
+        return {"found": found, "checked": "session", "session": session_id, "cited": list(check.cited),
+                "found_in": list(check.found_in),
+                **({"state": check.state, "verdict": check.verdict} if number else {})}
 
     # --- ingest (only with --allow-ingest) -------------------------------------------------------
 

@@ -26,6 +26,7 @@ from ragtui.model import conversation as transitions
 from ragtui.model.conversation import Conversation, SessionSource, StopReason, Turn
 from ragtui.model.filters import SearchFilter
 from ragtui.model.retrieval import Retrieval
+from ragtui.numbers import NumberCheck
 from ragtui.quotes import QuoteCheck
 from ragtui.research.chat_clients import ChatClients
 from ragtui.research.ledger import Ledger
@@ -136,6 +137,10 @@ class ResearchSession:
     def quote_checks(self, turn: Turn | None = None) -> tuple[QuoteCheck, ...]:
         """The quotes a turn's answer (the latest's by default) attributes to sources, each checked."""
         return self._stages.quote_checks(turn)
+
+    def number_checks(self, turn: Turn | None = None) -> tuple[NumberCheck, ...]:
+        """The numbers a turn's answer states that the sources its sentences cite do not hold."""
+        return self._stages.number_checks(turn)
 
     # --- keeping ------------------------------------------------------------------------
 

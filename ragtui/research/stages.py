@@ -38,6 +38,7 @@ from ragtui.llm.synthesize import Plan
 from ragtui.model import conversation as transitions
 from ragtui.model.conversation import AnnotationState, SessionSource, StopReason, Turn
 from ragtui.model.retrieval import Hit, RetrievalMeta
+from ragtui.numbers import NumberCheck
 from ragtui.quotes import QuoteCheck
 from ragtui.research.chat_clients import ChatClients
 from ragtui.research.ledger import Ledger
@@ -325,7 +326,7 @@ class TurnStages:
             yield Notice("warning", f"{model.model} repeated its answer instead of continuing it; nothing new "
                                     "was added (re-synthesize)")
         yield SynthesisFinished(turn.answer, reason, turn.citations, turn.unknown_citations, self.quote_checks(),
-                                echo=turn.echo, non_answer=turn.non_answer)
+                                echo=turn.echo, non_answer=turn.non_answer, numbers=self.number_checks())
         yield self.saved()
 
     def _finish_answer(self, reason: StopReason) -> None:
@@ -345,6 +346,15 @@ class TurnStages:
         conversation = self.ledger.conversation
         turn = turn or conversation.turn
         return quote_checks(turn.answer, {s.number: s.chunk.text for s in conversation.all_sources})
+
+    def number_checks(self, turn: Turn | None = None) -> tuple[NumberCheck, ...]:
+        """The numbers a turn's answer (the latest's by default) states that the sources its sentences cite do
+        not hold (`ragtui.numbers`); computed from what history stores, as `quote_checks` is."""
+        from ragtui.llm.citations import number_checks
+
+        conversation = self.ledger.conversation
+        turn = turn or conversation.turn
+        return number_checks(turn.answer, {s.number: s.chunk.text for s in conversation.all_sources})
 
     def earlier_answers(self) -> list[tuple[int, tuple[str, str]]]:
         """The earlier turns that have an answer: (turn number, (question, answer))."""

@@ -158,3 +158,36 @@ async def test_c_drops_a_continuation_that_writes_the_last_paragraph_again_and_s
         assert session.answer == app.query_one(SynthesisView).text == partial + NEW_TEXT
         said = [n.message for n in app._notifications]
         assert any(m.startswith("chat began its continuation by wr") for m in said), said        # clipped at 80
+
+
+async def test_the_banner_names_a_changed_number_and_a_reopened_session_names_it_again(
+        make_settings, fake_ollama: FakeOllama, tmp_path: Path) -> None:
+    """Over HTTP, a model that restates its sources with one percentage two points off and one figure written
+    with a scale word: the banner names the changed one only, live and when the saved session is reopened."""
+    from tests.model_habits import changes_a_number
+    from tests.test_answer_checks import AREA, SURVEY
+
+    settings = make_settings()
+    folder = tmp_path / "farms"
+    folder.mkdir()
+    (folder / "survey.md").write_text(SURVEY + "\n")
+    (folder / "area.md").write_text(AREA + "\n")
+    await ingest(settings, folder)
+    fake_ollama.responder = as_reply(changes_a_number)
+    app = RagtuiApp(settings, cursor_blink=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ask(app, pilot, "How much farmland uses drip irrigation?")
+        session = main_screen(app).research.session
+        assert session is not None and "1.5 million hectares" in session.turn.answer
+        survey = next(s.number for s in session.sources if s.chunk.meta.source.endswith("survey.md"))
+        expected = f"1 number(s) not in the source cited: 85% in [{survey}], the answer says 87%."
+        assert expected in str(app.query_one("#synthesis-banner").render())
+        session_id = session.id
+    assert session_id is not None
+    reopened = RagtuiApp(settings, cursor_blink=False)
+    async with reopened.run_test(size=(120, 30)) as pilot:
+        research = main_screen(reopened).research
+        await settle(reopened, pilot)
+        await research.reopen(session_id)
+        await settle(reopened, pilot)
+        assert expected in str(reopened.query_one("#synthesis-banner").render())

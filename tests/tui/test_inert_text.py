@@ -136,7 +136,7 @@ async def test_a_misquoting_annotation_and_an_unverified_citation_are_marked(sna
     first = next(e for e in events if isinstance(e, AnnotationFinished) and e.number == 1).source
     events.insert(-1, AnnotationFinished(annotated(first, '"Selection invents new organs overnight" Relevant.',
                                                    relevant=True, by="chat", prompt="")))
-    check = QuoteCheck("breeders never select anything", (2,), (), answer.index("[2]"))
+    check = QuoteCheck("breeders never select anything", (2,), (3,), answer.index("[2]"))
     events.insert(-1, SynthesisFinished(answer, StopReason.STOP, citations=(1, 2, 3), quotes=(check,)))
     app = quiet_app(snapshot_settings())
     async with app.run_test(size=(200, 50)) as pilot:
@@ -146,8 +146,8 @@ async def test_a_misquoting_annotation_and_an_unverified_citation_are_marked(sna
         assert panel.annotation_text(panel.sources[1]).startswith("(quote not in this source) ")
         assert not panel.annotation_text(panel.sources[3]).startswith("(quote")
         synthesis = app.query_one(SynthesisView)
-        assert "1 quote(s) attributed to [2] are not in the source cited" in str(
-            app.query_one("#synthesis-banner").render())
+        assert ("1 quote(s) not in the source cited (marked in the answer): misattributed to [2], found in [3]"
+                in str(app.query_one("#synthesis-banner").render()))
         shown = screen_text(app)
         assert "quote not in this source" in shown and "Selection invents" in shown
         assert synthesis.text == answer and UNVERIFIED_MARK.strip("*") in shown

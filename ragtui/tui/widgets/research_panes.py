@@ -102,7 +102,7 @@ class ResearchPanes:
         await synthesis.finish(turn.answer, turn.stop_reason, {s.number for s in turn.sources},
                                turn.unknown_citations, session.quote_checks(turn), turn.error,
                                uncited=turn.uncited, echo=turn.echo, non_answer=turn.non_answer,
-                               continuable=turn.can_continue)
+                               continuable=turn.can_continue, numbers=session.number_checks(turn))
 
     def _turn_bar(self, session: ResearchSession | None, index: int) -> None:
         """Turn `index`'s place in the conversation (hidden while it has one turn)."""
@@ -190,7 +190,8 @@ class ResearchPanes:
         continuable = session is not None and session.turn.can_continue
         await self.synthesis.finish(event.text, event.stop_reason, set(self.sources.sources),
                                     event.unknown_citations, event.quotes, uncited=event.uncited,
-                                    echo=event.echo, non_answer=event.non_answer, continuable=continuable)
+                                    echo=event.echo, non_answer=event.non_answer, continuable=continuable,
+                                    numbers=event.numbers)
         self.state(ENDED.get(event.stop_reason, Activity.DONE),
                    "" if event.stop_reason is StopReason.STOP else f"(answer: {event.stop_reason})")
         self.view.sync_conversation()

@@ -20,6 +20,7 @@ from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from ragtui.model.conversation import SessionSource
+from ragtui.numbers import NumberCheck
 from ragtui.quotes import QuoteCheck
 from ragtui.sanitize import clean, one_line
 from ragtui.tui.engine_door import citation_spans, cited_numbers
@@ -120,10 +121,12 @@ class SynthesisView(VerticalScroll):
 
     async def finish(self, text: str, stop_reason: str, known: set[int], unknown: tuple[int, ...] = (),
                      quotes: tuple[QuoteCheck, ...] = (), error: str = "", *, uncited: bool = False,
-                     echo: bool = False, non_answer: bool = False, continuable: bool = False) -> None:
+                     echo: bool = False, non_answer: bool = False, continuable: bool = False,
+                     numbers: tuple[NumberCheck, ...] = ()) -> None:
         """The complete answer: re-render with citation links and say how it stopped (`error`: why it failed;
         `continuable`: a cancelled answer that Continue extends), whether it is an echo of the prompt or a
-        non-answer, whether it cites nothing (`uncited`) and what it misquotes."""
+        non-answer, whether it cites nothing (`uncited`), what it misquotes and the numbers its cited sources do
+        not hold (`numbers`)."""
         await self.stop_stream()
         self.text = text
         unverified = [q for q in quotes if not q.verified]
@@ -143,9 +146,16 @@ class SynthesisView(VerticalScroll):
             message = f"{message} The answer cites {cited}, which is not among the sources.".strip()
             level = "warning" if level == "info" else level
         if unverified:
-            cited = " ".join(dict.fromkeys(f"[{n}]" for q in unverified for n in q.cited))
-            message = (f"{message} {len(unverified)} quote(s) attributed to {cited} are not in the source "
-                       "cited (marked in the answer).").strip()
+            verdicts = list(dict.fromkeys(q.verdict for q in unverified))
+            more = f"; and {len(verdicts) - 3} more" if len(verdicts) > 3 else ""
+            message = (f"{message} {len(unverified)} quote(s) not in the source cited (marked in the answer): "
+                       f"{'; '.join(verdicts[:3])}{more}.").strip()
+            level = "warning" if level == "info" else level
+        if numbers:
+            shown = list(dict.fromkeys(n.verdict for n in numbers))
+            more = f"; and {len(shown) - 3} more" if len(shown) > 3 else ""
+            message = (f"{message} {len(numbers)} number(s) not in the source cited: {'; '.join(shown[:3])}"
+                       f"{more}.").strip()
             level = "warning" if level == "info" else level
         self.note(message, level)
 
