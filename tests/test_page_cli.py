@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ import pytest
 
 from ragtui.model.chunks import Chunk, ChunkMeta
 from ragtui.page_render import CHUNK_COLOUR, MAX_PIXELS, QUOTE_COLOUR, PageError, PagePart, page_parts, render_part
-from tests.cli_run import cli
+from tests.cli_run import cli, command, run_ragtui
 from tests.fake_ollama import FakeOllama, Reply, fenced
 
 FILLER = ("Turbine blades sit in the hot gas path of the engine and are cast from nickel superalloys. "
@@ -165,6 +167,36 @@ def test_a_pdf_changed_since_the_ingest_is_refused(asked: dict[str, Any], tmp_pa
     pdf.unlink()
     done = page(tmp_path, fake_ollama, str(source["number"]), "-o", str(tmp_path / "x.png"))
     assert done.returncode == 1 and "the file it was ingested from is gone" in done.stderr
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="the viewer there is `open`, not the fake xdg-open")
+def test_open_hands_the_png_to_the_viewer_and_says_why_not_over_ssh(asked: dict[str, Any], tmp_path: Path,
+                                                                    fake_ollama: FakeOllama) -> None:
+    source = next(s for s in asked["sources"] if s["source"] == "coatings.pdf")
+    bin_dir, shown = tmp_path / "bin", tmp_path / "shown.txt"
+    bin_dir.mkdir()
+    viewer = bin_dir / "xdg-open"
+    viewer.write_text(f'#!/bin/sh\nprintf %s "$1" > "{shown}"\n', encoding="utf-8")
+    viewer.chmod(0o755)
+    out = tmp_path / "page.png"
+    argv, env = command(tmp_path, fake_ollama.url, *SETTINGS, "page", str(source["number"]), "-o", str(out), "--open")
+    env = {**env, "PATH": f"{bin_dir}:{env.get('PATH', '')}", "DISPLAY": ":0"}
+    env.pop("SSH_CONNECTION", None)
+    done = run_ragtui(argv, env)
+    assert done.returncode == 0 and "handed it to xdg-open" in done.stdout, done.stderr
+    deadline = time.monotonic() + 10
+    while not (shown.exists() and shown.read_text(encoding="utf-8")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert shown.read_text(encoding="utf-8") == str(out.resolve())
+    shown.unlink()
+    env = {**env, "SSH_CONNECTION": "10.0.0.2 50000 10.0.0.1 22"}
+    env.pop("DISPLAY")
+    env.pop("WAYLAND_DISPLAY", None)
+    done = run_ragtui(argv, env)
+    assert done.returncode == 0 and str(out.resolve()) in done.stdout
+    assert f"not opened: this is an SSH session without a display; copy {out.resolve()}" in done.stderr
+    time.sleep(0.3)
+    assert not shown.exists()
 
 
 # --- the engine function ---------------------------------------------------------------------------------------
