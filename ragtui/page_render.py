@@ -180,20 +180,20 @@ def _chunk_rects(page: Any, part: PagePart) -> list[Any]:
     import pymupdf
 
     words = page.get_text("words")
-    sentences = [s for s in _SENTENCE.split(part.text) if _WORD.search(s)]
+    sentences = [s for s in _SENTENCE.split(part.text) if _words(s)]
     if not words or not sentences:
         return []
     search = _Searcher(page)
     half = MAX_SEARCHES // 2
     starts, ends = [0], [len(words) - 1]
     if part.opens:
-        heads = _first_found(words, search, (" ".join(_WORD.findall(s)[:SEARCH_WORDS]) for s in sentences[:half]))
+        heads = _first_found(words, search, (" ".join(_words(s)[:SEARCH_WORDS]) for s in sentences[:half]))
         starts = sorted(i for i in heads if i - 1 not in heads)
     if part.closes:
         tails = _first_found(words, search,
-                             (" ".join(_WORD.findall(s)[-SEARCH_WORDS:]) for s in reversed(sentences[-half:])))
+                             (" ".join(_words(s)[-SEARCH_WORDS:]) for s in reversed(sentences[-half:])))
         ends = sorted(i for i in tails if i + 1 not in tails)
-    size = len(part.text.split())
+    size = len(_words(part.text))
     pairs = [(abs(end - start + 1 - size), start, end) for start in starts for end in ends if start <= end]
     if not pairs:
         return []
@@ -202,7 +202,28 @@ def _chunk_rects(page: Any, part: PagePart) -> list[Any]:
     for x0, y0, x1, y1, _, block, _, _ in words[first:last + 1]:
         rect = pymupdf.Rect(x0, y0, x1, y1)
         blocks[block] = blocks[block] | rect if block in blocks else rect
-    return list(blocks.values())
+    line = max(y1 - y0 for x0, y0, x1, y1, *_ in words[first:last + 1])
+    return _stacked(list(blocks.values()), line)
+
+
+def _stacked(rects: list[Any], line: float) -> list[Any]:
+    """Blocks one below the other, less than a text `line` apart and side by side, joined into one (the rows
+    of a table, the paragraphs of a column)."""
+    joined: list[Any] = []
+    for rect in sorted(rects, key=lambda r: (r.y0, r.x0)):
+        near = next((k for k, j in enumerate(joined)
+                     if rect.y0 - j.y1 < line and rect.x0 < j.x1 and j.x0 < rect.x1), None)
+        if near is None:
+            joined.append(rect)
+        else:
+            joined[near] = joined[near] | rect
+    return joined
+
+
+def _words(text: str) -> list[str]:
+    """The words of a piece of the chunk's text, less the " | " the ingest puts between a table's cells (the page
+    has none there)."""
+    return [w for w in _WORD.findall(text) if w != "|"]
 
 
 def _first_found(words: Sequence[Any], search: _Searcher, needles: Iterable[str]) -> set[int]:
@@ -226,7 +247,7 @@ def _quote_rects(page: Any, quote: str, chunk_rects: list[Any]) -> list[Any]:
     search = _Searcher(page)
     quads = search(" ".join(quote.split())) if len(quote) <= MAX_NEEDLE else []
     if not quads:
-        words = _WORD.findall(quote)
+        words = _words(quote)
         for at in range(0, len(words), SEARCH_WORDS):
             quads += search(" ".join(words[at:at + SEARCH_WORDS]))
     rects = [q.rect for q in quads]

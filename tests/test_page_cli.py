@@ -237,6 +237,29 @@ def test_a_chunk_over_two_pages_is_drawn_on_both(tmp_path: Path) -> None:
     assert drawn[0].chunk_boxes[0].y0 > drawn[1].chunk_boxes[0].y0
 
 
+def test_a_table_chunk_is_found_without_its_cell_bars_and_boxed_once(tmp_path: Path) -> None:
+    """The ingest joins a table's cells with " | ", which the page does not have; the rows are one box."""
+    import pymupdf
+
+    pdf = tmp_path / "table.pdf"
+    with pymupdf.open() as doc:
+        page = doc.new_page()
+        page.insert_text((50, 60), "Cooling results are in the table below.", fontsize=11)
+        for y, row in ((100, ("Alloy", "Melting point", "Density")), (120, ("Inconel 718", "1336 C", "8.19")),
+                       (140, ("Rene 41", "1315 C", "8.25"))):
+            for x, cell in zip((50, 200, 350), row, strict=True):
+                page.insert_text((x, y), cell, fontsize=11)
+        page.insert_text((50, 200), "Unrelated closing words of the page.", fontsize=11)
+        doc.save(str(pdf))
+    rows = "Alloy | Melting point | Density\nInconel 718 | 1336 C | 8.19\nRene 41 | 1315 C | 8.25\n"
+    drawn = render_part(pdf, PagePart(0, "1", rows), "1336 C")
+    assert len(drawn.chunk_boxes) == 1 and len(drawn.quote_boxes) == 1 and drawn.notes == ()
+    (table,), (quote,) = drawn.chunk_boxes, drawn.quote_boxes
+    zoom = drawn.zoom
+    assert table.y0 < 90 * zoom and 140 * zoom < table.y1 < 190 * zoom       # the rows, not the lines around
+    assert table.x0 < quote.x0 and quote.x1 < table.x1 and table.y0 < quote.y0 and quote.y1 < table.y1
+
+
 def test_an_untrusted_pdf_is_bounded_and_refused_with_one_error(tmp_path: Path) -> None:
     import pymupdf
 
