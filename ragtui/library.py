@@ -334,6 +334,19 @@ class Collection:
             return None
         return self.records.document(source)
 
+    def original(self, source: str) -> Path | None:
+        """Where the indexed file `source` was ingested from, when that file is still there; None for a member of
+        an archive, a file gone from disk, or a damaged records file."""
+        try:
+            record = self.records.file(source)
+        except Exception:  # a damaged records file: no path
+            return None
+        if record is None or not record.root or record.container:
+            return None
+        root = Path(record.root)
+        path = root / source if root.is_dir() else root
+        return path if path.is_file() else None
+
     @contextmanager
     def ingest_lock(self) -> Iterator[None]:
         """Held for a whole ingest: a second one into this collection, from any process, gets IngestBusy."""

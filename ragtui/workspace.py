@@ -375,6 +375,31 @@ class Workspace:
             end = start + len(chunk.span_text)
         return DocumentView(text, start, end, chunks=spans, pages=pages)
 
+    def source_pdf(self, chunk: Chunk) -> Path:
+        """The PDF `chunk` was ingested from, as it was then, for drawing its pages (ragtui.page_render); a
+        RagtuiError saying why not for a document that is not a PDF, or a file gone or changed since."""
+        import hashlib
+
+        meta = chunk.meta
+        if meta.format != "pdf" or meta.page_index < 0:
+            raise RagtuiError(f"{chunk.label} is not a PDF ({meta.format or 'no format'}): it has no page to draw",
+                              hint="its text is in the source viewer (Enter on the source in `ragtui`)")
+        path = self.collection(meta.collection).original(meta.source)
+        if path is None:
+            raise RagtuiError(f"{meta.source}: the file it was ingested from is gone (moved, deleted, or inside "
+                              "an archive)", hint="ingest it again to see its pages")
+        digest = hashlib.sha256()
+        try:
+            with path.open("rb") as file:
+                while block := file.read(1 << 20):
+                    digest.update(block)
+        except OSError as exc:
+            raise RagtuiError(f"cannot read {path}: {exc.strerror or exc}") from None
+        if meta.file_hash and digest.hexdigest() != meta.file_hash:
+            raise RagtuiError(f"{path} changed since it was ingested: its pages may no longer hold the chunk",
+                              hint="ingest it again and ask again")
+        return path
+
     def _document_text(self, meta: ChunkMeta) -> tuple[str, Pages, Spans]:
         """The extracted text of the chunk's file as the ingest stored it, its pages and its chunks' spans
         (those that still match the text), for reading the document chunk by chunk and page by page."""

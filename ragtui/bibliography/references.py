@@ -44,7 +44,7 @@ class MetadataLookup:
     def reference(self, collection: str, source: str) -> Reference:
         name = PurePosixPath(source).name
         opened = self.collection(collection)
-        original = _original(opened, source) if opened is not None else None
+        original = opened.original(source) if opened is not None else None
         for bib in self._bib_paths(opened, source, original):
             entry = self._entries(bib).get(name.casefold())
             if entry is not None:
@@ -130,19 +130,6 @@ def _made_key(ref: Reference, source: str) -> str:
     word = next((w for w in re.findall(r"[^\W\d_]{4,}", ref.title)), "") if ref.origin == "pdf" else ""
     made = safe_key(f"{family}{ref.year}{word}".lower()) if family or ref.year else ""
     return made or safe_key(PurePosixPath(source).stem.replace(" ", "-")) or "document"
-
-
-def _original(collection: Collection, source: str) -> Path | None:
-    """Where the document was ingested from, when that file is still there."""
-    try:
-        record = collection.records.file(source)
-    except Exception:  # a damaged records file: no path, the file name still serves
-        return None
-    if record is None or not record.root or record.container:
-        return None
-    root = Path(record.root)
-    path = root / source if root.is_dir() else root
-    return path if path.is_file() else None
 
 
 def _from_bib(entry: BibEntry, *, trusted: bool) -> Reference:

@@ -85,7 +85,7 @@ def _ask(args: argparse.Namespace, workspace: Workspace, search_filter: SearchFi
     if search_filter and (args.cont or args.resynthesize):
         raise RagtuiError("-f/--filter goes with a question or --follow-up (it narrows a search)", exit_code=2)
     if args.follow_up is not None or args.resynthesize:
-        session = workspace.reopen(args.session or _latest(workspace.history))
+        session = workspace.reopen(args.session or latest_session(workspace.history))
         events = session.synthesize() if args.resynthesize else \
             session.follow_up(args.follow_up, rewrite=args.rewrite, search_filter=search_filter or None)
     elif args.cont:
@@ -122,7 +122,8 @@ def _ask(args: argparse.Namespace, workspace: Workspace, search_filter: SearchFi
     return 0 if ok else 1
 
 
-def _latest(history: HistoryStore) -> int:
+def latest_session(history: HistoryStore) -> int:
+    """The id of the newest saved session (a RagtuiError when the history holds none)."""
     latest = history.list_sessions(limit=1)
     if not latest:
         raise RagtuiError("no session in the history yet: ask a question first")

@@ -119,12 +119,19 @@ class SessionSource:
         return self.quoteless and self.state is AnnotationState.RELEVANT
 
     @property
+    def quote(self) -> str:
+        """The annotation's longest quote of this chunk (`quotes.found_quotes`); "" when it quotes none."""
+        if not self.annotation:
+            return ""
+        return max(found_quotes(self.annotation, self.chunk.text), key=len, default="")
+
+    @property
     def quote_page(self) -> str:
         """The page the annotation's longest quote of this chunk lies on, when the chunk runs over a page break
-        and the quote does not (`quotes.found_quotes`); "" otherwise."""
+        and the quote does not; "" otherwise."""
         if not self.annotation or not self.chunk.meta.breaks():
             return ""
-        quoted = max(found_quotes(self.annotation, self.chunk.text), key=len, default="")
+        quoted = self.quote
         return self.chunk.meta.page_of(self.chunk.text, lambda part: occurs(quoted, part)) if quoted else ""
 
     @property
