@@ -145,8 +145,10 @@ def test_a_continuation_that_writes_the_last_paragraph_again_loses_that_copy_and
     assert done.returncode == 0, done.stderr
     assert HistoryStore(ingested / "data").load(1).turn.answer == partial + NEW_TEXT   # the copy dropped, the new kept
     assert done.stdout.startswith(partial + NEW_TEXT + "\n")                 # as printed
-    assert warnings(done.stderr) == ["ragtui: warning: chat began its continuation by writing the answer's last "
-                                     "paragraph again; that copy was dropped"]
+    # the habit's paragraphs cite [2] for a pressure only [1] states: the number check's line is not this test's
+    assert [line for line in warnings(done.stderr) if "a number not in the source" not in line] == [
+        "ragtui: warning: chat began its continuation by writing the answer's last paragraph again; that copy was "
+        "dropped"]
 
 
 # --- an answer that cites nothing -------------------------------------------------------------------------

@@ -5,29 +5,18 @@ the saved session is reopened (checked from what the history stores)."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from ragtui.config import Settings
-from tests.cli_run import ROOT, run_ragtui
 from tests.fake_ollama import FakeOllama
 from tests.model_habits import as_reply, changes_a_number, misattributes_quotes
+from tests.test_quotes import _cli
 
 SURVEY = "The survey found that 85% of farms use drip irrigation.\nIt was run by the farm bureau."
 AREA = "Drip irrigation covers 1,500,000 hectares of farmland.\nMost of it lies in the south."
 QUESTION = "How much farmland uses drip irrigation?"
-
-
-def _cli(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
-    return run_ragtui([sys.executable, "-m", "ragtui", "--config", os.devnull,
-                       "--data-dir", str(settings.data_dir), "--ollama-host", settings.ollama.host,
-                       "--set", "synonyms.enabled=false", "--set", "llm.model=chat",
-                       "--set", "retrieve.max_chunks_per_file=1", *args],
-                      {**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
 
 
 def _ingested(tmp_path: Path, settings: Settings) -> None:

@@ -165,7 +165,7 @@ async def test_the_banner_names_a_changed_number_and_a_reopened_session_names_it
     """Over HTTP, a model that restates its sources with one percentage two points off and one figure written
     with a scale word: the banner names the changed one only, live and when the saved session is reopened."""
     from tests.model_habits import changes_a_number
-    from tests.test_answer_checks import AREA, SURVEY
+    from tests.test_answer_numbers_and_attribution import AREA, SURVEY
 
     settings = make_settings()
     folder = tmp_path / "farms"

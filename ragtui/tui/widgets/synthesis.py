@@ -137,25 +137,22 @@ class SynthesisView(VerticalScroll):
             message = CANCELLED_PARTIAL
         if stop_reason == "error" and error:
             message = f"{message.removesuffix('.')}: {one_line(error)}"
-        for failed, note in ((echo, ECHO_NOTE), (non_answer, NON_ANSWER_NOTE), (uncited, UNCITED_NOTE)):
-            if failed:
-                message = f"{message} {note}".strip()
-                level = "warning" if level == "info" else level
+        warnings = [note for failed, note in ((echo, ECHO_NOTE), (non_answer, NON_ANSWER_NOTE),
+                                              (uncited, UNCITED_NOTE)) if failed]
         if unknown:
             cited = ", ".join(f"[{n}]" for n in unknown)
-            message = f"{message} The answer cites {cited}, which is not among the sources.".strip()
-            level = "warning" if level == "info" else level
+            warnings.append(f"The answer cites {cited}, which is not among the sources.")
         if unverified:
             verdicts = list(dict.fromkeys(q.verdict for q in unverified))
             more = f"; and {len(verdicts) - 3} more" if len(verdicts) > 3 else ""
-            message = (f"{message} {len(unverified)} quote(s) not in the source cited (marked in the answer): "
-                       f"{'; '.join(verdicts[:3])}{more}.").strip()
-            level = "warning" if level == "info" else level
+            warnings.append(f"{len(unverified)} quote(s) not in the source cited (marked in the answer): "
+                            f"{'; '.join(verdicts[:3])}{more}.")
         if numbers:
             shown = list(dict.fromkeys(n.verdict for n in numbers))
             more = f"; and {len(shown) - 3} more" if len(shown) > 3 else ""
-            message = (f"{message} {len(numbers)} number(s) not in the source cited: {'; '.join(shown[:3])}"
-                       f"{more}.").strip()
+            warnings.append(f"{len(numbers)} number(s) not in the source cited: {'; '.join(shown[:3])}{more}.")
+        if warnings:                  # each check that found something adds its sentence; any makes it a warning
+            message = " ".join([message, *warnings]).strip()
             level = "warning" if level == "info" else level
         self.note(message, level)
 
