@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import shutil
 import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
@@ -38,9 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from ragtui.config import Settings
-from ragtui.errors import RagtuiError, describe, disk_full
 from ragtui.events import Event, FileSkipped, IngestFinished, IngestProgress, Notice
 from ragtui.ingest.discover import Entry, discover
+from ragtui.ingest.disk_full import full_disk
 from ragtui.ingest.extraction import Extraction, processes_for
 from ragtui.ingest.reading import FileReader, Prepared
 from ragtui.ingest.report import IngestTally
@@ -62,30 +61,6 @@ PROGRESS_EVERY_S = 0.25
 # 4: a markdown chunk that starts at a heading (its window began on the blank line before it) has that
 #    heading's path, not the previous section's.
 EXTRACTION_VERSION = 4
-
-
-# Below this much free space, a failed store write is taken for a full disk: Chroma's Rust core reports one
-# as "Error in compaction: Failed to apply logs to the metadata segment", without the OS error.
-LOW_SPACE_BYTES = 64 * 2**20
-
-
-class DiskFull(RagtuiError):
-    """The disk under the data dir filled up mid-ingest. Every store write is journalled in the records
-    first, so the collection is left as an interrupted ingest that the next run reconciles and resumes."""
-
-    def __init__(self, data_dir: Path, free: int | None, cause: BaseException) -> None:
-        room = "free space unknown" if free is None else f"{free / 2**20:.1f} MiB free"
-        super().__init__(f"the disk holding the data dir {data_dir} is full ({room}; the store said: "
-                         f"{describe(cause)[:160]}); the ingest stopped",
-                         hint="free space there (or set storage.data_dir to a disk with room) and run the same "
-                              "ingest again: what is stored is consistent and it resumes where it stopped")
-
-
-def _free_bytes(path: Path) -> int | None:
-    try:
-        return shutil.disk_usage(path).free
-    except OSError:
-        return None
 
 
 async def ingest_paths(settings: Settings, collection: Collection, paths: Sequence[Path], *,
@@ -217,9 +192,8 @@ class _IngestRun:
                 yield self._progress_now()
                 clean = True
             except Exception as exc:
-                free = _free_bytes(self.coll.path)
-                if disk_full(exc) or (free is not None and free < LOW_SPACE_BYTES):
-                    raise DiskFull(self.settings.data_dir, free, exc) from None
+                if (full := full_disk(exc, self.settings.data_dir, self.coll.path)) is not None:
+                    raise full from None
                 raise
             finally:
                 await self._stop_embedding()

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ragtui.config import Settings
-from ragtui.ingest.pipeline import DiskFull
+from ragtui.ingest.disk_full import DiskFull
 from ragtui.library import Collection
 from ragtui.stores.keyword import KeywordIndex
 from tests.ingest.conftest import ingest
