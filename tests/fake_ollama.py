@@ -299,14 +299,18 @@ class JsonHandler(BaseHTTPRequestHandler):
 
     def _send(self, data: bytes) -> None:
         """The bytes of an answer, a byte every DRIP_S under the `drip` fault."""
-        if self.fault != "drip":
+        self._drip(data, DRIP_S if self.fault == "drip" else 0.0)
+
+    def _drip(self, data: bytes, every_s: float) -> None:
+        """`data` at once, or one byte every `every_s` seconds until the client gives up."""
+        if not every_s:
             self.wfile.write(data)
             return
         try:
             for i in range(len(data)):
                 self.wfile.write(data[i:i + 1])
                 self.wfile.flush()
-                time.sleep(DRIP_S)
+                time.sleep(every_s)
         except OSError:                    # the client gave up: what its deadline is for
             pass
 
@@ -442,16 +446,7 @@ class _Handler(JsonHandler):
     def _raw(self, data: bytes) -> None:
         """A 200 answer with exactly these bytes, dripped one byte at a time when embed_drip_s is set."""
         self._headers(len(data))
-        if not self.server_ref.embed_drip_s:
-            self.wfile.write(data)
-            return
-        try:
-            for i in range(len(data)):
-                self.wfile.write(data[i:i + 1])
-                self.wfile.flush()
-                time.sleep(self.server_ref.embed_drip_s)
-        except OSError:                    # the client gave up: what the deadline is for
-            pass
+        self._drip(data, self.server_ref.embed_drip_s)
 
     def _chat(self, name: str, body: dict[str, Any]) -> None:
         fake = self.server_ref
