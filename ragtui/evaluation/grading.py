@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ragtui.evaluation.judge import refitted
 from ragtui.llm.chat import ChatModel, LLMError
 from ragtui.llm.fencing import FENCE_RULE, fence
 from ragtui.llm.packing import MESSAGE_TOKENS
@@ -80,10 +81,7 @@ class Grader:
     async def verdict(self, question: str, references: Sequence[str], answer: str) -> tuple[str, str]:
         """(label, reason); a failed call is ("", the error) and counts in `failed`."""
         messages = self._fit(question, references, answer)
-        fitted = self.model.fitted(messages, GRADER_MAX_TOKENS)
-        if fitted is not self.model:
-            await self.model.aclose()
-            self.model = fitted
+        self.model = await refitted(self.model, messages, GRADER_MAX_TOKENS)
         try:
             reply, _ = await self.model.complete(messages)
         except LLMError as exc:

@@ -70,6 +70,14 @@ def fit_prompt(claim: str, sources: Sequence[tuple[int, str]], window: int) -> t
     return judge_messages(fitted_claim, fitted), cut
 
 
+async def refitted(model: ChatModel, messages: list[tuple[str, str]], max_tokens: int) -> ChatModel:
+    """The client to ask `messages` of: `model`, or one with the larger window they need (`model` then closed)."""
+    fitted = model.fitted(messages, max_tokens)
+    if fitted is not model:
+        await model.aclose()
+    return fitted
+
+
 class Judge:
     """The judge model, and what its calls came to: those that failed and the prompts cut to fit its window."""
 
@@ -82,10 +90,7 @@ class Judge:
         """Whether the judge replies YES; a failed call counts as NO (and in `failed`)."""
         messages, cut = fit_prompt(claim, sources, self.model.context_window)
         self.cut += cut
-        fitted = self.model.fitted(messages, JUDGE_MAX_TOKENS)
-        if fitted is not self.model:
-            await self.model.aclose()
-            self.model = fitted
+        self.model = await refitted(self.model, messages, JUDGE_MAX_TOKENS)
         try:
             reply, _ = await self.model.complete(messages)
         except LLMError:

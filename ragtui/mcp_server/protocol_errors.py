@@ -10,6 +10,7 @@ stream the server is given instead: it passes messages on, and answers each such
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Any, Self
 
@@ -52,11 +53,7 @@ class Answering:
         return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> SessionMessage | Exception:
-        while True:
-            item = await self._inner.receive()
-            if not isinstance(item, Exception):
-                return item
-            await self._replies.send(SessionMessage(error_reply(item)))
+        return await self._next_message(self._inner.receive)
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -65,8 +62,13 @@ class Answering:
         return self
 
     async def __anext__(self) -> SessionMessage | Exception:
+        return await self._next_message(self._inner.__anext__)
+
+    async def _next_message(self, fetch: Callable[[], Awaitable[SessionMessage | Exception]]) -> SessionMessage:
+        """The next message `fetch` gives, each line the transport could not parse answered with its error on the
+        way (the end of the stream passes through as `fetch` raises it)."""
         while True:
-            item = await self._inner.__anext__()
+            item = await fetch()
             if not isinstance(item, Exception):
                 return item
             await self._replies.send(SessionMessage(error_reply(item)))
