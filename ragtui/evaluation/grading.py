@@ -20,8 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ragtui.evaluation.judge import refitted
-from ragtui.llm.chat import ChatModel, LLMError
+from ragtui.llm.chat import ChatModel, LLMError, refitted
 from ragtui.llm.fencing import FENCE_RULE, fence
 from ragtui.llm.packing import MESSAGE_TOKENS
 from ragtui.llm.providers import GRADER_MAX_TOKENS

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from ragtui.llm.chat import ChatModel, LLMError
+from ragtui.llm.chat import ChatModel, LLMError, refitted
 from ragtui.llm.fencing import FENCE_RULE, fence
 from ragtui.llm.packing import MESSAGE_TOKENS
 from ragtui.llm.providers import JUDGE_MAX_TOKENS
@@ -68,14 +68,6 @@ def fit_prompt(claim: str, sources: Sequence[tuple[int, str]], window: int) -> t
     fitted = [(n, _cut(t, a)) for (n, t), a in zip(sources, allowed, strict=True)]
     cut = fitted_claim != claim or any(f != t for (_, f), (_, t) in zip(fitted, sources, strict=True))
     return judge_messages(fitted_claim, fitted), cut
-
-
-async def refitted(model: ChatModel, messages: list[tuple[str, str]], max_tokens: int) -> ChatModel:
-    """The client to ask `messages` of: `model`, or one with the larger window they need (`model` then closed)."""
-    fitted = model.fitted(messages, max_tokens)
-    if fitted is not model:
-        await model.aclose()
-    return fitted
 
 
 class Judge:

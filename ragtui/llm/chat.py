@@ -201,3 +201,11 @@ def stream_failure(exc: Exception, *, model: str, where: str) -> LLMError:
 def _one_line(text: str, limit: int = 200) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+async def refitted(model: ChatModel, messages: Messages, max_tokens: int) -> ChatModel:
+    """The client to ask `messages` of: `model`, or one with the larger window they need (`model` then closed)."""
+    fitted = model.fitted(messages, max_tokens)
+    if fitted is not model:
+        await model.aclose()
+    return fitted

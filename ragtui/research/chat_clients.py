@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ragtui.config import ConfigError, Settings
 from ragtui.events import Stage
-from ragtui.llm.chat import ChatModel, LLMError
+from ragtui.llm.chat import ChatModel, LLMError, refitted
 from ragtui.research.ledger import Ledger
 
 
@@ -42,9 +42,8 @@ class ChatClients:
 
     async def fitted(self, model: ChatModel, messages: list[tuple[str, str]]) -> ChatModel:
         """The synthesis model sized for these messages (Ollama's num_ctx); the old client is closed if replaced."""
-        fitted = model.fitted(messages, self.settings.llm.max_tokens)
+        fitted = await refitted(model, messages, self.settings.llm.max_tokens)
         if fitted is not model:
-            await model.aclose()
             self.synthesis = fitted
         return fitted
 
