@@ -44,6 +44,7 @@ from ragtui.sanitize import one_line
 
 if TYPE_CHECKING:
     from ragtui.events import Event
+    from ragtui.ingest.profile import CollectionProfile
     from ragtui.model.chunks import Chunk, ChunkMeta
     from ragtui.model.conversation import SessionSource
     from ragtui.model.filters import SearchFilter
@@ -229,6 +230,21 @@ class Workspace:
         except CollectionDamaged as exc:
             return CollectionInfo(name, "", "", (), 0, "damaged", damaged=str(exc.damage))
         return collection.info()
+
+    def collection_profile(self, name: str) -> CollectionProfile:
+        """What `collections info` reports of `name`: its info alone, with the damage, when its stores cannot be
+        read (damaged vectors alone still leave the records to read)."""
+        from ragtui.ingest.profile import CollectionProfile, profile
+
+        info = self.collection_info(name)
+        try:
+            collection = self.collection(name)
+            damage = collection.damage()
+        except CollectionDamaged as exc:
+            return CollectionProfile(info, unreadable=str(exc.damage))
+        if damage is not None and not damage.vectors_only:
+            return CollectionProfile(info, unreadable=str(damage))
+        return profile(info, collection.records, self.settings)
 
     def create_collection(self, name: str, topic: str = "") -> Collection:
         self.registry.create(name, topic).close()

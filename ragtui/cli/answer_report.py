@@ -6,14 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragtui.evaluation.answer_metrics import ANSWER_METRICS
-
-_COUNTS = ("llm_calls", "prompt_tokens", "output_tokens", "seconds")
+from ragtui.evaluation.answer_metrics import ANSWER_METRICS, COUNT_METRICS
 
 
 def _number(name: str, value: float, signed: bool = False) -> str:
     sign = "+" if signed else ""
-    return f"{value:{sign}.1f}" if name in _COUNTS else f"{value:{sign}.3f}"
+    return f"{value:{sign}.1f}" if name in COUNT_METRICS else f"{value:{sign}.3f}"
 
 
 def _interval(name: str, row: dict[str, Any]) -> str:

@@ -29,6 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     info = actions.add_parser("info", help="formats, skipped files, chunk quality, entropy histogram and clusters")
     info.add_argument("name")
     info.add_argument("--json", action="store_true")
+    info.add_argument("--plot", action="store_true",
+                      help="draw the entropy histogram as bars (plain characters, without colour, when the output "
+                           "is not a terminal or NO_COLOR is set)")
     delete = actions.add_parser("delete", help="delete a collection and its indexes")
     delete.add_argument("name")
     delete.add_argument("--yes", action="store_true", help="do not ask for confirmation")
@@ -64,7 +67,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if args.action == "list":
             return _list(workspace, args.json)
         if args.action == "info":
-            return _info(workspace, args.name, args.json)
+            return _info(workspace, args)
         return _delete(workspace, args.name, args.yes)
 
 
@@ -115,74 +118,37 @@ async def _maintain(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def _delete_hint(name: str) -> str:
-    return f"delete it with `ragtui collections delete {name} --yes`, then ingest again"
+def _info(workspace: Workspace, args: argparse.Namespace) -> int:
+    from ragtui.ingest.profile import cluster_lines, histogram_lines, profile_lines
 
+    if args.plot and args.json:
+        from ragtui.errors import RagtuiError
 
-def _info(workspace: Workspace, name: str, as_json: bool) -> int:
-    from ragtui.ingest.clusters import H_RANGE, entropy_clusters, entropy_histogram
-    from ragtui.ingest.quality import quality
-    from ragtui.library import CollectionDamaged
-
-    settings = workspace.settings
-    info = workspace.collection_info(name)
-    try:
-        coll = workspace.collection(name)
-        damage = coll.damage()
-    except CollectionDamaged as exc:
-        damage = exc.damage
-    if damage is not None and not damage.vectors_only:     # nothing more can be read: say what is wrong
-        if as_json:
-            print(json.dumps({"info": asdict(info)}, indent=2))
-        else:
-            print(one_line(f"{info.name}  (damaged)  {damage}"))
-            print(_delete_hint(name))
+        raise RagtuiError("--plot draws for a reader; --json is for a program: pass one of them", exit_code=2)
+    report = workspace.collection_profile(args.name)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
         return 0
-    records = coll.records
-    skipped = [(f.source, f.reason) for f in records.files("skipped")]
-    duplicates = [(f.source, f.reason) for f in records.files("duplicate")]
-    stats = records.chunk_stats()
-    hist = entropy_histogram([h for h, _ in stats])
-    clusters = entropy_clusters(stats, settings.ingest.entropy_min, settings.ingest.entropy_max)
-    formats = records.format_counts()
-    pending = {m: records.pending_count(m) for m in settings.embed.all_models}
-    report = quality(records.chunk_edges(), records.filter_counts())
-    if as_json:
-        print(json.dumps({"info": asdict(info), "formats": formats, "skipped": skipped, "duplicates": duplicates,
-                          "histogram": hist, "clusters": [asdict(c) for c in clusters],
-                          "pending_embeddings": pending, "quality": report.to_json()}, indent=2))
-        return 0
-    print(one_line(f"{info.name}  ({info.state})  topic: {info.topic or '-'}  created {info.created}"))
-    print(one_line(f"files {info.files}, chunks {info.chunks}, models {', '.join(info.models) or '-'}"))
-    if info.damaged:
-        print(one_line(f"damaged: {info.damaged}; searched with keyword matches only"))
-        print(_delete_hint(name))
-    for model, n in pending.items():
-        if n:
-            print(f"  {n} chunks still need {model} embeddings")
-    print("formats: " + one_line(", ".join(f"{k} {v}" for k, v in formats.items()) or "-"))
-    if skipped:
-        print(f"skipped ({len(skipped)}):")
-        for source, reason in skipped:
-            print(f"  {one_line(source)}: {one_line(reason)}")
-    for source, reason in duplicates:
-        print(f"duplicate: {one_line(source)} ({one_line(reason)})")
-    for line in report.lines():
-        print(one_line(line))
-    if stats:
-        width = (H_RANGE[1] - H_RANGE[0]) / len(hist)
-        top = max(hist)
-        print("entropy histogram (bits/byte):")
-        for i, n in enumerate(hist):
-            if n:
-                lo = H_RANGE[0] + i * width
-                print(f"  {lo:4.1f}-{lo + width:4.1f}  {'#' * max(1, 40 * n // top):40}  {n}")
-        print("clusters (RAGWeed 2g):")
-        for c in clusters:
-            flag = "  (excluded)" if c.excluded else ""
-            print(f"  {c.label:17} {c.size:7} chunks  H {c.h_mean:.2f}±{c.h_std:.2f}  "
-                  f"words {c.word_mean:.0f}{flag}")
+    for line in profile_lines(report):
+        print(line)
+    if sum(report.histogram):
+        print("\n".join(_histogram_plot(report.histogram) if args.plot else histogram_lines(report.histogram)))
+        print("\n".join(cluster_lines(report.clusters)))
     return 0
+
+
+def _histogram_plot(histogram: list[int]) -> list[str]:
+    """The histogram drawn as bars (`plots.for_stream`: the terminal's width, colour only on a terminal without
+    NO_COLOR); its table where the terminal is too narrow for the axes."""
+    from ragtui import plots
+    from ragtui.ingest.clusters import H_RANGE
+    from ragtui.ingest.profile import HISTOGRAM_TITLE, histogram_lines
+
+    title = f"{HISTOGRAM_TITLE}: chunks per bin, {sum(histogram)} in all"
+    plot = plots.for_stream(lambda plt: plots.draw_histogram(plt, histogram, *H_RANGE, title=title,
+                                                             xlabel="bits per byte"),
+                            plots.HISTOGRAM_HEIGHT, sys.stdout)
+    return [plot] if plot is not None else [plots.too_narrow(), *histogram_lines(histogram)]
 
 
 def _delete(workspace: Workspace, name: str, yes: bool) -> int:

@@ -17,6 +17,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ragtui.cli.eval_plots import add_plot_argument, answer_plots, refuse_plot_flags, retrieval_plots
 from ragtui.cli.judgments_cmd import add_history_arguments, history_eval
 from ragtui.config import Settings
 from ragtui.evaluation.runner import EVAL_MODES
@@ -57,6 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--judge", metavar="MODEL",
                         help="with --answers: MODEL judges each answer statement against the sources it cites "
                              "(faithfulness; off by default)")
+    add_plot_argument(parser)
     parser.set_defaults(run=run)
 
 
@@ -65,6 +67,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from ragtui.evaluation.beir import load_dataset
     from ragtui.evaluation.runner import run_eval
 
+    refuse_plot_flags(args, [k for k, _ in COLUMNS])
     if args.compare_runs:
         print(compare_saved(*args.compare_runs))
         return 0
@@ -103,6 +106,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps(asdict(report), indent=2))
     else:
         print(markdown_table(report))
+    if args.plot is not None:
+        print("\n" + retrieval_plots(report, args.plot, dict(COLUMNS)))
     return 0
 
 
@@ -142,6 +147,8 @@ def run_answers(args: argparse.Namespace, settings: Settings, dataset: Any, prog
         raise RagtuiError(f"eval failed: {exc}",
                           exit_code=exc.exit_code if isinstance(exc, RagtuiError) else 1) from exc
     print(json.dumps(asdict(report), indent=2) if args.json else answer_table(report))
+    if args.plot is not None:
+        print("\n" + answer_plots(report, args.plot))
     return 0
 
 

@@ -67,6 +67,9 @@ ANSWER_METRICS: dict[str, str] = {
     "seconds": "wall seconds for the question (retrieve, annotate, answer)",
 }
 
+# The metrics that count (calls, tokens, seconds) rather than rate in [0, 1].
+COUNT_METRICS = ("llm_calls", "prompt_tokens", "output_tokens", "seconds")
+
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = set(string.punctuation)
 
