@@ -71,8 +71,15 @@ def test_collection_info_plot_draws_bars_as_tall_as_the_counts(tmp_path: Path, f
     assert "#" * 10 not in done.stdout                                 # the plot instead of the table
     assert "clusters (RAGWeed 2g):" in done.stdout and "files 10, chunks 10" in done.stdout
     lines = done.stdout.splitlines()
-    first, last, left, right = plot_area(lines)
+    first, last, _, _ = plot_area(lines)
     assert max(len(line) for line in lines[first - 2:last + 4]) == 80     # title to x label, as wide as the terminal
+    assert_bars_follow(lines, counts)
+
+
+def assert_bars_follow(lines: list[str], counts: dict[int, int]) -> None:
+    """In the histogram drawn in `lines` (bins of 0.4 bits over 0-8), the bar of each bin in `counts` stands on the
+    axis with its top on the y tick of its count, and an empty bin has none."""
+    first, last, left, right = plot_area(lines)
     ticks = {int(m.group(1)): i for i, line in enumerate(lines[first:last + 1], first)
              if (m := re.match(r"\s*(\d+)┤", line))}
     for b, n in counts.items():

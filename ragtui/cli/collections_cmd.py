@@ -15,6 +15,7 @@ from ragtui.config import Settings
 from ragtui.sanitize import one_line
 
 if TYPE_CHECKING:
+    from ragtui.ingest.profile import CollectionProfile
     from ragtui.workspace import Workspace
 
 
@@ -132,23 +133,22 @@ def _info(workspace: Workspace, args: argparse.Namespace) -> int:
     for line in profile_lines(report):
         print(line)
     if sum(report.histogram):
-        print("\n".join(_histogram_plot(report.histogram) if args.plot else histogram_lines(report.histogram)))
+        print("\n".join(_histogram_plot(report) if args.plot else histogram_lines(report.histogram)))
         print("\n".join(cluster_lines(report.clusters)))
     return 0
 
 
-def _histogram_plot(histogram: list[int]) -> list[str]:
+def _histogram_plot(report: CollectionProfile) -> list[str]:
     """The histogram drawn as bars (`plots.for_stream`: the terminal's width, colour only on a terminal without
     NO_COLOR); its table where the terminal is too narrow for the axes."""
     from ragtui import plots
-    from ragtui.ingest.clusters import H_RANGE
-    from ragtui.ingest.profile import HISTOGRAM_TITLE, histogram_lines
+    from ragtui.ingest.profile import histogram_lines, histogram_title
 
-    title = f"{HISTOGRAM_TITLE}: chunks per bin, {sum(histogram)} in all"
-    plot = plots.for_stream(lambda plt: plots.draw_histogram(plt, histogram, *H_RANGE, title=title,
+    plot = plots.for_stream(lambda plt: plots.draw_histogram(plt, report.histogram, *report.histogram_range,
+                                                             title=histogram_title(report.histogram),
                                                              xlabel="bits per byte"),
                             plots.HISTOGRAM_HEIGHT, sys.stdout)
-    return [plot] if plot is not None else [plots.too_narrow(), *histogram_lines(histogram)]
+    return [plot] if plot is not None else [plots.too_narrow(), *histogram_lines(report.histogram)]
 
 
 def _delete(workspace: Workspace, name: str, yes: bool) -> int:

@@ -1,8 +1,8 @@
 """What `collections info` reports about a collection, read once for both front ends: `profile(info, records,
 settings)` gathers the formats, the skipped and duplicate files, the chunk-quality report, the entropy histogram and
 its clusters and the embeddings still missing into a `CollectionProfile`; `profile_lines`, `histogram_lines` and
-`cluster_lines` are its text, as the CLI prints it and the TUI's collection-info dialog shows it (inert, one line
-each)."""
+`cluster_lines` are its text (inert, one line each), as the CLI prints it and the TUI's collection-info dialog shows
+it, and `histogram_title` the title of the histogram drawn as bars."""
 
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ class CollectionProfile:
     formats: dict[str, int] = field(default_factory=dict)
     skipped: list[tuple[str, str]] = field(default_factory=list)        # (source, reason)
     duplicates: list[tuple[str, str]] = field(default_factory=list)     # (source, the indexed file it equals)
-    histogram: list[int] = field(default_factory=list)                  # chunks per entropy bin of H_RANGE
+    histogram: list[int] = field(default_factory=list)                  # chunks per equal bin of histogram_range
+    histogram_range: tuple[float, float] = H_RANGE                      # bits per byte
     clusters: list[Cluster] = field(default_factory=list)
     pending: dict[str, int] = field(default_factory=dict)               # chunks per model still without a vector
     quality: Quality = field(default_factory=Quality)
@@ -81,6 +82,11 @@ def profile_lines(p: CollectionProfile) -> list[str]:
 
 
 HISTOGRAM_TITLE = "entropy histogram (bits/byte)"
+
+
+def histogram_title(histogram: list[int]) -> str:
+    """The title of the histogram drawn as bars, whose y axis counts chunks."""
+    return f"{HISTOGRAM_TITLE}: chunks per bin, {sum(histogram)} in all"
 
 
 def histogram_lines(histogram: list[int]) -> list[str]:

@@ -28,15 +28,18 @@ from ragtui.workspace import DocumentView, Workspace
 
 if TYPE_CHECKING:
     from ragtui.events import Event
+    from ragtui.ingest.clusters import Cluster
+    from ragtui.ingest.profile import CollectionProfile
     from ragtui.model.collection import CollectionInfo, IngestReport
     from ragtui.model.conversation import SessionSource, SessionSummary
     from ragtui.model.filters import SearchFilter
     from ragtui.model.servers import Server
     from ragtui.research.session import ResearchSession
 
-__all__ = ["NAME_RULE", "WINDOW_CHARS", "AsyncWorkspace", "CollectionError", "DocumentView", "HistoryUnusable",
-           "ResearchSession", "best_window", "citation_spans", "cited_numbers", "configured_servers", "details",
-           "report_lines", "validate_collection_name"]
+__all__ = ["NAME_RULE", "WINDOW_CHARS", "AsyncWorkspace", "CollectionError", "CollectionProfile", "DocumentView",
+           "HistoryUnusable", "ResearchSession", "best_window", "citation_spans", "cited_numbers", "cluster_lines",
+           "configured_servers", "details", "histogram_title", "profile_lines", "report_lines",
+           "validate_collection_name"]
 
 
 def report_lines(report: IngestReport) -> list[str]:
@@ -44,6 +47,27 @@ def report_lines(report: IngestReport) -> list[str]:
     from ragtui.ingest.report import report_lines
 
     return report_lines(report)
+
+
+def profile_lines(profile: CollectionProfile) -> list[str]:
+    """A collection's report as `collections info` prints it, but for the histogram and the clusters."""
+    from ragtui.ingest.profile import profile_lines
+
+    return profile_lines(profile)
+
+
+def cluster_lines(clusters: list[Cluster]) -> list[str]:
+    """A collection's entropy clusters, as `collections info` prints them."""
+    from ragtui.ingest.profile import cluster_lines
+
+    return cluster_lines(clusters)
+
+
+def histogram_title(histogram: list[int]) -> str:
+    """The title of a collection's entropy histogram drawn as bars."""
+    from ragtui.ingest.profile import histogram_title
+
+    return histogram_title(histogram)
 
 
 class AsyncWorkspace:
@@ -92,6 +116,10 @@ class AsyncWorkspace:
     async def collections_stamp(self) -> object:
         """Changes whenever a collection's summary may have (another process ingested, deleted or created)."""
         return await asyncio.to_thread(self.workspace.collections_stamp)
+
+    async def collection_profile(self, collection: str) -> CollectionProfile:
+        """What `collections info` reports of the collection (Workspace.collection_profile)."""
+        return await asyncio.to_thread(self.workspace.collection_profile, collection)
 
     async def create_collection(self, name: str, topic: str) -> None:
         await asyncio.to_thread(self.workspace.create_collection, name, topic)

@@ -101,8 +101,8 @@ WIDGET_KEYS: tuple[tuple[str, str], ...] = (
     ("enter", "In the query bar: run the query. On a source row: open it in the source viewer"),
     ("up / down", "In the query bar: recall earlier queries. In lists and tables: move"),
     ("space", "In the collections pane: toggle whether the collection is searched"),
-    ("d / K", "In the collections pane: remove files from the collection (asks which) / build its keyword index "
-              "again from its records"),
+    ("d / K / I", "In the collections pane: remove files from the collection (asks which) / build its keyword "
+                  "index again from its records / show what `collections info` reports, its entropy histogram drawn"),
     ("tab / shift+tab", "Next / previous pane: collections, query, sources, answer. The one-letter keys act "
                         "on the panes, so they work there; in the query bar every key types"),
     ("e / d / o", "In the history screen: export the session as Markdown / delete it / open its export in $EDITOR"),

@@ -1,5 +1,6 @@
 """The collections pane: every collection with its topic, size and ingest state; space toggles which are searched,
-d removes files from the highlighted collection and K builds its keyword index again from its records."""
+d removes files from the highlighted collection, K builds its keyword index again from its records and I shows what
+`collections info` reports of it, its entropy histogram drawn."""
 
 from __future__ import annotations
 
@@ -57,7 +58,8 @@ class CollectionsPane(Vertical):
 
     BINDINGS: ClassVar = [Binding("space", "toggle_collection", "Toggle collection"),
                           Binding("d", "remove_files", "Remove files"),
-                          Binding("K", "rebuild_keyword", "Rebuild keyword index")]
+                          Binding("K", "rebuild_keyword", "Rebuild keyword index"),
+                          Binding("I", "collection_info", "Collection info")]
 
     def __init__(self, workspace: AsyncWorkspace, **kwargs: Any) -> None:
         """`workspace`: the screen's door to the engine, for the files removed and the keyword index rebuilt."""
@@ -127,6 +129,20 @@ class CollectionsPane(Vertical):
             self.notify(one_line(f"Nothing removed from {name}: {describe(exc)}"), severity="error")
             return
         self.notify(one_line(f"Removed {len(report.removed)} file(s) from {name}: {', '.join(report.removed)}"))
+
+    @work(group="collection-info", exclusive=True)
+    async def action_collection_info(self) -> None:
+        """What `collections info` reports of the highlighted collection, in a dialog, its histogram drawn."""
+        from ragtui.tui.screens.collection_info import CollectionInfoScreen
+
+        if (name := self._highlighted()) is None:
+            return
+        try:
+            profile = await self.workspace.collection_profile(name)
+        except Exception as exc:  # deleted meanwhile, records that cannot be read: said, nothing shown
+            self.notify(one_line(f"No information on {name}: {describe(exc)}"), severity="error")
+            return
+        await self.app.push_screen(CollectionInfoScreen(profile))
 
     @work(group="collection-maintenance", exclusive=True)
     async def action_rebuild_keyword(self) -> None:
