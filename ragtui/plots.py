@@ -110,6 +110,7 @@ def rendered(draw: Callable[[Any], None], width: int, height: int, *, colour: bo
     import plotext
 
     plotext.clear_figure()
+    plotext.limit_size(False, False)     # the size asked for, not cut to the terminal's (80 x 24 for a pipe)
     draw(plotext)
     plotext.plotsize(width, height)
     if not colour:

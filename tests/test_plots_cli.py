@@ -5,6 +5,7 @@ escape sequence into a pipe."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -161,3 +162,72 @@ def test_eval_plot_usage_errors(tmp_path: Path, fake_ollama: FakeOllama) -> None
         done = cli(tmp_path, fake_ollama.url, "eval", "--dataset", dataset, *args)
         assert done.returncode == 2 and said in done.stderr and done.stdout == "", (args, done.stderr)
         assert not (tmp_path / "data" / "eval").exists()
+
+
+def test_eval_answers_plot_draws_a_row_per_rate_and_a_count_on_its_own_axis(tmp_path: Path,
+                                                                            fake_ollama: FakeOllama) -> None:
+    from ragtui.evaluation.answer_metrics import ANSWER_METRICS, COUNT_METRICS
+    from tests.test_answer_eval_cli import ollama_reader, write_dataset
+
+    fake_ollama.responder = ollama_reader
+    dataset = write_dataset(tmp_path / "mini")
+    rates = [m for m in ANSWER_METRICS if m not in COUNT_METRICS]
+    done = cli_at(80, tmp_path, fake_ollama, "--set", "retrieve.min_similarity=0", "eval", "--answers",
+                  "--dataset", str(dataset), "--plot", *rates, "llm_calls")
+    assert done.returncode == 0, done.stderr
+    assert ESCAPE not in done.stdout
+    table = {m.group(1): (float(m.group(2)), float(m.group(3)), float(m.group(4)))
+             for m in re.finditer(r"^\| (\w+) \| ([\d.]+) \[([\d.]+), ([\d.]+)\]", done.stdout, re.M)}
+    assert table["answer_contains"][0] == 0.667 and table["llm_calls"] == (4.0, 4.0, 4.0)
+    for absent in ("faithfulness", "correctness", "abstention"):      # no judge, no unanswerable question
+        assert absent not in table and f"(no question of this run has {absent}: nothing to plot)" in done.stdout
+    plot = done.stdout[done.stdout.index("answer metrics: mean and 95% bootstrap CI"):]
+    lines = plot.splitlines()
+    first, last, _, _ = plot_area(lines)
+    rows = [(i, line.split("┤")[0].strip()) for i, line in enumerate(lines[first:last + 1], first) if "┤" in line]
+    assert [name for _, name in rows] == [m for m in rates if m in table]     # every rate measured, in order
+    assert [b - a for (a, _), (b, _) in itertools.pairwise(rows)] == [2] * (len(rows) - 1)   # evenly
+    ticks = [i for i, c in enumerate(lines[last + 1]) if c == "┬"]
+    for i, name in rows:
+        mean = table[name][0]
+        assert abs(lines[i].index("●") - (ticks[0] + round(mean * (ticks[-1] - ticks[0])))) <= 1, lines[i]
+    count = plot[plot.index("llm_calls per question: mean and 95% bootstrap CI"):].splitlines()
+    first, last, left, right = plot_area(count)
+    row = next(line for line in count[first:last + 1] if line.startswith("llm_calls┤"))
+    assert abs(row.index("●") - (left + right) / 2) <= 1                  # 4.0 in the middle of its own axis
+    assert "4.00" in count[last + 2].split()
+
+
+def on_a_terminal(tmp_path: Path, fake: FakeOllama, extra_env: dict[str, str], *args: str) -> str:
+    """What `ragtui ARGS` writes with its stdout on a pseudo-terminal (a fresh process: the warm one's stdout is a
+    pipe)."""
+    import os
+    import pty
+
+    argv, env = command(tmp_path, fake.url, *args)
+    env = {k: v for k, v in env.items() if k != "NO_COLOR"}
+    master, slave = pty.openpty()
+    process = subprocess.Popen(argv, stdout=slave, stderr=subprocess.DEVNULL, env={**env, **extra_env})
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:                     # EIO: the process closed its end
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    assert process.wait(timeout=120) == 0
+    return out.decode()
+
+
+def test_plot_is_coloured_on_a_terminal_unless_no_color(tmp_path: Path, fake_ollama: FakeOllama) -> None:
+    counts = known_collection(tmp_path, fake_ollama)
+    coloured = on_a_terminal(tmp_path, fake_ollama, {"COLUMNS": "80"}, "collections", "info", "known", "--plot")
+    assert "\x1b[" in coloured and BLOCK in coloured
+    plain = on_a_terminal(tmp_path, fake_ollama, {"COLUMNS": "80", "NO_COLOR": "1"},
+                          "collections", "info", "known", "--plot")
+    assert ESCAPE not in plain
+    assert_bars_follow(plain.replace("\r\n", "\n").splitlines(), counts)
