@@ -6,8 +6,8 @@ metric per mode or per model).
 The `draw_*` functions draw on a plotext figure: the `plotext` module itself in the CLI (`rendered` builds the text)
 or the `plt` of a textual-plotext `PlotextPlot` in the TUI; both have the same figure methods. Labels are untrusted
 (a model's name comes from a server) and are made inert and clipped before plotext sees them. plotext is imported
-where the text is built (about 45 ms, measured with `python -X importtime -c "import plotext"`), not when this module
-is: none of the libraries `heavy.load` orders, and no import cycle of its own.
+where the text is built, not when this module is (about 40 ms, docs/benchmarks.md, "What `--plot` costs"); it is
+none of the libraries `heavy.load` orders, with no import cycle of its own.
 """
 
 from __future__ import annotations
