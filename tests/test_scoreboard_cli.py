@@ -36,8 +36,8 @@ def test_two_models_two_rows_and_paired_cis_over_the_same_questions(fake_ollama:
     try:
         dataset = write_dataset(tmp_path / "mini")
         run = cli(tmp_path, fake_ollama.url, "--set", "retrieve.min_similarity=0", "--set",
-                  "annotation.enabled=false", "eval", "--answers", "--dataset", str(dataset), "--models", "chat",
-                  f"liar@{other.url}", "--json")
+                  "annotation.enabled=false", "--set", "llm.api_key=sk-for-the-configured-server", "eval", "--answers",
+                  "--dataset", str(dataset), "--models", "chat", f"liar@{other.url}", "--json")
         assert run.returncode == 0, run.stderr
         board = json.loads(run.stdout)
         liar = f"liar@{other.url}"
@@ -51,6 +51,8 @@ def test_two_models_two_rows_and_paired_cis_over_the_same_questions(fake_ollama:
         assert lying["tokens"]["n"] == 3 and lying["seconds"]["mean"] > 0
         # each model asked every question over HTTP: the honest one on Ollama, the other on its own server
         assert len(fake_ollama.calls("/api/chat")) == 3 and len(other.requests) >= 3
+        # the configured key belongs to the configured server: another URL named on the command line never gets it
+        assert other.authorizations and not any("sk-for" in a for a in other.authorizations)
         per_query = board["per_query"]
         assert set(per_query["chat"]) == set(per_query[liar]) == set(QUESTIONS)
         # paired over the same three questions: the difference is the same on each, so its CI is that one value

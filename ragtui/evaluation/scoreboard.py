@@ -52,10 +52,13 @@ def parse_models(entries: list[str]) -> list[ModelEntry]:
 
 
 def model_settings(settings: Settings, entry: ModelEntry) -> Settings:
-    """`settings` with `entry` as the chat model (on its own server when it names one)."""
-    if entry.base_url:
-        return settings.replace(llm__provider="openai", llm__base_url=entry.base_url, llm__model=entry.name)
-    return settings.replace(llm__model=entry.name)
+    """`settings` with `entry` as the chat model (on its own server when it names one). A key belongs to its server:
+    llm.api_key goes only to the configured llm.base_url, never to another URL given here."""
+    if not entry.base_url:
+        return settings.replace(llm__model=entry.name)
+    own = settings.llm.provider == "openai" and entry.base_url == settings.llm.base_url.rstrip("/")
+    return settings.replace(llm__provider="openai", llm__base_url=entry.base_url, llm__model=entry.name,
+                            **({} if own else {"llm__api_key": ""}))
 
 
 @dataclass
