@@ -64,12 +64,12 @@ class WatchTally:
         self.removed += len(report.removed)
 
     def summary(self, collection: str) -> str:
-        line = (f"watch: stopped; {self.runs} ingest run(s) into {collection!r}: {self.added} file(s) added, "
-                f"{self.updated} changed, {self.removed} removed")
+        line = (f"watch: stopped; {self.runs} finished ingest run(s) into {collection!r}: {self.added} file(s) "
+                f"added, {self.updated} changed, {self.removed} removed")
         if self.failed:
             line += f"; {self.failed} run(s) failed"
         if self.interrupted:
-            line += ("; the last run was interrupted (the stores are consistent: the next ingest or watch "
+            line += ("; the run under way was interrupted (the stores are consistent: the next ingest or watch "
                      "finishes it)")
         return line
 

@@ -63,7 +63,7 @@ def test_watch_picks_up_an_added_a_changed_and_a_removed_file_then_stops_on_ctrl
 
         status, rest = watch.interrupt()
         assert status == 0, watch.stderr_if_ended()
-        assert "watch: stopped; 4 ingest run(s) into 'w': 2 file(s) added, 1 changed, 1 removed" in rest
+        assert "watch: stopped; 4 finished ingest run(s) into 'w': 2 file(s) added, 1 changed, 1 removed" in rest
         info = collection(tmp_path, fake_ollama)
         assert info["watched"] is False and info["state"] == "ready"
     finally:
@@ -104,3 +104,34 @@ def test_a_watched_folder_removed_ends_the_watch_with_one_line(tmp_path: Path, f
         assert collection(tmp_path, fake_ollama)["files"] == 1
     finally:
         watch.kill()
+
+
+def test_ctrl_c_during_a_run_interrupts_it_and_the_next_ingest_finishes_it(tmp_path: Path,
+                                                                          fake_ollama: FakeOllama) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("The float valve refills the cistern after each flush.")
+    watch = WatchProcess(tmp_path, fake_ollama.url, docs, "w")
+    try:
+        watch.wait_for(lambda line: line.startswith("watch: watching"), STARTED_S)
+        fake_ollama.embed_delay = 30                     # the next run waits on its embedding
+        embedded = len(fake_ollama.calls("/api/embed"))
+        (docs / "b.txt").write_text("A centrifugal pump spins an impeller inside its casing.")
+        watch.wait_for(lambda line: line.startswith("watch: 1 change(s)"), PICKED_UP_S)
+        deadline = time.monotonic() + 20
+        while len(fake_ollama.calls("/api/embed")) == embedded and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(fake_ollama.calls("/api/embed")) > embedded       # the run is waiting on b.txt's vector
+        status, rest = watch.interrupt()
+        assert status == 0, watch.stderr_if_ended()
+        assert rest.endswith("1 finished ingest run(s) into 'w': 1 file(s) added, 0 changed, 0 removed; the run "
+                             "under way was interrupted (the stores are consistent: the next ingest or watch "
+                             "finishes it)")
+        assert collection(tmp_path, fake_ollama)["state"] == "interrupted"
+    finally:
+        watch.kill()
+    fake_ollama.embed_delay = 0
+    again = cli(tmp_path, fake_ollama.url, "ingest", str(docs), "-c", "w")
+    assert again.returncode == 0, again.stderr
+    info = collection(tmp_path, fake_ollama)
+    assert info["state"] == "ready" and info["files"] == 2
