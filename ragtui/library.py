@@ -72,6 +72,7 @@ NAME_RULE = "1-63 letters, digits, '-' or '_', starting with a letter or digit"
 MANIFEST = "collection.json"
 SENTENCES = "sentences"
 LOCK_FILE = "ingest.lock"
+WATCH_LOCK = "watch.lock"
 VECTOR_LOCK = "chroma.lock"
 GENERATION = "chroma.generation"
 
@@ -350,28 +351,25 @@ class Collection:
     @contextmanager
     def ingest_lock(self) -> Iterator[None]:
         """Held for a whole ingest: a second one into this collection, from any process, gets IngestBusy."""
-        with open(self.path / LOCK_FILE, "a+") as lock:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise IngestBusy(f"another ingest is writing into collection {self.name!r}") from None
-            try:
-                yield
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+        with _flocked(self.path / LOCK_FILE, f"another ingest is writing into collection {self.name!r}"):
+            yield
 
     def ingest_running(self) -> bool:
         """Whether some process holds the ingest lock of this collection right now."""
-        lock = self.path / LOCK_FILE
-        if not lock.exists():
-            return False
-        with open(lock, "a+") as f:
-            try:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return True
-            fcntl.flock(f, fcntl.LOCK_UN)
-            return False
+        return held(self.path / LOCK_FILE)
+
+    @contextmanager
+    def watch_lock(self) -> Iterator[None]:
+        """Held while `ingest --watch` keeps this collection in step with a folder: a second watch gets
+        IngestBusy, and `watched` (the collections pane's mark) is true for every process meanwhile."""
+        with _flocked(self.path / WATCH_LOCK, f"another `ingest --watch` is keeping collection {self.name!r} in "
+                                              "step with its folder"):
+            yield
+
+    @property
+    def watched(self) -> bool:
+        """Whether some process is watching a folder for this collection right now (`watch_lock`)."""
+        return held(self.path / WATCH_LOCK)
 
     @property
     def state(self) -> CollectionState:
@@ -403,7 +401,8 @@ class Collection:
             counts = self.records.status_counts()
             files, skipped = counts.get("done", 0), counts.get("skipped", 0)
         return CollectionInfo(self.name, str(manifest.get("topic", "")), str(manifest.get("created", "")),
-                              tuple(manifest.get("models", [])), chunks, self.state, files, skipped)
+                              tuple(manifest.get("models", [])), chunks, self.state, files, skipped,
+                              watched=self.watched)
 
     def damage(self) -> Damage | None:
         """What makes this collection unreadable, None when nothing does: the one check behind every "damaged".
@@ -472,6 +471,34 @@ class Collection:
                 self._vectors.clear()
 
 
+@contextmanager
+def _flocked(path: Path, busy: str) -> Iterator[None]:
+    """An exclusive flock on `path` for the block, or IngestBusy(`busy`) at once when a process holds it. The
+    kernel drops a flock with its process, so a killed holder leaves nothing to clean up."""
+    with open(path, "a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise IngestBusy(busy) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def held(path: Path) -> bool:
+    """Whether some process holds the flock of `path` (`_flocked`) right now."""
+    if not path.exists():
+        return False
+    with open(path, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(f, fcntl.LOCK_UN)
+        return False
+
+
 def _replace_file(path: Path, text: str) -> None:
     """Write `path` atomically (a kill never leaves half a file), readable and writable by whoever may read and
     write its folder: a temporary file is private (mode 0600), and a team's shared data dir needs the group's
@@ -505,15 +532,16 @@ class CollectionRegistry:
         return sorted(p.name for p in self.root.iterdir()
                       if NAME_RE.fullmatch(p.name) and (p.is_symlink() or (p / MANIFEST).is_file()))
 
-    def stamp(self) -> tuple[tuple[str, int, tuple[str, ...]], ...]:
-        """What moves whenever a collection's summary can change, cheap enough to poll (a stat and a folder
-        listing each): every collection's name, its manifest's write time (ingest state, models) and its keyword
-        index's generations (Whoosh writes a new `_MAIN_<n>.toc` at each commit: the chunk count's marker)."""
-        out: list[tuple[str, int, tuple[str, ...]]] = []
+    def stamp(self) -> tuple[tuple[str, int, tuple[str, ...], bool], ...]:
+        """What moves whenever a collection's summary can change, cheap enough to poll (a stat, a folder listing
+        and a lock probe each): every collection's name, its manifest's write time (ingest state, models), its
+        keyword index's generations (Whoosh writes a new `_MAIN_<n>.toc` at each commit: the chunk count's marker)
+        and whether a folder is being watched for it."""
+        out: list[tuple[str, int, tuple[str, ...], bool]] = []
         for name in self.names():
             folder = self.root / name
             if folder.is_symlink():
-                out.append((name, 0, ()))
+                out.append((name, 0, (), False))
                 continue
             try:
                 written = (folder / MANIFEST).stat().st_mtime_ns
@@ -523,7 +551,7 @@ class CollectionRegistry:
                 tocs = tuple(sorted(e.name for e in os.scandir(folder / "whoosh") if e.name.endswith(".toc")))
             except OSError:             # no keyword index yet
                 tocs = ()
-            out.append((name, written, tocs))
+            out.append((name, written, tocs, held(folder / WATCH_LOCK)))
         return tuple(out)
 
     def exists(self, name: str) -> bool:

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncGenerator, Iterable, Sequence
-from contextlib import aclosing
+from collections.abc import AsyncGenerator, Iterable, Iterator, Sequence
+from contextlib import aclosing, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
@@ -481,6 +481,13 @@ class Workspace:
         from ragtui.ingest.maintenance import rebuild_keyword
 
         return await asyncio.to_thread(rebuild_keyword, self.collection(name))
+
+    @contextmanager
+    def watching(self, name: str, topic: str = "") -> Iterator[None]:
+        """Collection `name` (created if new) marked as kept in step with a folder (`Collection.watch_lock`) for
+        the block; IngestBusy when another process watches for it."""
+        with self._ingest_target(name, topic).watch_lock():
+            yield
 
     def _ingest_target(self, name: str, topic: str) -> Collection:
         """The collection to ingest into, created (with `topic`) when new; an existing one's topic changes

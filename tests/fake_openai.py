@@ -51,6 +51,7 @@ class FakeOpenAI:
         self._outer = threading.Lock()       # held by a request waiting for the model
         self._inner = threading.Lock()       # held by the request the model is answering
         self.requests: list[dict[str, Any]] = []
+        self.authorizations: list[str] = []  # every request's Authorization header ("" without one)
         # /v1/embeddings: the embedding models served and their dimensions; the next `embed_drops` requests are
         # dropped without a reply; `per_token` answers each text with one vector per word, as llama-cpp-python's
         # server does for a model it does not pool.
@@ -68,6 +69,7 @@ class FakeOpenAI:
             faults = fake.faults
 
             def do_GET(self) -> None:
+                fake.authorizations.append(self.headers.get("Authorization", ""))
                 if self.hostile():
                     return None
                 if self.path == "/v1/models":
@@ -75,6 +77,7 @@ class FakeOpenAI:
                 return self._json({"error": {"message": "not found"}}, 404)
 
             def do_POST(self) -> None:
+                fake.authorizations.append(self.headers.get("Authorization", ""))
                 with fake._count:
                     fake.open_at_arrival.append(fake._open)
                     fake._open += 1

@@ -1,6 +1,6 @@
 """`ragtui eval --answers` as Markdown: one row per metric with its mean, 95% CI, how many questions it covers, its
 floor and its ceiling; the abstention lines; the judge's agreement on its calibration set; and the paired comparison
-of two saved answer runs."""
+of two saved answer runs; and the scoreboard of several models on the same questions."""
 
 from __future__ import annotations
 
@@ -45,13 +45,19 @@ def answer_table(report: Any) -> str:
     if errors:
         lines.append(f"note: {errors} question(s) ended with a failed stage (their scores count as given: no "
                      "answer scores 0); --json names each")
-    reported = sum(q["tokens_reported"] for q in report.questions)
-    calls = sum(q["llm_calls"] for q in report.questions)
-    if calls and reported < calls:
-        lines.append(f"note: tokens of {calls - reported} of {calls} calls are estimates (characters / 3.5); "
-                     "the server did not report them")
+    lines += _estimated_tokens(report.questions)
     lines += [f"note: {n}" for n in report.notices]
     return "\n".join(lines)
+
+
+def _estimated_tokens(questions: list[dict[str, Any]], whose: str = "") -> list[str]:
+    """The note that says how many calls' tokens are estimates, when the server did not report them all."""
+    reported = sum(q["tokens_reported"] for q in questions)
+    calls = sum(q["llm_calls"] for q in questions)
+    if calls and reported < calls:
+        return [f"note: {whose}tokens of {calls - reported} of {calls} calls are estimates (characters / 3.5); "
+                "the server did not report them"]
+    return []
 
 
 def _abstention_lines(results: dict[str, Any]) -> list[str]:
@@ -83,3 +89,40 @@ def answer_comparison(title: str, diffs: dict[str, dict[str, float]]) -> str:
         lines.append(f"| {name} | {_number(name, d['diff'], True)} [{_number(name, d['ci_low'], True)}, "
                      f"{_number(name, d['ci_high'], True)}]{star} | {int(d['n'])} | {d['b_wins']:.2f} |")
     return "\n".join(lines)
+
+
+def scoreboard_table(board: Any) -> str:
+    """One row per grounding metric: each model's mean [95% CI] (n: the questions it is defined for), then each
+    pair's paired difference; a legend of the metrics below."""
+    from ragtui.evaluation.scoreboard import SCOREBOARD_METRICS
+
+    pairs = list(board.comparisons)
+    answerable = board.queries - board.unanswerable
+    models = ", ".join(f"{m} (annotator {board.annotators.get(m, 'off')})" for m in board.models)
+    lines = [f"{board.dataset}: {board.queries} questions ({answerable} answerable, {board.unanswerable} the corpus "
+             f"does not answer), {board.documents} documents ({board.chunks} chunks), the same retrieval for "
+             f"every model; {models}",
+             "each model: mean [95% bootstrap CI] (n questions); each pair: difference, mean [95% paired bootstrap "
+             "CI over the same questions]; * = CI excludes 0", "",
+             "| metric | " + " | ".join(board.models) + " | " + " | ".join(pairs) + " |",
+             "|---" * (1 + len(board.models) + len(pairs)) + "|"]
+    names = [m for m in SCOREBOARD_METRICS if any(m in board.results[x] for x in board.models)]
+    for name in names:
+        cells = [f"{_interval(name, row)} (n {int(row['n'])})" if (row := board.results[x].get(name)) else "—"
+                 for x in board.models]
+        for pair in pairs:
+            d = board.comparisons[pair].get(name)
+            star = "*" if d and (d["ci_low"] > 0 or d["ci_high"] < 0) else ""
+            cells.append(f"{_number(name, d['diff'], True)} [{_number(name, d['ci_low'], True)}, "
+                         f"{_number(name, d['ci_high'], True)}]{star}" if d else "—")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += ["", *(f"{name}: {ANSWER_METRICS[name]}" for name in names)]
+    for model in board.models:
+        errors = sum(1 for q in board.questions[model] if q["error"])
+        if errors:
+            lines.append(f"note: {model}: {errors} question(s) ended with a failed stage (they count as given: no "
+                         "answer scores 0); --json names each")
+        lines += _estimated_tokens(board.questions[model], f"{model}: ")
+    lines += [f"note: {n}" for n in board.notices]
+    return "\n".join(lines)
+

@@ -81,8 +81,8 @@ def _list(workspace: Workspace, as_json: bool) -> int:
         print("no collections yet; create one with `ragtui ingest PATH -c NAME`")
         return 0
     rows = [("NAME", "FILES", "CHUNKS", "STATE", "MODELS", "TOPIC")]
-    rows += [(i.name, str(i.files), str(i.chunks), i.state, one_line(",".join(i.models)) or "-", one_line(i.topic))
-             for i in infos]
+    rows += [(i.name, str(i.files), str(i.chunks), i.state + (", watched" if i.watched else ""),
+              one_line(",".join(i.models)) or "-", one_line(i.topic)) for i in infos]
     widths = [max(len(r[k]) for r in rows) for k in range(5)]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[5])

@@ -13,11 +13,13 @@ import argparse
 import asyncio
 import json
 import sys
+from collections.abc import Coroutine
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ragtui.cli.eval_plots import add_plot_argument, answer_plots, refuse_plot_flags, retrieval_plots
+from ragtui.cli.eval_plots import (add_plot_argument, answer_plots, refuse_plot_flags, retrieval_plots,
+                                   scoreboard_plots)
 from ragtui.cli.judgments_cmd import add_history_arguments, history_eval
 from ragtui.config import Settings
 from ragtui.evaluation.runner import EVAL_MODES
@@ -55,6 +57,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--answers", action="store_true",
                         help="ask every question with reference answers (metadata.answers) through the configured "
                              "models and score annotation, answer, citations, quotes and cost")
+    parser.add_argument("--models", nargs="+", metavar="MODEL",
+                        help="with --answers: ask the same questions through each chat model (MODEL, or "
+                             "MODEL@http://HOST:PORT/v1 on an OpenAI-compatible server) and print one grounding "
+                             "table with paired CIs between the models")
     parser.add_argument("--judge", metavar="MODEL",
                         help="with --answers: MODEL judges each answer statement against the sources it cites "
                              "(faithfulness; off by default)")
@@ -117,6 +123,10 @@ def refuse_ignored_flags(args: argparse.Namespace) -> None:
 
     if args.judge and not args.answers:
         raise RagtuiError("--judge goes with --answers", exit_code=2)
+    if args.models and not args.answers:
+        raise RagtuiError("--models goes with --answers", exit_code=2)
+    if args.models and args.judge:
+        raise RagtuiError("--models compares grounding without a judge: it takes no --judge", exit_code=2)
     if args.weak and args.from_history is None:
         raise RagtuiError("--weak goes with --from-history (it counts the weak labels of your judgments)",
                           exit_code=2)
@@ -138,17 +148,28 @@ def run_answers(args: argparse.Namespace, settings: Settings, dataset: Any, prog
     from ragtui.evaluation.answers import run_answer_eval
     from ragtui.llm.providers import model_not_set
 
-    if not settings.llm.model:
+    if args.models:
+        from ragtui.cli.answer_report import scoreboard_table
+        from ragtui.evaluation.scoreboard import parse_models, run_scoreboard
+
+        models = parse_models(args.models)
+        evaluation: Coroutine[Any, Any, Any] = run_scoreboard(settings, dataset, models, progress=progress,
+                                                              keep_index=args.keep_index)
+        table: Any = scoreboard_table
+    elif not settings.llm.model:
         raise model_not_set("eval --answers asks the configured models: set [llm] model, or --set llm.model=NAME")
+    else:
+        evaluation = run_answer_eval(settings, dataset, progress=progress, keep_index=args.keep_index,
+                                     judge=args.judge)
+        table = answer_table
     try:
-        report = asyncio.run(run_answer_eval(settings, dataset, progress=progress, keep_index=args.keep_index,
-                                             judge=args.judge))
+        report = asyncio.run(evaluation)
     except Exception as exc:  # an unreachable server or a store failure ends the run with one line
         raise RagtuiError(f"eval failed: {exc}",
                           exit_code=exc.exit_code if isinstance(exc, RagtuiError) else 1) from exc
-    print(json.dumps(asdict(report), indent=2) if args.json else answer_table(report))
+    print(json.dumps(asdict(report), indent=2) if args.json else table(report))
     if args.plot is not None:
-        print("\n" + answer_plots(report, args.plot))
+        print("\n" + (scoreboard_plots(report, args.plot) if args.models else answer_plots(report, args.plot)))
     return 0
 
 

@@ -80,6 +80,26 @@ def answer_plots(report: Any, metrics: Sequence[str]) -> str:
     return "\n".join(charts)
 
 
+def scoreboard_plots(report: Any, metrics: Sequence[str]) -> str:
+    """One plot per metric asked for (every rate the scoreboard measured when none is named), a row per model;
+    a count (seconds, tokens) on its own axis."""
+    from ragtui.evaluation.answer_metrics import COUNT_METRICS
+    from ragtui.plots import Interval
+
+    measured = [m for m in dict.fromkeys(k for scores in report.results.values() for k in scores)
+                if metrics or m not in COUNT_METRICS]
+    charts = []
+    for metric in (metrics or measured):
+        rows = [Interval(model, scores[metric]["mean"], scores[metric]["ci_low"], scores[metric]["ci_high"])
+                for model, scores in report.results.items() if metric in scores]
+        if not rows:
+            charts.append(f"(no model of this run has {metric}: nothing to plot)")
+            continue
+        bounds = None if metric in COUNT_METRICS else (0.0, 1.0)
+        charts.append(interval_plot(rows, f"{metric} per model (95% CI)", bounds))
+    return "\n".join(charts)
+
+
 def interval_plot(rows: Sequence[Any], title: str, bounds: tuple[float, float] | None) -> str:
     """Rows of (label, value, ci_low, ci_high) (a mode, a metric or a model each), a whisker each, for stdout; a
     sentence where the terminal is too narrow."""

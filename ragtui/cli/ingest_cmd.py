@@ -1,4 +1,5 @@
-"""`ragtui ingest PATH... -c NAME`: ingest with a progress bar (plain lines when not a TTY), then the report."""
+"""`ragtui ingest PATH... -c NAME`: ingest with a progress bar (plain lines when not a TTY), then the report; with
+`--watch`, again after every change in the folders (`ingest_watch`)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "answer (set on a new collection, or a new topic for it)")
     parser.add_argument("--sync", action="store_true",
                         help="remove chunks of files that are gone from the given folders")
+    parser.add_argument("--watch", action="store_true",
+                        help="after the ingest, watch the folders and ingest again (with --sync) whenever files "
+                             "are added, changed or removed, until Ctrl-C")
     parser.set_defaults(run=run)
 
 
@@ -108,6 +112,10 @@ async def _ending_the_bar(events: AsyncIterator[Event], tty: TextIO | None) -> A
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    if args.watch:
+        from ragtui.cli.ingest_watch import watch
+
+        return asyncio.run(watch(args.paths, args.collection, args.topic, settings, sys.stdout, show_ingest))
     try:
         return asyncio.run(_ingest(args, settings, sys.stdout))
     except KeyboardInterrupt:

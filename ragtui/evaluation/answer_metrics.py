@@ -60,15 +60,20 @@ ANSWER_METRICS: dict[str, str] = {
     "citation_recall": "1 when the answer cites at least one judged-relevant source",
     "no_citation": "1 when the answer cites nothing",
     "quotes_verified": "quotes found in the source they cite, over the answer's quotes",
+    "quotes_misattributed": "quotes not in the source they cite but in another source of the answer, over the "
+                            "answer's quotes",
+    "numbers_unsupported": "1 when a sentence of the answer states a number that none of the sources it cites holds",
+    "echo": "1 when the answer copies its prompt or says nothing its sources say (scored as uncited)",
     "faithfulness": "answer statements the judge finds supported by the sources they cite, over the statements",
     "llm_calls": "chat calls (annotation and answer) for the question",
     "prompt_tokens": "prompt tokens of those calls",
     "output_tokens": "output tokens of those calls",
+    "tokens": "prompt and output tokens of those calls",
     "seconds": "wall seconds for the question (retrieve, annotate, answer)",
 }
 
 # The metrics that count (calls, tokens, seconds) rather than rate in [0, 1].
-COUNT_METRICS = ("llm_calls", "prompt_tokens", "output_tokens", "seconds")
+COUNT_METRICS = ("llm_calls", "prompt_tokens", "output_tokens", "tokens", "seconds")
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = set(string.punctuation)
@@ -178,6 +183,8 @@ class AnsweredQuestion:
     claimless: bool = False                               # an echo of the prompt or a non-answer: scored uncited
     quotes: int = 0
     quotes_verified: int = 0
+    quotes_misattributed: int = 0
+    numbers_unsupported: int = 0                          # stated numbers its cited sources do not hold
     statements: int = 0                                   # judged statements (with --judge)
     supported: int = 0
     verdict: str = ""                                     # the judge's correctness label (with --judge)
@@ -223,10 +230,14 @@ class AnsweredQuestion:
             "citation_recall": (1.0 if cited_relevant else 0.0) if answerable else None,
             "no_citation": 0.0 if cited else 1.0,
             "quotes_verified": _share(self.quotes_verified, self.quotes),
+            "quotes_misattributed": _share(self.quotes_misattributed, self.quotes),
+            "numbers_unsupported": 1.0 if self.numbers_unsupported else 0.0,
+            "echo": float(self.claimless),
             "faithfulness": _share(self.supported, self.statements) if judged else None,
             "llm_calls": float(self.llm_calls),
             "prompt_tokens": float(self.prompt_tokens),
             "output_tokens": float(self.output_tokens),
+            "tokens": float(self.prompt_tokens + self.output_tokens),
             "seconds": self.seconds,
         }
         return out

@@ -76,7 +76,7 @@ async def run_answer_eval(settings: Settings, dataset: Dataset, *, progress: Pro
                      Grader(await judge_model(settings, judge, GRADER_MAX_TOKENS))) if judge else None
     try:
         async with eval_index(settings, dataset, keep_index, progress) as index:
-            report = await _answer_all(index, progress, judging)
+            report = await answer_all(index, progress, judging)
     finally:
         if judging is not None:
             await judging.aclose()
@@ -97,11 +97,14 @@ class Judges:
         await self.correctness.aclose()
 
 
-async def _answer_all(index: EvalIndex, progress: Progress, judges: Judges | None) -> AnswerReport:
+async def answer_all(index: EvalIndex, progress: Progress, judges: Judges | None = None,
+                     settings: Settings | None = None) -> AnswerReport:
+    """Every question asked over `index` with `settings` (default: the index's workspace's; retrieval is always the
+    workspace's), and scored."""
     from ragtui.evaluation.bounds import bound_answers, score_bounds
     from ragtui.history import HistoryStore
 
-    settings, dataset = index.workspace.settings, index.dataset
+    settings, dataset = settings or index.workspace.settings, index.dataset
     qids = [q for q in dataset.queries if dataset.answers.get(q)]
     asked = [*qids, *dataset.unanswerable]
     notices = list(index.notices)
@@ -117,7 +120,7 @@ async def _answer_all(index: EvalIndex, progress: Progress, judges: Judges | Non
     with tempfile.TemporaryDirectory(prefix="ragtui-eval-history-") as folder:
         history = HistoryStore(folder)
         for i, qid in enumerate(asked, start=1):
-            one, texts = await _ask(index, history, qid, notices)
+            one, texts = await _ask(index, settings, history, qid, notices)
             if judges is not None:
                 from ragtui.evaluation.judge import judge_answer
 
@@ -173,7 +176,7 @@ def _keep_all_precision(answered: list[AnsweredQuestion]) -> dict[str, float]:
     return out
 
 
-async def _ask(index: EvalIndex, history: HistoryStore, qid: str,
+async def _ask(index: EvalIndex, settings: Settings, history: HistoryStore, qid: str,
                notices: list[str]) -> tuple[AnsweredQuestion, dict[int, str]]:
     """One question through a fresh session, metered, and the texts of its sources by number; a failed stage
     is the question's error, not the run's."""
@@ -184,7 +187,7 @@ async def _ask(index: EvalIndex, history: HistoryStore, qid: str,
 
     dataset, workspace = index.dataset, index.workspace
     question = dataset.queries.get(qid) or dataset.unanswerable[qid]
-    session = ResearchSession(workspace.settings, question, [index.name], history=history,
+    session = ResearchSession(settings, question, [index.name], history=history,
                               retrieve=workspace.retrieve)
     errors: list[str] = []
     started = time.perf_counter()
@@ -213,6 +216,8 @@ async def _ask(index: EvalIndex, history: HistoryStore, qid: str,
         packed=list(turn.prompt_numbers), windowed=windowed, cited=list(turn.citations),
         claimless=turn.echo or turn.non_answer,
         quotes=len(checks), quotes_verified=sum(c.verified for c in checks),
+        quotes_misattributed=sum(c.state == "misattributed" for c in checks),
+        numbers_unsupported=len(session.number_checks()),
         llm_calls=usage.calls, prompt_tokens=usage.prompt_tokens, output_tokens=usage.output_tokens,
         tokens_reported=usage.reported, seconds=round(seconds, 3), error="; ".join(errors))
     return asked, {s.number: s.chunk.text for s in turn.sources}

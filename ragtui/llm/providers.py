@@ -35,6 +35,15 @@ async def context_window(settings: Settings, model: str) -> int:
     return settings.llm.context_window or length or DEFAULT_CONTEXT_WINDOW
 
 
+async def served_window(settings: Settings, name: str, setting: str) -> int:
+    """The context window of model `name`, after asking the server whether it has it (Ollama's /api/show, an
+    OpenAI-compatible server's /models): a misspelt model given by `setting` fails with an error naming it."""
+    if settings.llm.provider == "openai":
+        await check_served(settings.llm.base_url, settings.llm.api_key, name, timeout=settings.llm.request_timeout,
+                           max_bytes=settings.limits.max_reply_bytes, setting=setting, backoff=settings.llm.backoff)
+    return await context_window(settings, name)
+
+
 def _build_model(settings: Settings, *, model: str, num_ctx: int, max_tokens: int, temperature: float,
                 window: int | None = None, timeout_s: float | None = None) -> ChatModel:
     """A ChatModel with these fixed options for the configured provider; `window` (default num_ctx) is
@@ -93,12 +102,8 @@ async def judge_model(settings: Settings, name: str, max_tokens: int = JUDGE_MAX
     """The judge of `eval --answers --judge`: a one-word reply (faithfulness, JUDGE_MAX_TOKENS of output) or a
     verdict with its reason (correctness, GRADER_MAX_TOKENS), the annotator's small num_ctx, grown per prompt up
     to the model's window. Building it asks the server
-    whether it has the model (Ollama's /api/show, an OpenAI-compatible server's /models), so a misspelt
-    judge fails here, before the work that needs it."""
-    if settings.llm.provider == "openai":
-        await check_served(settings.llm.base_url, settings.llm.api_key, name, timeout=settings.llm.request_timeout,
-                           max_bytes=settings.limits.max_reply_bytes, setting="--judge", backoff=settings.llm.backoff)
-    window = await context_window(settings, name)
+    whether it has the model (`served_window`), so a misspelt judge fails here, before the work that needs it."""
+    window = await served_window(settings, name, "--judge")
     return _build_model(settings, model=name, num_ctx=min(window, ANNOTATION_NUM_CTX), window=window,
                         max_tokens=max_tokens, temperature=0.0)
 

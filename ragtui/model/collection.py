@@ -27,6 +27,7 @@ class CollectionInfo:
     files: int = 0                   # files indexed (zip members count, zips themselves do not)
     skipped: int = 0                 # files skipped with a reason
     damaged: str = ""                # state "damaged": which file could not be read, and why
+    watched: bool = False            # an `ingest --watch` process keeps it in step with a folder right now
 
 
 def _empty() -> Mapping[str, int]:

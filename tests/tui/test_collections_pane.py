@@ -18,6 +18,7 @@ from ragtui.tui.widgets.collections import CollectionItem, CollectionsPane
 from tests.cli_run import cli
 from tests.fake_ollama import FakeOllama
 from tests.tui.conftest import main_screen, quiet_app
+from tests.watch_process import WatchProcess
 
 
 def _ingest(tmp_path: Path, fake_ollama: FakeOllama, folder: Path, name: str) -> None:
@@ -164,3 +165,30 @@ async def test_the_pane_removes_a_file_and_rebuilds_the_keyword_index_of_the_hig
         assert "Rebuilt the keyword index of c: 1 chunks." in await said_after("K")
     listed = json.loads(cli(tmp_path, fake_ollama.url, "collections", "list", "--json").stdout)
     assert (listed[0]["files"], listed[0]["chunks"]) == (1, 1)
+
+
+async def test_a_collection_another_process_watches_is_marked_watched_until_that_watch_stops(
+        tmp_path: Path, make_settings: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
+    """`ragtui ingest --watch` in a process of its own holds the collection's watch lock: the pane's poll marks the
+    row, and drops the mark once Ctrl-C has stopped the watch."""
+    docs = one_file_folder(tmp_path)
+    watch = WatchProcess(tmp_path, fake_ollama.url, docs, "c")
+    try:
+        watch.wait_for(lambda line: line.startswith("watch: watching"), 120)
+        app = quiet_app(make_settings())
+        async with app.run_test(size=(160, 40)) as pilot:
+            main = main_screen(app)
+            main.poll_collections()                          # what the screen's timer runs
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert [v.watched for v in main.collection_views] == [True]
+            assert "1 chunks · watched" in _rows(app)["c"]
+            status, _ = await asyncio.to_thread(watch.interrupt)
+            assert status == 0
+            main.poll_collections()                          # the stamp moved: the lock is free
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert [v.watched for v in main.collection_views] == [False]
+            assert "watched" not in _rows(app)["c"]
+    finally:
+        watch.kill()

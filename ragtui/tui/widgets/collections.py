@@ -1,6 +1,6 @@
-"""The collections pane: every collection with its topic, size and ingest state; space toggles which are searched,
-d removes files from the highlighted collection, K builds its keyword index again from its records and I shows what
-`collections info` reports of it, its entropy histogram drawn."""
+"""The collections pane: every collection with its topic, size, ingest state and whether a folder is watched for it
+(`ingest --watch`); space toggles which are searched, d removes files from the highlighted collection, K builds its
+keyword index again from its records and I shows what `collections info` reports of it, its entropy histogram drawn."""
 
 from __future__ import annotations
 
@@ -42,6 +42,8 @@ class CollectionItem(ListItem):
         if v.state != "ready":
             joint = " · " if len(v.state) <= 10 else "\n    "  # "needs embeddings" gets a line of its own
             text.append(f"{joint}{v.state}", style="red" if v.state in ("interrupted", "damaged") else "yellow")
+        if v.watched:                                          # `ingest --watch` keeps it in step with a folder
+            text.append(" · watched", style="cyan")
         if v.damaged:                                          # which file, and why (the CLI deletes it)
             text.append(f"\n    {one_line(v.damaged)}", style="red")
         if v.topic:
