@@ -18,8 +18,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ragtui.cli.eval_plots import (add_plot_argument, answer_plots, refuse_plot_flags, retrieval_plots,
-                                   scoreboard_plots)
+from ragtui.cli.eval_plots import add_plot_argument, answer_plots, refuse_plot_flags, retrieval_plots, scoreboard_plots
 from ragtui.cli.judgments_cmd import add_history_arguments, history_eval
 from ragtui.config import Settings
 from ragtui.evaluation.runner import EVAL_MODES
