@@ -286,9 +286,35 @@ def test_a_wrong_type_is_named_by_its_path_and_control_sequences_stay_inert(bund
 def test_a_bundle_over_the_size_cap_is_refused_before_it_is_parsed(tmp_path: Path) -> None:
     path = tmp_path / "huge.json"
     with path.open("wb") as file:
-        file.truncate(64 * 2**20 + 1)
+        file.truncate(32 * 2**20 + 1)
     done = _verify(tmp_path, str(path))
-    assert done.returncode == 2 and "more than the 65536 KiB a bundle may hold" in done.stderr
+    assert done.returncode == 2 and "more than the 32768 KiB a bundle may hold" in done.stderr
+
+
+def test_a_bundle_built_to_keep_verify_busy_is_refused(tmp_path: Path) -> None:
+    """600 sources and an answer of 200 cited quotes, each quote to be looked up in every source: valid under the
+    schema, and refused before any check runs (it took minutes)."""
+    from ragtui.bundle.integrity import record, sha256_text
+
+    text = "lorem ipsum dolor sit amet " * 30
+    source = {"number": 1, "collection": "c", "document": "d.md", "document_sha256": None,
+              "document_hashed": "unknown", "format": "md", "page": "", "pages": "", "heading": "", "chunk_id": "x",
+              "chunk_index": 0, "char_start": 0, "char_end": len(text), "lead": 0, "text": text,
+              "text_sha256": sha256_text(text), "verdict": "relevant", "override": "", "annotation": "",
+              "annotated_by": "", "annotation_prompt": "", "used": True, "misquoted": []}
+    turn = {"question": "q", "rewrite": "", "rewrite_by": "", "stop_reason": "stop", "continuations": 0,
+            "answer": " ".join(f'It says "alpha beta gamma{q}" [1].' for q in range(200)), "prompt": [],
+            "prompt_sources": [1], "citations": [1], "unknown_citations": [],
+            "sources": [{**source, "number": n} for n in range(1, 601)],
+            "checks": {"quotes": [], "numbers": [], "echo": False, "non_answer": False, "uncited": False}}
+    content = {"session": {"id": 1, "created_at": "", "updated_at": "", "collections": ["c"]},
+               "models": {"synthesis": "m", "annotation": "m", "annotation_on": True}, "settings": {},
+               "turns": [turn]}
+    path = tmp_path / "busy.json"
+    path.write_text(json.dumps({"format": "ragtui-session-bundle", "version": 1, "written_by": "", "written_at": "",
+                                "content": content, "integrity": record(content)}))
+    done = _verify(tmp_path, str(path))
+    assert done.returncode == 2 and "asks for more checking than verify does" in done.stderr, done.stderr
 
 
 def test_the_schema_is_a_json_schema_that_describes_every_field() -> None:

@@ -17,7 +17,7 @@ from ragtui.server_limits import ReplyTooDeep, loads
 
 FORMAT = "ragtui-session-bundle"
 VERSION = 1
-MAX_BYTES = 64 * 2**20          # a session of many turns with long chunks is a few MiB
+MAX_BYTES = 32 * 2**20          # a session of many turns with long chunks is a few MiB
 MAX_DEPTH = 24                  # the format nests 8 deep; the settings are flat
 
 
@@ -52,6 +52,7 @@ def load(path: Path) -> dict[str, Any]:
         raise BundleInvalid(f"{path} is a bundle of format version {data['version']}; this ragtui reads version "
                             f"{VERSION}", hint="upgrade ragtui")
     _validate(path, data)
+    _bounded(path, data["content"])
     return data
 
 
@@ -75,6 +76,16 @@ def _validate(path: Path, data: Any) -> None:
     error = best_match(Draft202012Validator(schema()).iter_errors(data))
     if error is not None:
         raise BundleInvalid(f"{path} is not a valid bundle: {error.json_path}: {_clipped(error.message)}")
+
+
+def _bounded(path: Path, content: dict[str, Any]) -> None:
+    """BundleInvalid for a bundle whose checks would look through more text than `checks.MAX_WORK`."""
+    from ragtui.bundle.checks import MAX_WORK, work
+
+    needed = work(conversation_of(content))
+    if needed > MAX_WORK:
+        raise BundleInvalid(f"{path} asks for more checking than verify does: its quotes and citations would be "
+                            f"looked up through {needed:,} characters of source text (at most {MAX_WORK:,})")
 
 
 def _clipped(text: str, limit: int = 160) -> str:
