@@ -249,6 +249,32 @@ def test_documents_as_they_are_now(bundled: Path, tmp_path: Path) -> None:
     assert "farms/area.md: not checked (not the file given)" in one.stdout and one.returncode == 1
 
 
+def test_a_pdf_session_holds_its_pages_and_verifies_against_the_pdf(
+        tmp_path: Path, make_settings: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
+    """A PDF's chunks carry their page range into the bundle, and --against extracts the PDF as the ingest did:
+    every cited passage (the chunk texts and the annotation's quote) is found in it again."""
+    from tests.ingest.test_page_ranges import QUOTE, quoting_responder, write_pdf
+
+    settings = make_settings("retrieve.min_similarity=0")
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    write_pdf(papers / "cooling.pdf")
+    assert _cli(settings, "ingest", str(papers), "-c", "papers").returncode == 0
+    fake_ollama.responder = quoting_responder
+    asked = _cli(settings, "ask", "-c", "papers", "--json", "How is the blade kept cool?")
+    assert asked.returncode == 0, asked.stderr
+    out = tmp_path / "pdf.json"
+    data = _bundle(settings, int(json.loads(asked.stdout)["session"]), out)
+    sources = data["content"]["turns"][0]["sources"]
+    assert {(s["document"], s["format"]) for s in sources} == {("cooling.pdf", "pdf")}
+    assert "12-13" in {s["pages"] for s in sources} and any(QUOTE in s["annotation"] for s in sources)
+    done = _verify(tmp_path, str(out), "--against", str(papers), "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    [document] = json.loads(done.stdout)["documents"]
+    assert (document["state"], document["missing"]) == ("unchanged", [])
+    assert document["passages"] > len(sources)          # each chunk's text, and at least one annotation's quote
+
+
 @pytest.mark.parametrize(("body", "says"), [
     ("not json", "is not JSON"),
     ("[" * 5000 + "]" * 5000, "nested too deep"),
