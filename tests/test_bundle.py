@@ -12,6 +12,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -273,6 +274,27 @@ def test_a_pdf_session_holds_its_pages_and_verifies_against_the_pdf(
     [document] = json.loads(done.stdout)["documents"]
     assert (document["state"], document["missing"]) == ("unchanged", [])
     assert document["passages"] > len(sources)          # each chunk's text, and at least one annotation's quote
+
+
+def test_an_archive_member_is_hashed_by_its_text_and_found_in_its_archive(
+        tmp_path: Path, make_settings: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
+    settings = make_settings()
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    with zipfile.ZipFile(docs / "farms.zip", "w") as archive:
+        archive.writestr("survey.md", SURVEY + "\n")
+        archive.writestr("area.md", AREA + "\n")
+    assert _cli(settings, "ingest", str(docs), "-c", "farms").returncode == 0
+    fake_ollama.responder = as_reply(misattributes_quotes)
+    asked = _cli(settings, "ask", "-c", "farms", "--json", QUESTION)
+    out = tmp_path / "zip.json"
+    sources = _bundle(settings, int(json.loads(asked.stdout)["session"]), out)["content"]["turns"][0]["sources"]
+    survey = next(s for s in sources if s["document"] == "farms.zip/survey.md")
+    assert survey["document_hashed"] == "text"
+    assert survey["document_sha256"] == hashlib.sha256((SURVEY + "\n").encode()).hexdigest()
+    done = _verify(tmp_path, str(out), "--against", str(docs))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "farms/farms.zip/survey.md: unchanged; 3 of 3 cited passages still in it" in done.stdout
 
 
 @pytest.mark.parametrize(("body", "says"), [
