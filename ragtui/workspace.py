@@ -344,6 +344,7 @@ class Workspace:
         import sqlite3
 
         from ragtui.bundle.write import DocumentHash
+        from ragtui.ingest.extract import archive_of
 
         meta = chunk.meta
         collection = self._collection_if_readable(meta.collection)
@@ -355,7 +356,7 @@ class Workspace:
                                                   for c in collection.records.chunks_by_id([chunk.id]))
         except (RagtuiError, OSError, sqlite3.Error):   # damaged since the session: the chunk's own record stands
             record, same = None, False
-        member = bool(record.container) if record is not None else _zip_member(meta.source)
+        member = bool(record.container) if record is not None else bool(archive_of(meta.source))
         digest = meta.file_hash or (record.hash if same and record is not None else "")
         return DocumentHash(digest, ("text" if member else "file") if digest else "")
 
@@ -499,9 +500,3 @@ class Workspace:
         """The collection to ingest into, created (with `topic`) when new; an existing one's topic changes
         inside the ingest, once its lock is held, so a refused ingest leaves the manifest alone."""
         return self.collection(name) if self.registry.exists(name) else self.create_collection(name, topic)
-
-
-def _zip_member(source: str) -> bool:
-    """Whether a document's name is an archive member's, "a.zip/m.txt" (`ingest.extract` names members so)."""
-    parts = source.split("/")
-    return any(part.lower().endswith(".zip") for part in parts[:-1])

@@ -295,6 +295,8 @@ def test_an_archive_member_is_hashed_by_its_text_and_found_in_its_archive(
     done = _verify(tmp_path, str(out), "--against", str(docs))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "farms/farms.zip/survey.md: unchanged; 3 of 3 cited passages still in it" in done.stdout
+    one = _verify(tmp_path, str(out), "--against", str(docs / "farms.zip"))      # the archive given as one file
+    assert one.returncode == 0 and "farms/farms.zip/area.md: unchanged" in one.stdout, one.stdout + one.stderr
 
 
 @pytest.mark.parametrize(("body", "says"), [

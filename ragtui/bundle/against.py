@@ -19,6 +19,7 @@ from ragtui.bundle.read import conversation_of
 from ragtui.bundle.verify import Failure
 from ragtui.config import Settings
 from ragtui.ingest.current import NotReadable, document_now
+from ragtui.ingest.extract import archive_of
 from ragtui.quotes import occurs
 
 
@@ -115,13 +116,11 @@ def _locate(path: Path, document: str) -> tuple[Path, str, str] | None:
     """(the file, its name as the ingest named it, the member's name or "") of `document` under `path`."""
     parts = document.split("/")
     if path.is_file():
-        names = {parts[-1]} | {parts[k - 1] for k in range(1, len(parts)) if parts[k - 1].lower().endswith(".zip")}
-        if path.name not in names:
-            return None
-        if path.name == parts[-1]:
-            return path, parts[-1], ""
-        k = parts.index(path.name) + 1
-        return path, "/".join(parts[:k]), document
+        archive = archive_of(document)
+        if path.name == parts[-1] and not archive:
+            return path, path.name, ""
+        return (path, path.name, path.name + document[len(archive):]) if archive.split("/")[-1] == path.name \
+            else None
     for k in range(1, len(parts) + 1):
         candidate = path.joinpath(*parts[:k])
         if candidate.is_file():
