@@ -326,11 +326,13 @@ def test_a_wrong_type_is_named_by_its_path_and_control_sequences_stay_inert(bund
 
     def hostile(data: dict[str, Any]) -> None:
         _source(data, "survey.md")["document"] = "\x1b]52;c;cHduZWQ=\x07survey\x1b[2J.md"
+        _source(data, "area.md")["document"] = "a" * 5000 + ".md"          # longer than any file name may be
 
     done = _verify(tmp_path, str(_edited(bundled, hostile)), "--against", str(tmp_path / "docs"))
     assert done.returncode == 1
     assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stdout
     assert "\\x1b]52" in done.stdout
+    assert "cannot be looked up under" in done.stdout and "File name too long" in done.stdout
 
 
 def test_a_bundle_over_the_size_cap_is_refused_before_it_is_parsed(tmp_path: Path) -> None:

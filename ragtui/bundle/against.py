@@ -55,7 +55,13 @@ def against(data: dict[str, Any], path: Path, settings: Settings) -> tuple[list[
             failures.append(Failure(first, f"{collection}/{document} is not a name a document can have under "
                                            f"{path} (an absolute path, or one with . or .. parts)"))
             continue
-        found = _locate(path, document)
+        try:
+            found = _locate(path, document)
+        except OSError as exc:      # a name too long for the file system, or a folder that cannot be listed
+            check.state = "unreadable"
+            failures.append(Failure(first, f"{collection}/{document} cannot be looked up under {path}: "
+                                           f"{exc.strerror or exc}"))
+            continue
         if found is None:
             if path.is_dir():
                 check.state = "gone"

@@ -48,8 +48,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                           "failures": [f.to_json() for f in failures],
                           "documents": [d.to_json() for d in documents]}, indent=2, ensure_ascii=True))
         return 1 if failures else 0
-    print(one_line(f"{args.file}: session {content['session']['id']}, {_summary(content)}, "
-                   f"written by {data['written_by']} at {data['written_at']}"))
+    print(one_line(f"{args.file}: session {content['session']['id']}, {_summary(content)} as recorded by "
+                   f"{data['written_by']} at {data['written_at']}"))
     for document in documents:
         print(one_line(_document_line(document)))
     for failure in failures:
