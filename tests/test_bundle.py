@@ -17,7 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
+from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from ragtui.config import Settings
@@ -333,6 +335,39 @@ def test_a_wrong_type_is_named_by_its_path_and_control_sequences_stay_inert(bund
     assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stdout
     assert "\\x1b]52" in done.stdout
     assert "cannot be looked up under" in done.stdout and "File name too long" in done.stdout
+
+
+def _leaves(node: Any) -> list[tuple[Any, Any]]:
+    """(container, key) of every string, number, boolean and null in `node`."""
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    return [leaf for key, value in items
+            for leaf in (_leaves(value) if isinstance(value, dict | list) and value else [(node, key)])]
+
+
+JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+                           max_leaves=6)
+
+
+@hypothesis.settings(max_examples=60, suppress_health_check=[hypothesis.HealthCheck.function_scoped_fixture])
+@hypothesis.given(data=st.data())
+def test_any_field_replaced_by_any_value_is_a_failure_or_one_error_never_a_crash(
+        bundled: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], data: st.DataObject) -> None:
+    from ragtui.cli import main
+
+    bundle = json.loads(bundled.read_text())
+    leaves = _leaves(bundle)
+    container, key = leaves[data.draw(st.integers(0, len(leaves) - 1), label="field")]
+    container[key] = data.draw(JSON_VALUES, label="value")
+    edited = tmp_path / "fuzzed.json"
+    edited.write_text(json.dumps(bundle))
+    capsys.readouterr()
+    against = ["--against", str(tmp_path / "docs")] if data.draw(st.booleans(), label="against") else []
+    code = main(["--config", os.devnull, "--data-dir", str(tmp_path / "none"), "verify", str(edited), *against])
+    out, err = capsys.readouterr()
+    assert code in (0, 1, 2)
+    assert "\x1b" not in out + err and "Traceback" not in err
+    assert code == 0 or (code == 1 and "FAIL $." in out) or (code == 2 and len(err.splitlines()) == 1), (out, err)
 
 
 def test_a_bundle_over_the_size_cap_is_refused_before_it_is_parsed(tmp_path: Path) -> None:
