@@ -230,6 +230,11 @@ def test_documents_as_they_are_now(bundled: Path, tmp_path: Path) -> None:
     same = _verify(tmp_path, str(bundled), "--against", str(docs))
     assert same.returncode == 0, same.stdout + same.stderr
     assert "farms/survey.md: unchanged; 3 of 3 cited passages still in it" in same.stdout
+    assert same.stdout.rstrip().endswith("verified: every hash and every check holds, and every cited passage of "
+                                         "the 2 documents compared is still in it")
+    one = _verify(tmp_path, str(bundled), "--against", str(docs / "survey.md"))
+    assert one.returncode == 0 and one.stdout.rstrip().endswith(
+        "every cited passage of the 1 document compared is still in it (1 not compared)"), one.stdout
 
     (docs / "area.md").write_text(AREA + "\nA line added later.\n")          # changed, every passage still there
     (docs / "survey.md").write_text(SURVEY.replace("85%", "80%") + "\n")     # the quoted figure changed

@@ -14,6 +14,7 @@ from ragtui.sanitize import one_line
 
 if TYPE_CHECKING:
     from ragtui.bundle.against import DocumentCheck
+    from ragtui.bundle.verify import Failure
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,7 +39,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         from ragtui.bundle.against import against
         from ragtui.errors import RagtuiError
 
-        if not args.against.exists():
+        try:
+            there = args.against.is_dir() or args.against.is_file()
+        except (OSError, ValueError) as exc:    # a name too long, a NUL byte
+            raise RagtuiError(f"--against {args.against}: {getattr(exc, 'strerror', None) or exc}",
+                              exit_code=2) from None
+        if not there:
             raise RagtuiError(f"--against {args.against}: no such file or folder", exit_code=2)
         documents, more = against(data, args.against, settings)
         failures += more
@@ -54,10 +60,18 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print(one_line(_document_line(document)))
     for failure in failures:
         print(one_line(f"FAIL {failure.path}: {failure.reason}"))
-    print("verified: every hash and every check holds" + (", and every cited passage is still in its document"
-                                                         if documents else "")
-          if not failures else f"{len(failures)} failure{'s' if len(failures) != 1 else ''}")
+    print(_verdict(failures, documents))
     return 1 if failures else 0
+
+
+def _verdict(failures: list[Failure], documents: list[DocumentCheck]) -> str:
+    if failures:
+        return f"{len(failures)} failure{'s' if len(failures) != 1 else ''}"
+    checked = sum(1 for d in documents if d.file)
+    unchecked = len(documents) - checked
+    return "verified: every hash and every check holds" + (
+        f", and every cited passage of the {checked} document{'s' if checked != 1 else ''} compared is still in "
+        f"it{f' ({unchecked} not compared)' if unchecked else ''}" if documents else "")
 
 
 def _summary(content: dict[str, Any]) -> str:
