@@ -1,5 +1,5 @@
 """Paths the user typed (a command-line argument, a setting, a dialog field), and the one way to read a small
-file the user names (a prompt template)."""
+file the user names (a prompt template, a session bundle)."""
 
 from __future__ import annotations
 
@@ -28,11 +28,11 @@ def user_path(text: str | Path) -> Path:
         return path
 
 
-def read_small_text(path: Path, limit: int = SMALL_FILE_BYTES) -> str:
-    """The UTF-8 text of the regular file at `path`, of at most `limit` bytes; UnreadableFile naming the file
-    otherwise. The kind is checked on the opened descriptor, opened with O_NONBLOCK so that a FIFO with no
-    writer does not hang the open, and the cap holds for the bytes read (a device such as /dev/zero has no
-    size to stat)."""
+def read_small_text(path: Path, limit: int = SMALL_FILE_BYTES, what: str = "a prompt file") -> str:
+    """The UTF-8 text of the regular file at `path`, of at most `limit` bytes (`what` the file is, for the
+    error); UnreadableFile naming the file otherwise. The kind is checked on the opened descriptor, opened
+    with O_NONBLOCK so that a FIFO with no writer does not hang the open, and the cap holds for the bytes read
+    (a device such as /dev/zero has no size to stat)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
     except (OSError, ValueError) as exc:        # ValueError: a name no file can have (a NUL byte)
@@ -45,7 +45,7 @@ def read_small_text(path: Path, limit: int = SMALL_FILE_BYTES) -> str:
         if len(data) > limit:
             size = max(os.fstat(fd).st_size, len(data))
             raise UnreadableFile(f"{path} is {size / 2**20:.1f} MiB, more than the {limit // 1024} KiB "
-                                 "a prompt file may hold")
+                                 f"{what} may hold")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -22,7 +22,7 @@ from contextlib import aclosing, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ragtui import heavy
 from ragtui.config import ConfigError, Settings
@@ -43,6 +43,7 @@ from ragtui.retrieve.wordnet import Lexicon
 from ragtui.sanitize import one_line
 
 if TYPE_CHECKING:
+    from ragtui.bundle.write import DocumentHash
     from ragtui.events import Event
     from ragtui.ingest.profile import CollectionProfile
     from ragtui.model.chunks import Chunk, ChunkMeta
@@ -345,6 +346,35 @@ class Workspace:
         if lookup.bib_file is not None and not lookup.bib_file.is_file():
             raise ConfigError(f"config error: cite.bib_file = {bib!r}: no such file")
         return bibliography(self.history.load(session_id), fmt, lookup)
+
+    def bundle(self, session_id: int) -> dict[str, Any]:
+        """The session as a bundle a colleague can verify without the collection (`ragtui.bundle`)."""
+        from ragtui.bundle.write import bundle
+
+        return bundle(self.history.load(session_id), self._document_hash)
+
+    def _document_hash(self, chunk: Chunk) -> DocumentHash:
+        """The sha256 of a chunk's document when the chunk was ingested, as its metadata recorded it; for a chunk
+        recorded without one, the collection's record of its file while that still holds the chunk unchanged;
+        unknown otherwise. An archive's member is hashed by its text (its record names its container)."""
+        import sqlite3
+
+        from ragtui.bundle.write import DocumentHash
+        from ragtui.ingest.extract import archive_of
+
+        meta = chunk.meta
+        collection = self._collection_if_readable(meta.collection)
+        record, same = None, False
+        try:
+            if collection is not None:
+                record = collection.records.file(meta.source)
+                same = not meta.file_hash and any(c.text == chunk.text
+                                                  for c in collection.records.chunks_by_id([chunk.id]))
+        except (RagtuiError, OSError, sqlite3.Error):   # damaged since the session: the chunk's own record stands
+            record, same = None, False
+        member = bool(record.container) if record is not None else bool(archive_of(meta.source))
+        digest = meta.file_hash or (record.hash if same and record is not None else "")
+        return DocumentHash(digest, ("text" if member else "file") if digest else "")
 
     def _collection_if_readable(self, name: str) -> Collection | None:
         try:

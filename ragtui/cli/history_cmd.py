@@ -1,5 +1,5 @@
-"""`ragtui history list|show|export|delete|reannotate|rescue|drop|judgments`: the saved research sessions, and
-steering them (`judgments`, the relevance judgments they hold, is in judgments_cmd).
+"""`ragtui history list|show|export|bundle|delete|reannotate|rescue|drop|judgments`: the saved research sessions,
+and steering them (`judgments`, the relevance judgments they hold, is in judgments_cmd).
 
 `reannotate`, `rescue` and `drop` change which sources the next answer uses;
 `ragtui ask --resynthesize --session ID` then answers again from them.
@@ -40,6 +40,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="markdown (default): the whole session and its checked quotes; bibtex or csl-json: one "
                              "entry per cited document, each [N] as a citation with its pages")
     export.add_argument("-o", "--output", type=Path, metavar="FILE", help="file to write (default: stdout)")
+    bundle = actions.add_parser("bundle", help="write a session as one JSON file a colleague can check with "
+                                               "`ragtui verify`, offline: questions, answers, cited texts with their "
+                                               "documents' sha256, verdicts, overrides, models, settings and checks")
+    bundle.add_argument("id", type=record_id)
+    bundle.add_argument("-o", "--output", type=Path, metavar="FILE", required=True, help="file to write")
     again = actions.add_parser("reannotate", help="annotate a session's sources again, with another model or "
                                                   "prompt file")
     again.add_argument("id", type=record_id)
@@ -74,14 +79,16 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         elif args.action in ("show", "export"):
             text = workspace.export_text(args.id, getattr(args, "format", "markdown"))
             if getattr(args, "output", None):
-                try:
-                    args.output.write_text(text, encoding="utf-8")
-                except (OSError, ValueError) as exc:    # a folder, no permission, a name no file can have
-                    raise RagtuiError(f"cannot write {args.output}: {getattr(exc, 'strerror', None) or exc}",
-                                      exit_code=2) from None
+                _write(args.output, text)
                 print(f"wrote session {args.id} to {args.output}")
             else:
                 sys.stdout.write(clean(text))
+        elif args.action == "bundle":
+            from ragtui.bundle.write import dumps
+
+            _write(args.output, dumps(workspace.bundle(args.id)))
+            print(one_line(f"wrote session {args.id} as a bundle to {args.output}; `ragtui verify {args.output}` "
+                           "checks it"))
         elif args.action == "delete":
             if not store.delete(args.id):
                 raise HistoryError(f"no session {args.id} in {store.path}")
@@ -98,6 +105,13 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                   f"of session {args.id}; "
                   f"`ragtui ask --resynthesize --session {args.id}` answers again")
     return 0
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except (OSError, ValueError) as exc:    # a folder, no permission, a name no file can have
+        raise RagtuiError(f"cannot write {path}: {getattr(exc, 'strerror', None) or exc}", exit_code=2) from None
 
 
 def _reopen_with(workspace: Workspace, session_id: int, numbers: Sequence[int]) -> ResearchSession:

@@ -419,6 +419,14 @@ def _converted(source: str, data: bytes, fmt: str, cfg: IngestSettings, workdir:
 
 # --- zip -----------------------------------------------------------------------------------
 
+def archive_of(source: str) -> str:
+    """The archive file a document's name names it a member of ("a.zip" of "a.zip/m.txt" and of
+    "a.zip/b.zip/m.txt", as `_zip` names members), "" for a file's own name."""
+    parts = source.split("/")
+    outer = min((k for k in range(1, len(parts)) if parts[k - 1].lower().endswith(".zip")), default=0)
+    return "/".join(parts[:outer])
+
+
 def unsafe_member(name: str) -> bool:
     """A member name that would escape the folder it is unpacked into (zip-slip)."""
     norm = name.replace("\\", "/")

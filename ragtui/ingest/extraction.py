@@ -38,6 +38,12 @@ POOL_MIN_FILES = 100        # fewer files than this are extracted in the ingesti
                             # costs ~1-2 CPU-s of imports, the extraction of a few hundred chunks)
 
 
+def member_digest(text: str) -> str:
+    """The hash an archive's member is recorded with: the sha256 of its extracted text (a member has no file of
+    its own to hash; a file's hash is that of its bytes)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def processes_for(settings: Settings, files: int) -> int:
     """Extraction processes for a run of this many files (none for a few: a worker's start costs more)."""
     return settings.ingest.workers if files >= POOL_MIN_FILES else 0
@@ -113,7 +119,7 @@ class _Worker:
         from ragtui.stores.nodes import node_to_chunk
 
         member = doc.source != job.source           # a zip member hashes its own text
-        file_hash = hashlib.sha256(doc.text.encode("utf-8")).hexdigest() if member else job.digest
+        file_hash = member_digest(doc.text) if member else job.digest
         nodes = self.pipeline.run(documents=[to_document(self.collection, doc, file_hash)])
         chunks = [node_to_chunk(n) for n in nodes]
         dropped = self.filter.take_dropped(doc.source)
