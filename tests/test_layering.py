@@ -38,7 +38,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # The three engines of the work: ingest, retrieval, the LLM calls; none of them imports another.
     # A session's bibliography (its references' metadata from .bib files and PDFs) rides on the same layer, and so
     # does the drawing of a cited PDF page with its chunk and quote boxed.
-    ("work", ("ragtui.ingest", "ragtui.retrieve", "ragtui.llm", "ragtui.bibliography", "ragtui.page_render")),
+    ("work", ("ragtui.ingest", "ragtui.retrieve", "ragtui.llm", "ragtui.bibliography", "ragtui.page_render",
+              "ragtui.citation_recheck")),
     # A research conversation: retrieval, annotation and synthesis in turns, saved to the history.
     ("research", ("ragtui.research",)),
     # The one object the front ends hold: it owns the collections, the history and the sessions.

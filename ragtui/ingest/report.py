@@ -79,6 +79,16 @@ def stage_lines(report: IngestReport) -> list[str]:
     return out
 
 
+def recheck_line(sessions: int, stale: int) -> str:
+    """What the re-check of the sessions citing changed or removed files found, in one line."""
+    if not sessions:
+        return "history: no saved session cites a changed or removed file"
+    noun = "session" if sessions == 1 else "sessions"
+    found = f"{stale} stale citation{'' if stale == 1 else 's'} (`ragtui history verify` lists them)" if stale \
+        else "every citation current"
+    return f"history: re-checked {sessions} {noun} citing a changed or removed file: {found}"
+
+
 def report_lines(report: IngestReport) -> list[str]:
     """The closing report as plain text lines."""
     out = [f"collection {report.collection}: {len(report.added)} added, {len(report.updated)} updated, "
@@ -110,6 +120,8 @@ def report_lines(report: IngestReport) -> list[str]:
     out.extend(f"duplicate: {s} (same bytes as {orig})" for s, orig in report.duplicates)
     if report.reconciled:
         out.append(f"repaired {report.reconciled} store entries left by an interrupted ingest")
+    if report.sessions_rechecked is not None:
+        out.append(recheck_line(report.sessions_rechecked, report.citations_stale))
     out.extend(f"warning: {w}" for w in report.warnings)
     if report.needs_embedding:
         out.append("some chunks have no embeddings yet: keyword search works; run the ingest again when "
