@@ -134,8 +134,10 @@ def test_a_quote_the_document_no_longer_holds_is_changed(
     docs, session, source = _asked(tmp_path, settings, fake_ollama)
     _write(docs, {**SECTIONS, "Pumps": "Centrifugal pumps self-prime from the sump. A dry start is harmless."})
 
-    report = _reingested(settings, docs)
-    assert "1 stale citation" in report
+    done = _cli(settings, "ingest", str(docs), "-c", "plant", "--json")       # the report as JSON says it too
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["updated"] == ["plant.md"] and (report["sessions_rechecked"], report["citations_stale"]) == (1, 1)
     status, data = _verified(settings, "--all")
     assert status == 3
     check = _check(data, session, source["number"])

@@ -7,8 +7,10 @@ The pipeline counts into an `IngestTally` and hands the front ends its frozen
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
+from typing import Any
 
 from ragtui.ingest.discover import BIBLIOGRAPHY
 from ragtui.ingest.embedding import part_chars
@@ -77,6 +79,18 @@ def stage_lines(report: IngestReport) -> list[str]:
         rate = f" ({chunks / seconds:,.0f} chunks/s)" if chunks and seconds > 0 else ""
         out.append(f"{label} {seconds:.1f} s{rate}")
     return out
+
+
+def report_json(report: IngestReport) -> dict[str, Any]:
+    """The report as JSON-ready data (`ingest --json`): every field by name, mappings as objects, tuples as
+    lists; file names and reasons as the ingest recorded them."""
+    def plain(value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return {str(k): plain(v) for k, v in value.items()}
+        if isinstance(value, tuple | list):
+            return [plain(v) for v in value]
+        return value
+    return {f.name: plain(getattr(report, f.name)) for f in fields(report)}
 
 
 def recheck_line(sessions: int, stale: int) -> str:
