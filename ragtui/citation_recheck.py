@@ -33,24 +33,39 @@ ChunksNow = Callable[[str, str], Sequence[Chunk] | None]
 
 
 def recheck(conversation: Conversation, chunks_now: ChunksNow, *, at: str = "") -> SessionCheck:
-    """Every source of every turn of `conversation`, checked against its file's chunks now; `at` is when."""
-    answer_quotes = _answer_quotes(conversation)
-    checks = tuple(replace(check_source(source, (*_evidence(source), *answer_quotes.get(source.number, ())),
-                                        chunks_now(source.chunk.meta.collection, source.chunk.meta.source),
-                                        at=at), cited=source.chunk.label)
-                   for source in conversation.all_sources)
-    return SessionCheck(conversation.id or 0, conversation.query, checks)
+    """Every source of every turn of `conversation`, checked against its file's chunks now; `at` is when. The
+    quotes are read only for a source whose chunk is not there as it was (most are, and reading them is most
+    of the work)."""
+    answer_quotes: dict[int, list[str]] | None = None
+    checks = []
+    for source in conversation.all_sources:
+        now = chunks_now(source.chunk.meta.collection, source.chunk.meta.source)
+        same = _same_chunk(source.chunk, now)
+        if now is not None and same is not None:
+            check = CitationCheck(source.number, CitationState.CURRENT, checked_at=at)
+        else:
+            if answer_quotes is None:
+                answer_quotes = _answer_quotes(conversation)
+            check = check_source(source, (*_evidence(source), *answer_quotes.get(source.number, ())), now, at=at)
+        checks.append(replace(check, cited=source.chunk.label))
+    return SessionCheck(conversation.id or 0, conversation.query, tuple(checks))
+
+
+def _same_chunk(old: Chunk, now: Sequence[Chunk] | None) -> Chunk | None:
+    """The chunk of `now` with `old`'s id, text and pages: the citation stands exactly where it stood."""
+    same = next((c for c in now or () if c.id == old.id), None)
+    return same if same is not None and same.text == old.text and same.meta.pages == old.meta.pages else None
 
 
 def check_source(source: SessionSource, quotes: Sequence[str], now: Sequence[Chunk] | None, *,
                  at: str = "") -> CitationCheck:
     """One source held to `quotes` (its chunk's whole text when there are none) in its file's chunks `now`."""
-    if not now:
+    if now is None:
         return CitationCheck(source.number, CitationState.GONE, checked_at=at)
     old = source.chunk
-    same = next((c for c in now if c.id == old.id), None)
-    if same is not None and same.text == old.text and same.meta.pages == old.meta.pages:
+    if _same_chunk(old, now) is not None:
         return CitationCheck(source.number, CitationState.CURRENT, checked_at=at)
+    same = next((c for c in now if c.id == old.id), None)
     if not quotes:
         twin = next((c for c in now if c.text == old.text), None)
         if twin is None:
