@@ -494,8 +494,8 @@ class Workspace:
 
         history = self.history
         chunks_now, at = self._chunks_now(), now()
-        results = [recheck(history.load(i), chunks_now, at=at)
-                   for i in (history.session_ids() if ids is None else dict.fromkeys(ids))]
+        results = [recheck(conversation, chunks_now, at=at) for conversation in
+                   history.load_each(history.session_ids() if ids is None else list(dict.fromkeys(ids)))]
         history.put_checks((r.session_id, r.checks) for r in results)
         return results
 

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = ["NAME_RULE", "WINDOW_CHARS", "AsyncWorkspace", "CollectionError", "DocumentView", "HistoryUnusable",
            "ResearchSession", "best_window", "citation_spans", "cited_numbers", "configured_servers", "details",
-           "report_lines", "validate_collection_name"]
+           "recheck_line", "report_lines", "validate_collection_name"]
 
 
 def report_lines(report: IngestReport) -> list[str]:
@@ -44,6 +44,15 @@ def report_lines(report: IngestReport) -> list[str]:
     from ragtui.ingest.report import report_lines
 
     return report_lines(report)
+
+
+def recheck_line(report: IngestReport) -> str:
+    """What the re-check of the saved sessions citing the files it changed or removed found, in one line ("" when
+    nothing was re-checked)."""
+    from ragtui.ingest.report import recheck_line
+
+    return "" if report.sessions_rechecked is None else recheck_line(report.sessions_rechecked,
+                                                                     report.citations_stale)
 
 
 class AsyncWorkspace:

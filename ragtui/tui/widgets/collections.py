@@ -126,7 +126,11 @@ class CollectionsPane(Vertical):
         except Exception as exc:  # a path it does not hold, an ingest running: said, nothing changed
             self.notify(one_line(f"Nothing removed from {name}: {describe(exc)}"), severity="error")
             return
-        self.notify(one_line(f"Removed {len(report.removed)} file(s) from {name}: {', '.join(report.removed)}"))
+        from ragtui.tui.engine_door import recheck_line
+
+        rechecked = recheck_line(report)
+        self.notify(one_line(f"Removed {len(report.removed)} file(s) from {name}: {', '.join(report.removed)}")
+                    + (f"\n{rechecked}" if rechecked else ""))
 
     @work(group="collection-maintenance", exclusive=True)
     async def action_rebuild_keyword(self) -> None:
