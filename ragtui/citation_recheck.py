@@ -40,13 +40,12 @@ def recheck(conversation: Conversation, chunks_now: ChunksNow, *, at: str = "") 
     checks = []
     for source in conversation.all_sources:
         now = chunks_now(source.chunk.meta.collection, source.chunk.meta.source)
-        same = _same_chunk(source.chunk, now)
-        if now is not None and same is not None:
+        if _same_chunk(source.chunk, now) is not None:
             check = CitationCheck(source.number, CitationState.CURRENT, checked_at=at)
         else:
             if answer_quotes is None:
                 answer_quotes = _answer_quotes(conversation)
-            check = check_source(source, (*_evidence(source), *answer_quotes.get(source.number, ())), now, at=at)
+            check = _check(source, (*_evidence(source), *answer_quotes.get(source.number, ())), now, at)
         checks.append(replace(check, cited=source.chunk.label))
     return SessionCheck(conversation.id or 0, conversation.query, tuple(checks))
 
@@ -57,14 +56,12 @@ def _same_chunk(old: Chunk, now: Sequence[Chunk] | None) -> Chunk | None:
     return same if same is not None and same.text == old.text and same.meta.pages == old.meta.pages else None
 
 
-def check_source(source: SessionSource, quotes: Sequence[str], now: Sequence[Chunk] | None, *,
-                 at: str = "") -> CitationCheck:
-    """One source held to `quotes` (its chunk's whole text when there are none) in its file's chunks `now`."""
+def _check(source: SessionSource, quotes: Sequence[str], now: Sequence[Chunk] | None, at: str) -> CitationCheck:
+    """A source whose chunk is not there as it was, held to `quotes` (its chunk's whole text when there are
+    none) in its file's chunks `now`."""
     if now is None:
         return CitationCheck(source.number, CitationState.GONE, checked_at=at)
     old = source.chunk
-    if _same_chunk(old, now) is not None:
-        return CitationCheck(source.number, CitationState.CURRENT, checked_at=at)
     same = next((c for c in now if c.id == old.id), None)
     if not quotes:
         twin = next((c for c in now if c.text == old.text), None)
