@@ -126,6 +126,9 @@ def test_a_quote_now_in_another_chunk_is_moved_and_says_where(
         text.stdout.splitlines()
     shown = _cli(settings, "history", "list")
     assert f"(1 stale: `ragtui history verify {session}`)" in shown.stdout
+    exported = _cli(settings, "history", "export", str(session))
+    assert f"   > (the document changed since: moved to plant/plant.md (chunk {check['chunk_id']}), re-checked " \
+        f"{check['checked_at']})" in exported.stdout.splitlines()
 
 
 def test_a_quote_the_document_no_longer_holds_is_changed(
