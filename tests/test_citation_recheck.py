@@ -201,3 +201,35 @@ def test_a_schema_3_history_gains_the_checks_table_and_keeps_its_sessions(
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 4
         assert conn.execute("SELECT count(*) FROM citation_checks").fetchone()[0] == len(data["sessions"][0]["checks"])
     conn.close()
+
+
+def _pdf(path: Path, pages: list[str]) -> None:
+    import pymupdf
+
+    with pymupdf.open() as doc:
+        for text in pages:
+            doc.new_page().insert_textbox(pymupdf.Rect(50, 50, 550, 800), text, fontsize=11)
+        doc.save(str(path))
+
+
+def test_a_quote_now_on_another_page_of_a_pdf_is_moved_to_that_page(
+        tmp_path: Path, make_settings: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
+    settings = make_settings()
+    fake_ollama.responder = _quoting
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    valves = SECTIONS["Valves"]
+    _pdf(docs / "plant.pdf", [SECTIONS["Pumps"], valves])
+    assert _cli(settings, "ingest", str(docs), "-c", "plant").returncode == 0
+    data = json.loads(_cli(settings, "ask", "-c", "plant", "--json", QUESTION).stdout)
+    source = next(s for s in data["sources"] if s["source"] == "plant.pdf" and "primed" in s["annotation"])
+    assert source["page"] == "1"
+
+    _pdf(docs / "plant.pdf", ["This manual covers the equipment of the plant room.", SECTIONS["Pumps"], valves])
+    assert "1 stale citation" in _reingested(settings, docs)
+    status, verified = _verified(settings, str(data["session"]))
+    check = _check(verified, data["session"], source["number"])
+    assert status == 3 and check["state"] == "moved"
+    # the new first page is short: its chunk runs on over page 2, where the quote now is
+    assert (check["pages"], check["label"]) == ("2", "plant/plant.pdf [pp.1-2]")
+    assert check["verdict"] == f"moved to plant/plant.pdf [pp.1-2] (chunk {check['chunk_id']}), the quote on page 2"

@@ -44,10 +44,13 @@ class CitationCheck:
 
     @property
     def verdict(self) -> str:
-        """The state in words: "moved to docs/a.md [p.4] (chunk …-00003)", "changed: "…" is no longer in the
-        document", "gone: the file is no longer in the collection", "current"."""
+        """The state in words: "moved to docs/a.pdf [pp.4-5] (chunk …-00003), the quote on page 5" (the page
+        only when the chunk's label does not already say it), "changed: "…" is no longer in the document",
+        "gone: the file is no longer in the collection", "current"."""
         if self.state is CitationState.MOVED:
-            return f"moved to {one_line(self.label)} (chunk {self.chunk_id})"
+            page = one_line(self.pages)
+            on = f", the quote on page {page}" if page and not self.label.endswith(f"[p.{page}]") else ""
+            return f"moved to {one_line(self.label)} (chunk {self.chunk_id}){on}"
         if self.state is CitationState.CHANGED:
             what = f'"{one_line(self.missing)}"' if self.missing else "the chunk's text"
             return f"changed: {what} is no longer in the document"
