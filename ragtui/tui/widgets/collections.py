@@ -128,9 +128,9 @@ class CollectionsPane(Vertical):
             return
         from ragtui.tui.engine_door import recheck_line
 
-        rechecked = recheck_line(report)
-        self.notify(one_line(f"Removed {len(report.removed)} file(s) from {name}: {', '.join(report.removed)}")
-                    + (f"\n{rechecked}" if rechecked else ""))
+        self.notify(one_line(f"Removed {len(report.removed)} file(s) from {name}: {', '.join(report.removed)}"))
+        if report.sessions_rechecked:        # saved sessions cited a removed file: what their re-check found
+            self.notify(recheck_line(report), severity="warning" if report.citations_stale else "information")
 
     @work(group="collection-maintenance", exclusive=True)
     async def action_rebuild_keyword(self) -> None:
