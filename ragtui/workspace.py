@@ -519,17 +519,18 @@ class Workspace:
         return chunks_now
 
     def _rechecked(self, report: IngestReport) -> IngestReport:
-        """The report with the sessions citing a file it changed or removed re-checked (`verify_history`); a
-        history that cannot be read leaves them unchecked, with a warning."""
-        from ragtui.history import HistoryUnusable
+        """The report with the sessions citing a file it changed or removed re-checked (`verify_history`); when
+        that fails (a history that cannot be read, another collection they cite damaged) the ingest still stands,
+        and a warning says the sessions were not re-checked and why."""
+        from ragtui.errors import describe
 
         changed = [*report.updated, *report.removed]
         if not changed:
             return report
         try:
             checked = self.verify_history(self.history.sessions_citing(report.collection, changed))
-        except HistoryUnusable as exc:
-            return replace(report, warnings=(*report.warnings, f"saved sessions not re-checked: {exc}"))
+        except (RagtuiError, OSError) as exc:
+            return replace(report, warnings=(*report.warnings, f"saved sessions not re-checked: {describe(exc)}"))
         return replace(report, sessions_rechecked=len(checked), citations_stale=sum(len(c.stale) for c in checked))
 
     def _ingest_target(self, name: str, topic: str) -> Collection:

@@ -233,3 +233,17 @@ def test_a_quote_now_on_another_page_of_a_pdf_is_moved_to_that_page(
     # the new first page is short: its chunk runs on over page 2, where the quote now is
     assert (check["pages"], check["label"]) == ("2", "plant/plant.pdf [pp.1-2]")
     assert check["verdict"] == f"moved to plant/plant.pdf [pp.1-2] (chunk {check['chunk_id']}), the quote on page 2"
+
+
+def test_an_unreadable_history_leaves_the_ingest_standing_and_says_the_sessions_were_not_rechecked(
+        tmp_path: Path, make_settings: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
+    settings = make_settings()
+    docs, _, _ = _asked(tmp_path, settings, fake_ollama)
+    (settings.data_dir / "history.sqlite3").write_bytes(b"not a database " * 512)
+    _write(docs, {**SECTIONS, "Seals": "Mechanical seals are replaced every two years."})
+
+    done = _cli(settings, "ingest", str(docs), "-c", "plant")
+    assert done.returncode == 0, done.stderr
+    assert "1 updated" in done.stdout and "history: re-checked" not in done.stdout
+    warning = next(line for line in done.stdout.splitlines() if line.startswith("warning: saved sessions not"))
+    assert "history file" in warning and "is damaged" in warning
