@@ -7,6 +7,10 @@ rewrites them in a single short transaction, so a reader (another process, the
 TUI's history screen) sees either the previous state or the new one, never half
 of it. WAL lets it read while the CLI writes. The schema version lives in PRAGMA
 user_version; a version-1 file (one question per session) is migrated on open.
+
+`citation_checks` holds the latest re-check of each source against its document
+(`ragtui.citation_recheck`): written by that check alone, never by `save`, so a
+session saved again keeps it (its sources keep their numbers and stored chunk texts).
 """
 
 from __future__ import annotations
@@ -14,13 +18,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import cast
 
 from ragtui.errors import RagtuiError, disk_full
 from ragtui.model.chunks import Chunk, ChunkMeta, LegRank
+from ragtui.model.citation_check import CitationCheck, CitationState
 from ragtui.model.conversation import (
     AnnotationState,
     Conversation,
@@ -36,7 +41,7 @@ from ragtui.model_ids import short_name
 from ragtui.quotes import quoteless
 from ragtui.timestamps import now as _now
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 FILE_NAME = "history.sqlite3"
 RECORD_ID_MAX = 2**63 - 1     # SQLite's INTEGER is a signed 64-bit number: one more does not bind
 
@@ -112,22 +117,47 @@ CREATE TABLE IF NOT EXISTS sources (
 );
 """
 
+# Version 4 adds the latest re-check of each source against its document as it now is.
+_CITATION_CHECKS = """
+CREATE TABLE IF NOT EXISTS citation_checks (
+    session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    number     INTEGER NOT NULL,
+    state      TEXT NOT NULL,
+    cited      TEXT NOT NULL,
+    chunk_id   TEXT NOT NULL,
+    pages      TEXT NOT NULL,
+    label      TEXT NOT NULL,
+    missing    TEXT NOT NULL,
+    checked_at TEXT NOT NULL,
+    PRIMARY KEY (session_id, number)
+);
+"""
+
 _TURN_FIELDS = ("query", "retrieval_meta", "keyword_only", "answer", "stop_reason", "continuations", "prompt",
                 "prompt_numbers", "citations", "unknown_citations", "timings", "error")
 _SESSION_FIELDS = ("id", "created_at", "updated_at", "collections", "config", "synthesis_model",
                    "annotation_model", "annotation_on")
 
 
+def _migrate_v3(conn: sqlite3.Connection) -> None:
+    """Schema 3 -> 4: the `citation_checks` table, empty (no session was re-checked yet; one transaction)."""
+    with conn:
+        conn.execute(_CITATION_CHECKS)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
 def _migrate_v2(conn: sqlite3.Connection) -> None:
-    """Schema 2 -> 3: `sources` gains its v3 columns, NULL in the rows already there (one transaction)."""
+    """Schema 2 -> 4: `sources` gains its v3 columns, NULL in the rows already there, and the v4 table comes
+    (one transaction)."""
     with conn:
         for name, kind in _V3_SOURCE_COLUMNS:
             conn.execute(f"ALTER TABLE sources ADD COLUMN {name} {kind}")
+        conn.execute(_CITATION_CHECKS)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
 def _migrate_v1(conn: sqlite3.Connection) -> None:
-    """Schema 1 (one question per session) -> 2 (turns): every session becomes a one-turn conversation.
+    """Schema 1 (one question per session) -> 4 (turns): every session becomes a one-turn conversation.
 
     The turn-level columns move from `sessions` to `turns`; `sources` gains its v2
     columns with defaults (turn 1; "" for the prompt, which v1 did not record). One
@@ -149,6 +179,7 @@ def _migrate_v1(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE sessions_v2 RENAME TO sessions")
         for name, kind in _V2_SOURCE_COLUMNS + _V3_SOURCE_COLUMNS:
             conn.execute(f"ALTER TABLE sources ADD COLUMN {name} {kind}")
+        conn.execute(_CITATION_CHECKS)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:
@@ -259,6 +290,13 @@ def _quoteless(row: sqlite3.Row) -> bool:
         quoteless(row["annotation"], row["chunk_text"])
 
 
+def _checks(conn: sqlite3.Connection, session_id: int) -> list[CitationCheck]:
+    rows = conn.execute("SELECT number, state, cited, chunk_id, pages, label, missing, checked_at "
+                        "FROM citation_checks WHERE session_id = ?", (session_id,)).fetchall()
+    return [CitationCheck(number, CitationState(state), cited, chunk_id, pages, label, missing, checked_at)
+            for number, state, cited, chunk_id, pages, label, missing, checked_at in rows]
+
+
 def _meta_json(meta: RetrievalMeta | None) -> str:
     return json.dumps(meta.to_json() if meta else {}, default=str)
 
@@ -305,8 +343,10 @@ class HistoryStore:
                 _migrate_v1(conn)
             elif version == 2:
                 _migrate_v2(conn)
+            elif version == 3:
+                _migrate_v3(conn)
             else:
-                conn.executescript(_SESSIONS.format(name="sessions") + _TURNS + _SOURCES)
+                conn.executescript(_SESSIONS.format(name="sessions") + _TURNS + _SOURCES + _CITATION_CHECKS)
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     @contextmanager
@@ -381,14 +421,24 @@ class HistoryStore:
 
     def load(self, session_id: int) -> Conversation:
         with self._connect() as conn:
-            conn.row_factory = sqlite3.Row
-            row = conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
-            if row is None:
-                raise HistoryError(f"no session {session_id} in {self.path}")
-            turn_rows = conn.execute("SELECT * FROM turns WHERE session_id = ? ORDER BY turn",
-                                     (session_id,)).fetchall()
-            source_rows = conn.execute("SELECT * FROM sources WHERE session_id = ? ORDER BY number",
-                                       (session_id,)).fetchall()
+            return self._load(conn, session_id)
+
+    def load_each(self, ids: Iterable[int]) -> Iterator[Conversation]:
+        """These sessions, one after another over one connection (HistoryError for an unknown id): for reading
+        many at once (`ragtui history verify --all`), about a tenth of each load is opening the file."""
+        with self._connect() as conn:
+            for session_id in ids:
+                yield self._load(conn, session_id)
+
+    def _load(self, conn: sqlite3.Connection, session_id: int) -> Conversation:
+        conn.row_factory = sqlite3.Row
+        row = conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        if row is None:
+            raise HistoryError(f"no session {session_id} in {self.path}")
+        turn_rows = conn.execute("SELECT * FROM turns WHERE session_id = ? ORDER BY turn", (session_id,)).fetchall()
+        source_rows = conn.execute("SELECT * FROM sources WHERE session_id = ? ORDER BY number",
+                                   (session_id,)).fetchall()
+        checks = {c.number: c for c in _checks(conn, session_id)}
         by_turn: dict[int, list[SessionSource]] = {}
         for r in source_rows:
             by_turn.setdefault(r["turn"], []).append(SessionSource(
@@ -401,7 +451,8 @@ class HistoryStore:
                 annotation_prompt=r["annotation_prompt"],
                 evidence=tuple(LegRank(str(leg), int(rank), float(score))
                                for leg, rank, score in json.loads(r["evidence"])),
-                neighbor_of=r["neighbor_of"], distance=r["distance"], quoteless=_quoteless(r)))
+                neighbor_of=r["neighbor_of"], distance=r["distance"], quoteless=_quoteless(r),
+                citation=checks.get(r["number"])))
         turns = [Turn(
             query=t["query"], rewrite=t["rewrite"], rewrite_by=t["rewrite_by"],
             retrieval_meta=_meta(t["retrieval_meta"]), rewrite_meta=_meta(t["rewrite_meta"]),
@@ -425,13 +476,45 @@ class HistoryStore:
                "(SELECT count(*) FROM sources WHERE session_id = s.id), "
                "(SELECT count(*) FROM sources WHERE session_id = s.id AND "
                " ((state IN ('relevant', 'off') AND override != 'dropped') OR override = 'rescued')), "
-               "(SELECT count(*) FROM turns WHERE session_id = s.id) "
+               "(SELECT count(*) FROM turns WHERE session_id = s.id), "
+               "(SELECT count(*) FROM citation_checks WHERE session_id = s.id AND state != 'current') "
                "FROM sessions s ORDER BY s.id DESC")
         with self._connect() as conn:
             rows = conn.execute(sql + (f" LIMIT {int(limit)}" if limit else "")).fetchall()
         return [SessionSummary(id=r[0], created_at=r[1], query=r[2] or "", collections=tuple(json.loads(r[3])),
-                               stop_reason=StopReason.parse(r[4] or ""), sources=r[5], relevant=r[6], turns=r[7])
+                               stop_reason=StopReason.parse(r[4] or ""), sources=r[5], relevant=r[6], turns=r[7],
+                               stale=r[8])
                 for r in rows]
+
+    def session_ids(self) -> list[int]:
+        """Every stored session's id, oldest first."""
+        with self._connect() as conn:
+            return [r[0] for r in conn.execute("SELECT id FROM sessions ORDER BY id")]
+
+    def sessions_citing(self, collection: str, sources: Iterable[str]) -> list[int]:
+        """The sessions with a source from one of these files (`ChunkMeta.source`) of `collection`, oldest first."""
+        wanted = set(sources)
+        if not wanted:
+            return []
+        with self._connect() as conn:
+            rows = conn.execute("SELECT DISTINCT session_id, json_extract(chunk_meta, '$.source') FROM sources "
+                                "WHERE json_extract(chunk_meta, '$.collection') = ?", (collection,)).fetchall()
+        return sorted({session_id for session_id, source in rows if source in wanted})
+
+    def put_checks(self, sessions: Iterable[tuple[int, Sequence[CitationCheck]]]) -> None:
+        """Each session's latest re-check, replacing the one before, in one transaction; a session deleted
+        meanwhile is passed over."""
+        with self._connect() as conn, conn:
+            for session_id, checks in sessions:
+                conn.execute("DELETE FROM citation_checks WHERE session_id = ?", (session_id,))
+                if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+                    continue
+                conn.executemany(
+                    "INSERT INTO citation_checks (session_id, number, state, cited, chunk_id, pages, label, "
+                    "missing, checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(session_id, c.number, c.state.value, c.cited, c.chunk_id, c.pages, c.label, c.missing,
+                      c.checked_at)
+                     for c in checks])
 
     def delete(self, session_id: int) -> bool:
         with self._connect() as conn, conn:
@@ -503,6 +586,8 @@ def _render_turn(index: int, turn: Turn, many: bool) -> list[str]:
                 lines.append(f"   > (quoted from page {s.quote_page})")
         if s.error:
             lines.append(f"   > annotation error: {s.error}")
+        if s.citation is not None and s.citation.stale:
+            lines.append(f"   > (the document changed since: {s.citation.verdict}, re-checked {s.citation.checked_at})")
     if not turn.sources:
         lines.append("_No sources were retrieved._")
     lines.append("")

@@ -44,9 +44,11 @@ from ragtui.sanitize import one_line
 
 if TYPE_CHECKING:
     from ragtui.bundle.write import DocumentHash
+    from ragtui.citation_recheck import ChunksNow
     from ragtui.events import Event
     from ragtui.ingest.profile import CollectionProfile
     from ragtui.model.chunks import Chunk, ChunkMeta
+    from ragtui.model.citation_check import SessionCheck
     from ragtui.model.conversation import SessionSource
     from ragtui.model.filters import SearchFilter
     from ragtui.model.retrieval import Retrieval
@@ -397,7 +399,17 @@ class Workspace:
         return False, f"{synonyms.lexicon} not installed (ragtui wordnet install)"
 
     def document(self, source: SessionSource) -> DocumentView:
-        """The chunk inside its document's text (kept by the ingest); the chunk alone when that is gone."""
+        """The chunk inside its document's text (kept by the ingest); the chunk alone when that is gone. A
+        citation the latest re-check found moved opens the current text at its new place."""
+        moved = source.citation
+        if moved is not None and moved.chunk_id:
+            try:
+                now = self.chunk(source.chunk.meta.collection, moved.chunk_id)
+            except RagtuiError:
+                now = None
+            if now is not None:
+                return replace(self.document_of(now), note=f"the document changed since this session: this "
+                                                           f"citation {moved.verdict}; showing it there")
         return self.document_of(source.chunk)
 
     def chunk(self, name: str, chunk_id: str) -> Chunk | None:
@@ -470,9 +482,13 @@ class Workspace:
         if absent := not_found(paths):
             raise RagtuiError(f"no such file or folder: {', '.join(one_line(str(p)) for p in absent)}",
                               hint="nothing was ingested", exit_code=2)
+        from ragtui.events import IngestFinished
+
         collection = self._ingest_target(name, topic)
         async with aclosing(ingest_paths(self.settings, collection, paths, sync=sync, topic=topic)) as events:
             async for event in events:
+                if isinstance(event, IngestFinished):
+                    event = replace(event, report=await asyncio.to_thread(self._rechecked, event.report))
                 yield event
 
     async def ingest_documents(self, name: str, documents: Iterable[tuple[str, str]]) -> AsyncGenerator[Event, None]:
@@ -503,7 +519,8 @@ class Workspace:
 
         collection = self.collection(name)
         sources = await asyncio.to_thread(files_named, collection, paths)
-        return await remove_files(self.settings, collection, sources)
+        report = await remove_files(self.settings, collection, sources)
+        return await asyncio.to_thread(self._rechecked, report)
 
     async def rebuild_keyword(self, name: str) -> int:
         """Build collection `name`'s keyword index again from its records (readers keep the old one until the
@@ -518,6 +535,56 @@ class Workspace:
         the block; IngestBusy when another process watches for it."""
         with self._ingest_target(name, topic).watch_lock():
             yield
+
+    # --- citations against the documents as they are now ------------------------------------
+
+    def verify_history(self, ids: Sequence[int] | None = None) -> list[SessionCheck]:
+        """The citations of these saved sessions (every one when None) checked against their collections as
+        they are now (ragtui.citation_recheck), each result stored in the history (HistoryError for an unknown
+        id, before anything is stored)."""
+        from ragtui.citation_recheck import recheck
+        from ragtui.timestamps import now
+
+        history = self.history
+        chunks_now, at = self._chunks_now(), now()
+        results = [recheck(conversation, chunks_now, at=at) for conversation in
+                   history.load_each(history.session_ids() if ids is None else list(dict.fromkeys(ids)))]
+        history.put_checks((r.session_id, r.checks) for r in results)
+        return results
+
+    def _chunks_now(self) -> ChunksNow:
+        """Where a file's chunks are now, read from its collection's records (once per file for one re-check);
+        None for a file that is no longer indexed, or whose collection was deleted."""
+        from ragtui.stores.records import DONE
+
+        seen: dict[tuple[str, str], Sequence[Chunk] | None] = {}
+
+        def chunks_now(name: str, source: str) -> Sequence[Chunk] | None:
+            if (name, source) not in seen:
+                found = None
+                if self.registry.exists(name):
+                    records = self.collection(name).records
+                    recorded = records.file(source)
+                    if recorded is not None and recorded.status == DONE:
+                        found = sorted(records.chunks_of([source]), key=lambda c: c.meta.chunk_index)
+                seen[(name, source)] = found
+            return seen[(name, source)]
+        return chunks_now
+
+    def _rechecked(self, report: IngestReport) -> IngestReport:
+        """The report with the sessions citing a file it changed or removed re-checked (`verify_history`); when
+        that fails (a history that cannot be read, another collection they cite damaged) the ingest still stands,
+        and a warning says the sessions were not re-checked and why."""
+        from ragtui.errors import describe
+
+        changed = [*report.updated, *report.removed]
+        if not changed:
+            return report
+        try:
+            checked = self.verify_history(self.history.sessions_citing(report.collection, changed))
+        except (RagtuiError, OSError) as exc:
+            return replace(report, warnings=(*report.warnings, f"saved sessions not re-checked: {describe(exc)}"))
+        return replace(report, sessions_rechecked=len(checked), citations_stale=sum(len(c.stale) for c in checked))
 
     def _ingest_target(self, name: str, topic: str) -> Collection:
         """The collection to ingest into, created (with `topic`) when new; an existing one's topic changes

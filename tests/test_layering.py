@@ -41,7 +41,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # does the drawing of a cited PDF page with its chunk and quote boxed, and a session's bundle (its checks
     # recomputed with the LLM layer's citation parser, its documents read now with the ingest's extraction).
     ("work", ("ragtui.ingest", "ragtui.retrieve", "ragtui.llm", "ragtui.bibliography", "ragtui.page_render",
-              "ragtui.bundle")),
+              "ragtui.bundle", "ragtui.citation_recheck")),
     # A research conversation: retrieval, annotation and synthesis in turns, saved to the history.
     ("research", ("ragtui.research",)),
     # The one object the front ends hold: it owns the collections, the history and the sessions.

@@ -102,7 +102,7 @@ async def _reembed(settings: Settings, name: str, models: list[str]) -> int:
 
 
 async def _maintain(settings: Settings, args: argparse.Namespace) -> int:
-    from ragtui.ingest.report import report_lines
+    from ragtui.ingest.report import recheck_line, report_lines
     from ragtui.workspace import Workspace
 
     async with Workspace(settings) as workspace:
@@ -114,6 +114,8 @@ async def _maintain(settings: Settings, args: argparse.Namespace) -> int:
     for source in report.removed:
         print(f"removed {one_line(source)}")
     print(one_line(report_lines(report)[0]))
+    if report.sessions_rechecked is not None:
+        print(recheck_line(report.sessions_rechecked, report.citations_stale))
     for warning in report.warnings:
         print(f"warning: {one_line(warning)}", file=sys.stderr)
     return 0

@@ -1,5 +1,6 @@
-"""`ragtui history list|show|export|bundle|delete|reannotate|rescue|drop|judgments`: the saved research sessions,
-and steering them (`judgments`, the relevance judgments they hold, is in judgments_cmd).
+"""`ragtui history list|show|export|bundle|delete|reannotate|rescue|drop|judgments|verify`: the saved research
+sessions, and steering them (`judgments`, the relevance judgments they hold, is in judgments_cmd; `verify`, their
+citations checked against the documents as they are now, in history_verify_cmd).
 
 `reannotate`, `rescue` and `drop` change which sources the next answer uses;
 `ragtui ask --resynthesize --session ID` then answers again from them.
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from ragtui.bibliography.export import FORMATS
 from ragtui.cli.arg_types import record_id
+from ragtui.cli.history_verify_cmd import add_verify_action, verify
 from ragtui.cli.judgments_cmd import add_history_action, list_judgments
 from ragtui.config import Settings
 from ragtui.errors import RagtuiError
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("history", help="list, show, export, delete or steer saved research sessions")
+    parser = sub.add_parser("history", help="list, show, export, delete, steer or verify saved research sessions")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     listing = actions.add_parser("list", help="sessions, newest first")
     listing.add_argument("-n", "--limit", type=record_id, default=50, help="at most this many (default 50)")
@@ -59,6 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         action.add_argument("id", type=record_id)
         action.add_argument("number", type=record_id, metavar="N", help="the source's [N]")
     add_history_action(actions)
+    add_verify_action(actions)
     parser.set_defaults(run=run)
 
 
@@ -74,8 +77,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                 print("No sessions yet: `ragtui ask \"...\"` starts one.")
             for s in sessions:
                 turns = f"{s.turns} turns" if s.turns > 1 else "1 turn"
+                stale = f"  ({s.stale} stale: `ragtui history verify {s.id}`)" if s.stale else ""
                 print(one_line(f"{s.id:>5}  {s.created_at}  {s.stop_reason or '-':<9}  "
-                               f"{s.relevant:>3}/{s.sources:<3} {turns:<8} {','.join(s.collections):<20}  {s.query}"))
+                               f"{s.relevant:>3}/{s.sources:<3} {turns:<8} {','.join(s.collections):<20}  {s.query}"
+                               f"{stale}"))
         elif args.action in ("show", "export"):
             text = workspace.export_text(args.id, getattr(args, "format", "markdown"))
             if getattr(args, "output", None):
@@ -97,6 +102,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             return _reannotate(args, workspace)
         elif args.action == "judgments":
             return list_judgments(args, workspace)
+        elif args.action == "verify":
+            return verify(args, workspace)
         else:
             session = _reopen_with(workspace, args.id, [args.number])
             source = session.rescue(args.number) if args.action == "rescue" else session.drop(args.number)

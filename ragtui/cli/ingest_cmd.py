@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import shutil
 import sys
 from contextlib import aclosing
@@ -33,6 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--watch", action="store_true",
                         help="after the ingest, watch the folders and ingest again (with --sync) whenever files "
                              "are added, changed or removed, until Ctrl-C")
+    parser.add_argument("--json", action="store_true",
+                        help="no progress; the closing report as one JSON object (the sessions re-checked among it)")
     parser.set_defaults(run=run)
 
 
@@ -63,18 +66,24 @@ async def _ingest(args: argparse.Namespace, settings: Settings, out: TextIO) -> 
 
     async with Workspace(settings) as workspace, \
             aclosing(workspace.ingest(args.paths, args.collection, topic=args.topic, sync=args.sync)) as events:
-        return await show_ingest(events, out)
+        return await show_ingest(events, out, as_json=args.json)
 
 
-async def show_ingest(events: AsyncIterator[Event], out: TextIO) -> int:
-    """Print an ingest's events (progress, skipped files, notices, the report); its exit code (1: interrupted)."""
+async def show_ingest(events: AsyncIterator[Event], out: TextIO, *, as_json: bool = False) -> int:
+    """Print an ingest's events (progress, skipped files, notices, the report; with `as_json` only the report, as
+    JSON); its exit code (1: interrupted)."""
     from ragtui.events import FileSkipped, IngestFinished, IngestProgress, Notice
-    from ragtui.ingest.report import report_lines
+    from ragtui.ingest.report import report_json, report_lines
 
-    tty = out.isatty()
+    tty = out.isatty() and not as_json
     status = 0
     async for event in _ending_the_bar(events, out if tty else None):
-        if isinstance(event, IngestProgress):
+        if as_json and isinstance(event, IngestFinished):
+            out.write(json.dumps(report_json(event.report), indent=2) + "\n")
+            status = 1 if event.report.interrupted else 0
+        elif as_json and isinstance(event, IngestProgress | FileSkipped):
+            continue
+        elif isinstance(event, IngestProgress):
             if tty:
                 width = shutil.get_terminal_size().columns - 1      # the last column would wrap
                 head = bar(event.files_done, event.files_total)
@@ -114,6 +123,12 @@ async def _ending_the_bar(events: AsyncIterator[Event], tty: TextIO | None) -> A
 def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.watch:
         from ragtui.cli.ingest_watch import watch
+
+        if args.json:
+            from ragtui.errors import RagtuiError
+
+            raise RagtuiError("--json prints one ingest's report; --watch goes on ingesting: pass one of them",
+                              exit_code=2)
 
         return asyncio.run(watch(args.paths, args.collection, args.topic, settings, sys.stdout, show_ingest))
     try:

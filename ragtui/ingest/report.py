@@ -7,8 +7,10 @@ The pipeline counts into an `IngestTally` and hands the front ends its frozen
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
+from typing import Any
 
 from ragtui.ingest.discover import BIBLIOGRAPHY
 from ragtui.ingest.embedding import part_chars
@@ -79,6 +81,28 @@ def stage_lines(report: IngestReport) -> list[str]:
     return out
 
 
+def report_json(report: IngestReport) -> dict[str, Any]:
+    """The report as JSON-ready data (`ingest --json`): every field by name, mappings as objects, tuples as
+    lists; file names and reasons as the ingest recorded them."""
+    def plain(value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return {str(k): plain(v) for k, v in value.items()}
+        if isinstance(value, tuple | list):
+            return [plain(v) for v in value]
+        return value
+    return {f.name: plain(getattr(report, f.name)) for f in fields(report)}
+
+
+def recheck_line(sessions: int, stale: int) -> str:
+    """What the re-check of the sessions citing changed or removed files found, in one line."""
+    if not sessions:
+        return "history: no saved session cites a changed or removed file"
+    noun = "session" if sessions == 1 else "sessions"
+    found = f"{stale} stale citation{'' if stale == 1 else 's'} (`ragtui history verify` lists them)" if stale \
+        else "every citation current"
+    return f"history: re-checked {sessions} {noun} citing a changed or removed file: {found}"
+
+
 def report_lines(report: IngestReport) -> list[str]:
     """The closing report as plain text lines."""
     out = [f"collection {report.collection}: {len(report.added)} added, {len(report.updated)} updated, "
@@ -110,6 +134,8 @@ def report_lines(report: IngestReport) -> list[str]:
     out.extend(f"duplicate: {s} (same bytes as {orig})" for s, orig in report.duplicates)
     if report.reconciled:
         out.append(f"repaired {report.reconciled} store entries left by an interrupted ingest")
+    if report.sessions_rechecked is not None:
+        out.append(recheck_line(report.sessions_rechecked, report.citations_stale))
     out.extend(f"warning: {w}" for w in report.warnings)
     if report.needs_embedding:
         out.append("some chunks have no embeddings yet: keyword search works; run the ingest again when "

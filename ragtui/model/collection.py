@@ -61,6 +61,11 @@ class IngestReport:
     # model -> (chunks longer than its window, embedded as averaged parts; its context length, None if unknown)
     split: Mapping[str, tuple[int, int | None]] = field(default_factory=lambda: MappingProxyType({}))
     embedder: str = "Ollama"         # who embeds (embed.provider), in the words of the report
+    # the saved sessions citing a file this ingest changed or removed, re-checked against the collection now
+    # (ragtui.citation_recheck), and their sources found moved, changed or gone; None: nothing to re-check
+    # (no file changed or left), or the history could not be read (a warning says so)
+    sessions_rechecked: int | None = None
+    citations_stale: int = 0
 
     @property
     def skipped_by_reason(self) -> dict[str, list[str]]:

@@ -21,6 +21,7 @@ from typing import Any
 
 from ragtui.echo import is_echo, says_nothing
 from ragtui.model.chunks import Chunk, LegRank, leg_score
+from ragtui.model.citation_check import CitationCheck
 from ragtui.model.retrieval import RetrievalMeta
 from ragtui.quotes import found_quotes, misquotes, occurs, quoteless
 from ragtui.sanitize import clean, one_line
@@ -102,6 +103,9 @@ class SessionSource:
     neighbor_of: int = 0             # a neighbour chunk added for context: the [N] of the hit it neighbours
     distance: int = 0                # how many chunks away from that hit
     quoteless: bool = False          # judged relevant with no quote its chunk holds (`quotes.quoteless`)
+    # how the cited chunk stands against its document now, from the latest re-check (ragtui.citation_recheck);
+    # None when it was never re-checked. Read from the history, written by the re-check alone.
+    citation: CitationCheck | None = None
 
     @property
     def rerank_score(self) -> float | None:
@@ -470,3 +474,4 @@ class SessionSummary:
     sources: int
     relevant: int
     turns: int = 1
+    stale: int = 0                   # sources the latest re-check found moved, changed or gone

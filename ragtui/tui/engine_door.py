@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = ["NAME_RULE", "WINDOW_CHARS", "AsyncWorkspace", "CollectionError", "CollectionProfile", "DocumentView",
            "HistoryUnusable", "ResearchSession", "best_window", "citation_spans", "cited_numbers", "cluster_lines",
-           "configured_servers", "details", "histogram_title", "profile_lines", "report_lines",
+           "configured_servers", "details", "histogram_title", "profile_lines", "recheck_line", "report_lines",
            "validate_collection_name"]
 
 
@@ -68,6 +68,15 @@ def histogram_title(histogram: list[int]) -> str:
     from ragtui.ingest.profile import histogram_title
 
     return histogram_title(histogram)
+
+
+def recheck_line(report: IngestReport) -> str:
+    """What the re-check of the saved sessions citing the files it changed or removed found, in one line ("" when
+    nothing was re-checked)."""
+    from ragtui.ingest.report import recheck_line
+
+    return "" if report.sessions_rechecked is None else recheck_line(report.sessions_rechecked,
+                                                                     report.citations_stale)
 
 
 class AsyncWorkspace:

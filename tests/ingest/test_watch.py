@@ -86,6 +86,8 @@ def test_a_second_watch_of_the_same_collection_is_refused_and_a_file_is_not_a_fo
         first.kill()
     run = cli(tmp_path, fake_ollama.url, "ingest", str(docs / "a.txt"), "-c", "w", "--watch", timeout=60)
     assert run.returncode == 2 and "--watch keeps a collection in step with folders; not a folder" in run.stderr
+    run = cli(tmp_path, fake_ollama.url, "ingest", str(docs), "-c", "w", "--watch", "--json", timeout=60)
+    assert run.returncode == 2 and "--watch goes on ingesting: pass one of them" in run.stderr
 
 
 def test_a_watched_folder_removed_ends_the_watch_with_one_line(tmp_path: Path, fake_ollama: FakeOllama) -> None:

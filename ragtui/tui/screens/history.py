@@ -1,4 +1,7 @@
-"""The history screen: past sessions, newest first; enter reopens one, e exports it as Markdown, d deletes it."""
+"""The history screen: past sessions, newest first; enter reopens one, e exports it as Markdown, d deletes it.
+
+The `stale` column counts the sources the latest re-check against the documents found moved, changed or gone
+(`ragtui history verify`, or an ingest that changed a cited file)."""
 
 from __future__ import annotations
 
@@ -18,6 +21,11 @@ from ragtui.sanitize import one_line
 from ragtui.tui.engine_door import AsyncWorkspace
 from ragtui.tui.widgets.filter_bar import FilterBar, matches
 from ragtui.tui.widgets.motions import MotionTable
+
+
+def stale_cell(stale: int) -> Text:
+    """How many of a session's citations are stale, in red; "" when none is (or it was never re-checked)."""
+    return Text(f"{stale} stale", style="bold red") if stale else Text("")
 
 
 class HistoryScreen(ModalScreen[int | None]):
@@ -45,7 +53,7 @@ class HistoryScreen(ModalScreen[int | None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("#", "when (UTC)", "query", "collections", "relevant/sources", "answer")
+        table.add_columns("#", "when (UTC)", "query", "collections", "relevant/sources", "answer", "stale")
         self._rows()
         if not self.sessions:
             self.query_one("#history-note", Static).update("No sessions yet: run a query first.")
@@ -60,7 +68,8 @@ class HistoryScreen(ModalScreen[int | None]):
             if matches(words, s.query, " ".join(s.collections), s.created_at, s.stop_reason):
                 table.add_row(str(s.id), s.created_at[:16].replace("T", " "), Text(one_line(s.query)),
                               Text(one_line(", ".join(s.collections))), f"{s.relevant}/{s.sources}",
-                              Text(one_line(s.stop_reason or "-")), key=str(s.id))   # Text: never read as markup
+                              Text(one_line(s.stop_reason or "-")), stale_cell(s.stale),
+                              key=str(s.id))   # Text: never read as markup
         if words:
             self.query_one("#history-note", Static).update(
                 Text(f"{table.row_count} of {len(self.sessions)} sessions hold every word of the filter"))

@@ -130,7 +130,11 @@ class CollectionsPane(Vertical):
         except Exception as exc:  # a path it does not hold, an ingest running: said, nothing changed
             self.notify(one_line(f"Nothing removed from {name}: {describe(exc)}"), severity="error")
             return
+        from ragtui.tui.engine_door import recheck_line
+
         self.notify(one_line(f"Removed {len(report.removed)} file(s) from {name}: {', '.join(report.removed)}"))
+        if report.sessions_rechecked:        # saved sessions cited a removed file: what their re-check found
+            self.notify(recheck_line(report), severity="warning" if report.citations_stale else "information")
 
     @work(group="collection-info", exclusive=True)
     async def action_collection_info(self) -> None:

@@ -24,6 +24,7 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, Static, TabbedContent, TabPane, Tabs
 
+from ragtui.model.citation_check import CitationState
 from ragtui.model.conversation import AnnotationState, SessionSource, Standing, by_evidence
 from ragtui.sanitize import clean, one_line, same_length
 from ragtui.textfit import clip_line, shorten_middle, without_irrelevant_marker
@@ -56,6 +57,18 @@ STANDING_WORDS = {Standing.RESCUED: ("rescued", "bold green"), Standing.DROPPED:
                   Standing.RELEVANT: ("relevant", "green"), Standing.NO_QUOTE: ("no quote", "yellow"),
                   Standing.IRRELEVANT: ("irrelevant", "yellow"),
                   Standing.FAILED: ("failed", "bold red"), Standing.OFF: ("-", "dim")}
+
+
+# How a source the latest re-check found stale is marked (ragtui.citation_recheck), before its annotation.
+STALE_STYLES = {CitationState.MOVED: "bold magenta", CitationState.CHANGED: "bold red", CitationState.GONE: "bold red"}
+
+
+def stale_mark(source: SessionSource) -> Text | None:
+    """`moved: ` / `changed: ` / `gone: ` in its colour for a stale citation; None otherwise."""
+    check = source.citation
+    if check is None or not check.stale:
+        return None
+    return Text(f"{check.state.value}: ", style=STALE_STYLES[check.state])
 
 
 def state_text(source: SessionSource, frame: int = 0, running: bool = False) -> Text:
@@ -234,8 +247,11 @@ class SourcesPanel(Vertical):
         meta = s.chunk.meta
         legs = LEGS.get(tuple(s.legs), "V+K" if s.legs else "-")
         note = s.error or self.annotation_text(s)
-        note_cell = Text(clip_line(note, self.row_lines * (self.note_width - 1) - 1),
+        mark = stale_mark(s)
+        note_cell = Text(clip_line(note, self.row_lines * (self.note_width - 1) - 1 - len(mark or '')),
                          style="red" if s.error else ("dim" if s.filtered else ""))
+        if mark:
+            note_cell = Text.assemble(mark, note_cell)
         columns = WIDE_COLUMNS if self.wide else NARROW_COLUMNS
         room = columns["file"]
         cells: dict[str, Text | str] = {
@@ -299,6 +315,9 @@ class SourcesPanel(Vertical):
         use = self.use.get(source.number)
         if use:
             text.append(f" · {USE_WORDS[use]}", style=USE_STYLES[use].replace("reverse ", ""))
+        if source.citation is not None and source.citation.stale:
+            text.append(f"\nthe document changed since: {source.citation.verdict}",
+                        style=STALE_STYLES[source.citation.state])
         if source.error:
             text.append(f"\nannotation failed: {clean(source.error)}", style="red")
         elif source.state is AnnotationState.IRRELEVANT:
