@@ -137,3 +137,30 @@ def test_ctrl_c_during_a_run_interrupts_it_and_the_next_ingest_finishes_it(tmp_p
     assert again.returncode == 0, again.stderr
     info = collection(tmp_path, fake_ollama)
     assert info["state"] == "ready" and info["files"] == 2
+
+
+def test_a_watched_change_re_checks_the_sessions_that_cite_the_file(tmp_path: Path,
+                                                                    fake_ollama: FakeOllama) -> None:
+    from tests.test_citation_recheck import PUMPS, QUESTION, QUOTE, _quoting
+
+    fake_ollama.responder = _quoting
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "pumps.txt").write_text(PUMPS)
+    watch = WatchProcess(tmp_path, fake_ollama.url, docs, "w")
+    try:
+        watch.wait_for(lambda line: line.startswith("watch: watching"), STARTED_S)
+        asked = cli(tmp_path, fake_ollama.url, "ask", "-c", "w", "--json", QUESTION)
+        assert asked.returncode == 0, asked.stderr
+        assert f'"{QUOTE}"' in json.loads(asked.stdout)["answer"]
+
+        (docs / "pumps.txt").write_text("Centrifugal pumps start once the casing is full.")
+        line = watch.wait_for(lambda line: line.startswith("history: "), PICKED_UP_S)
+        assert line.startswith("history: re-checked 1 session citing a changed or removed file: 1 stale citation")
+        status, _ = watch.interrupt()
+        assert status == 0, watch.stderr_if_ended()
+    finally:
+        watch.kill()
+    verified = cli(tmp_path, fake_ollama.url, "history", "verify", "--all", "--json")
+    assert verified.returncode == 3, verified.stderr
+    assert "changed" in verified.stdout
