@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from ragtui.ingest.profile import CollectionProfile
     from ragtui.model.chunks import Chunk, ChunkMeta
     from ragtui.model.citation_check import SessionCheck
-    from ragtui.model.conversation import SessionSource
+    from ragtui.model.conversation import Conversation, SessionSource
     from ragtui.model.filters import SearchFilter
     from ragtui.model.retrieval import Retrieval
     from ragtui.research.session import ResearchSession
@@ -551,6 +551,14 @@ class Workspace:
                    history.load_each(history.session_ids() if ids is None else list(dict.fromkeys(ids)))]
         history.put_checks((r.session_id, r.checks) for r in results)
         return results
+
+    def recheck(self, conversation: Conversation) -> SessionCheck:
+        """`conversation`'s citations (a bundle's session, say) checked against the collections of this data dir
+        as they are now, nothing stored."""
+        from ragtui.citation_recheck import recheck
+        from ragtui.timestamps import now
+
+        return recheck(conversation, self._chunks_now(), at=now())
 
     def _chunks_now(self) -> ChunksNow:
         """Where a file's chunks are now, read from its collection's records (once per file for one re-check);

@@ -257,6 +257,27 @@ def test_documents_as_they_are_now(bundled: Path, tmp_path: Path) -> None:
     assert "farms/area.md: not checked (not the file given)" in one.stdout and one.returncode == 1
 
 
+def test_a_bundle_checked_against_the_collections_as_they_are_now(
+        tmp_path: Path, make_settings: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
+    settings = make_settings()
+    out = tmp_path / "session.bundle.json"
+    _bundle(settings, _session(tmp_path, settings, fake_ollama), out)
+    same = _cli(settings, "verify", str(out), "--collections")
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert "collections: 2 citations checked, 2 current, 0 moved" in same.stdout
+
+    docs = tmp_path / "docs"
+    (docs / "survey.md").write_text(SURVEY.replace("85%", "80%") + "\n")     # the quoted figure changed
+    (docs / "area.md").unlink()
+    assert _cli(settings, "ingest", str(docs), "-c", "farms", "--sync").returncode == 0
+    now = _cli(settings, "verify", str(out), "--collections", "--json")
+    assert now.returncode == 1, now.stdout + now.stderr
+    states = {c["cited"].split(" ")[0]: c["state"] for c in json.loads(now.stdout)["citations"]}
+    assert states == {"farms/survey.md": "changed", "farms/area.md": "gone"}
+    failures = [f["reason"] for f in json.loads(now.stdout)["failures"]]
+    assert any("gone: the file is no longer in the collection" in r for r in failures), failures
+
+
 def test_a_pdf_session_holds_its_pages_and_verifies_against_the_pdf(
         tmp_path: Path, make_settings: Callable[..., Settings], fake_ollama: FakeOllama) -> None:
     """A PDF's chunks carry their page range into the bundle, and --against extracts the PDF as the ingest did:
@@ -281,6 +302,10 @@ def test_a_pdf_session_holds_its_pages_and_verifies_against_the_pdf(
     [document] = json.loads(done.stdout)["documents"]
     assert (document["state"], document["missing"]) == ("unchanged", [])
     assert document["passages"] > len(sources)          # each chunk's text, and at least one annotation's quote
+    # against the collection it came from, unchanged: every citation current, the chunk over pages 12-13 too
+    here = _cli(settings, "verify", str(out), "--collections", "--json")
+    assert here.returncode == 0, here.stdout + here.stderr
+    assert {c["state"] for c in json.loads(here.stdout)["citations"]} == {"current"}
 
 
 def test_an_archive_member_is_hashed_by_its_text_and_found_in_its_archive(

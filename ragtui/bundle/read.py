@@ -115,7 +115,8 @@ def _turn(data: dict[str, Any]) -> Turn:
 def _source(data: dict[str, Any]) -> SessionSource:
     meta = ChunkMeta(collection=data["collection"], source=data["document"], file_hash=data["document_sha256"] or "",
                      format=data["format"], chunk_index=data["chunk_index"], char_start=data["char_start"],
-                     char_end=data["char_end"], page=data["page"], heading=data["heading"], lead=data["lead"])
+                     char_end=data["char_end"], page=data["page"], page_breaks=data["page_breaks"],
+                     heading=data["heading"], lead=data["lead"])
     return SessionSource(number=data["number"], chunk=Chunk(data["chunk_id"], data["text"], meta), score=0.0,
                          rel_score=0.0, legs=(), state=AnnotationState(data["verdict"]),
                          override=Override(data["override"]), annotation=data["annotation"],

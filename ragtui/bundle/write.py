@@ -58,7 +58,8 @@ def _source(source: SessionSource, hashed: DocumentHash) -> dict[str, Any]:
     meta = source.chunk.meta
     return {"number": source.number, "collection": meta.collection, "document": meta.source,
             "document_sha256": hashed.sha256 or None, "document_hashed": hashed.of or "unknown",
-            "format": meta.format, "page": meta.page, "pages": meta.pages, "heading": meta.heading,
+            "format": meta.format, "page": meta.page, "pages": meta.pages,
+            "page_breaks": meta.page_breaks, "heading": meta.heading,
             "chunk_id": source.chunk.id, "chunk_index": meta.chunk_index, "char_start": meta.char_start,
             "char_end": meta.char_end, "lead": meta.lead, "text": source.chunk.text,
             "text_sha256": sha256_text(source.chunk.text), "verdict": source.state.value,

@@ -1,6 +1,8 @@
-"""`ragtui verify FILE [--against PATH] [--json]`: a session bundle (`ragtui history bundle`) verified offline from
-what it holds, and optionally against the documents as they are now. Exit 0 when everything holds, 1 with one
-line per failure, 2 when the file is not a bundle this ragtui reads."""
+"""`ragtui verify FILE [--against PATH] [--collections] [--json]`: a session bundle (`ragtui history bundle`)
+verified offline from what it holds, and optionally against the documents as they are now: files (`--against`) or
+this data dir's collections (`--collections`: each citation current, moved, changed or gone, as `history verify`
+checks a saved session). Exit 0 when everything holds, 1 with one line per failure, 2 when the file is not a
+bundle this ragtui reads."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from ragtui.sanitize import one_line
 if TYPE_CHECKING:
     from ragtui.bundle.against import DocumentCheck
     from ragtui.bundle.verify import Failure
+    from ragtui.model.citation_check import CitationCheck
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,6 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--against", type=user_path, metavar="PATH",
                         help="the documents as they are now, a folder or one file: each cited document's sha256 "
                              "and whether each cited passage is still in it")
+    parser.add_argument("--collections", action="store_true",
+                        help="also check each citation against this data dir's collections as they are now: "
+                             "current, moved (a note), changed or gone (failures)")
     parser.add_argument("--json", action="store_true", help="the result as one JSON object")
     parser.set_defaults(run=run)
 
@@ -48,20 +54,44 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             raise RagtuiError(f"--against {args.against}: no such file or folder", exit_code=2)
         documents, more = against(data, args.against, settings)
         failures += more
+    citations = _in_collections(data, settings) if args.collections else []
+    failures += [_citation_failure(c) for c in citations if c.state in ("changed", "gone")]
     content = data["content"]
     if args.json:
         print(json.dumps({"file": str(args.file), "session": content["session"]["id"], "ok": not failures,
                           "failures": [f.to_json() for f in failures],
-                          "documents": [d.to_json() for d in documents]}, indent=2, ensure_ascii=True))
+                          "documents": [d.to_json() for d in documents],
+                          "citations": [c.to_json() for c in citations]}, indent=2, ensure_ascii=True))
         return 1 if failures else 0
     print(one_line(f"{args.file}: session {content['session']['id']}, {_summary(content)} as recorded by "
                    f"{data['written_by']} at {data['written_at']}"))
     for document in documents:
         print(one_line(_document_line(document)))
+    if args.collections:
+        moved = [c for c in citations if c.state == "moved"]
+        print(f"collections: {len(citations)} citation{'' if len(citations) == 1 else 's'} checked, "
+              f"{sum(1 for c in citations if not c.stale)} current, {len(moved)} moved")
+        for check in moved:
+            print(one_line(f"  [{check.number}] {check.cited}: {check.verdict}"))
     for failure in failures:
         print(one_line(f"FAIL {failure.path}: {failure.reason}"))
     print(_verdict(failures, documents))
     return 1 if failures else 0
+
+
+def _in_collections(data: dict[str, Any], settings: Settings) -> list[CitationCheck]:
+    """The bundle's citations checked against this data dir's collections as they are now."""
+    from ragtui.bundle.read import conversation_of
+    from ragtui.workspace import Workspace
+
+    with Workspace(settings) as workspace:
+        return list(workspace.recheck(conversation_of(data["content"])).checks)
+
+
+def _citation_failure(check: CitationCheck) -> Failure:
+    from ragtui.bundle.verify import Failure
+
+    return Failure(f"collections[{check.number}]", f"{check.cited}: {check.verdict}")
 
 
 def _verdict(failures: list[Failure], documents: list[DocumentCheck]) -> str:
