@@ -23,6 +23,7 @@ from ragtui.library import NAME_RULE, CollectionError, validate_collection_name
 from ragtui.llm.citations import citation_spans, cited_numbers
 from ragtui.llm.servers import configured_servers, probe_servers
 from ragtui.llm.window import WINDOW_CHARS, best_window
+from ragtui.page_render import PagePart, RenderedPage, page_parts, render_part
 from ragtui.retrieve.explain import details
 from ragtui.workspace import DocumentView, Workspace
 
@@ -35,8 +36,8 @@ if TYPE_CHECKING:
     from ragtui.research.session import ResearchSession
 
 __all__ = ["NAME_RULE", "WINDOW_CHARS", "AsyncWorkspace", "CollectionError", "DocumentView", "HistoryUnusable",
-           "ResearchSession", "best_window", "citation_spans", "cited_numbers", "configured_servers", "details",
-           "report_lines", "validate_collection_name"]
+           "PagePart", "RenderedPage", "ResearchSession", "best_window", "citation_spans", "cited_numbers",
+           "configured_servers", "details", "page_parts", "report_lines", "validate_collection_name"]
 
 
 def report_lines(report: IngestReport) -> list[str]:
@@ -137,6 +138,14 @@ class AsyncWorkspace:
     async def document(self, source: SessionSource) -> DocumentView:
         """The chunk inside its document's text; the chunk alone (with a note) when that is gone."""
         return await asyncio.to_thread(self.workspace.document, source)
+
+    async def page(self, source: SessionSource, part: PagePart) -> RenderedPage:
+        """One page `source`'s chunk lies on, drawn with its chunk and quote boxed (ragtui.page_render); a
+        RagtuiError saying why not (not a PDF, the file gone or changed, a page that cannot be drawn)."""
+        def draw() -> RenderedPage:
+            return render_part(self.workspace.source_pdf(source.chunk), part, source.quote)
+
+        return await asyncio.to_thread(draw)
 
 
 def _preload() -> None:
