@@ -21,6 +21,7 @@ from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, Vertical
+from textual.geometry import Size
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
@@ -97,6 +98,7 @@ class PageView(ModalScreen[None]):
         self.images: dict[int, Image] = {}
         self.frame: Frame | None = None
         self.whole = False          # the whole page in view (z), not the boxes
+        self.shown_in: Size | None = None   # the view's size when the page was last fitted to it
 
     def compose(self) -> ComposeResult:
         with Vertical(id="page-box"):
@@ -159,6 +161,7 @@ class PageView(ModalScreen[None]):
         rendered = self.rendered.get(self.at)
         if rendered is None:
             return
+        self.shown_in = self.query_one("#page-frame").content_size
         aspect = self._aspect()
         if self.frame is None:
             self.frame = self._default_frame(rendered, aspect)
@@ -189,8 +192,10 @@ class PageView(ModalScreen[None]):
         self.query_one("#page-where", Static).update(Text(one_line(message), style="red" if error else "dim"))
 
     def on_resize(self, event: events.Resize) -> None:
-        self.frame = None
-        self.call_after_refresh(self._show)
+        """A new shape of the view: the page fitted to it again (not on the first layout, which `draw` shows)."""
+        if self.shown_in is not None and self.shown_in != self.query_one("#page-frame").content_size:
+            self.frame = None
+            self.call_after_refresh(self._show)
 
     # --- moving -------------------------------------------------------------------------------
 
