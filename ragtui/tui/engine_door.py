@@ -23,7 +23,7 @@ from ragtui.library import NAME_RULE, CollectionError, validate_collection_name
 from ragtui.llm.citations import citation_spans, cited_numbers
 from ragtui.llm.servers import configured_servers, probe_servers
 from ragtui.llm.window import WINDOW_CHARS, best_window
-from ragtui.page_render import PagePart, RenderedPage, page_parts, render_part
+from ragtui.page_render import CHUNK_COLOUR, QUOTE_COLOUR, Box, PagePart, RenderedPage, page_parts, render_part
 from ragtui.retrieve.explain import details
 from ragtui.workspace import DocumentView, Workspace
 
@@ -35,9 +35,10 @@ if TYPE_CHECKING:
     from ragtui.model.servers import Server
     from ragtui.research.session import ResearchSession
 
-__all__ = ["NAME_RULE", "WINDOW_CHARS", "AsyncWorkspace", "CollectionError", "DocumentView", "HistoryUnusable",
-           "PagePart", "RenderedPage", "ResearchSession", "best_window", "citation_spans", "cited_numbers",
-           "configured_servers", "details", "page_parts", "report_lines", "validate_collection_name"]
+__all__ = ["CHUNK_COLOUR", "NAME_RULE", "QUOTE_COLOUR", "WINDOW_CHARS", "AsyncWorkspace", "Box", "CollectionError",
+           "DocumentView", "HistoryUnusable", "PagePart", "RenderedPage", "ResearchSession", "best_window",
+           "citation_spans", "cited_numbers", "configured_servers", "details", "page_parts", "report_lines",
+           "validate_collection_name"]
 
 
 def report_lines(report: IngestReport) -> list[str]:

@@ -22,7 +22,7 @@ import pytest
 from ragtui.model.conversation import SessionSource
 from ragtui.page_render import CHUNK_COLOUR, QUOTE_COLOUR
 from ragtui.tui.app import RagtuiApp
-from ragtui.tui.screens.page_view import PageView, cropped, fitted
+from ragtui.tui.screens.page_view import MARGIN, PageView, cropped, fitted
 from ragtui.tui.screens.source_viewer import SourceViewer
 from ragtui.tui.widgets.sources import SourcesPanel
 from tests.test_page_cli import BREAK_QUOTE, WRAPPED_QUOTE, asked  # noqa: F401  (asked: the fixture)
@@ -201,7 +201,7 @@ async def test_v_in_the_source_viewer_and_o_writes_the_full_page(asked: dict[str
                 in [n.message for n in app.notices])
 
 
-def test_the_frame_fits_boxes_and_crops_on_white() -> None:
+def test_the_frame_fits_boxes_and_crops_with_a_margin_beyond_the_page() -> None:
     from PIL import Image
 
     frame = fitted((100, 100, 300, 150), aspect=2.0)
@@ -211,7 +211,7 @@ def test_the_frame_fits_boxes_and_crops_on_white() -> None:
     page = Image.new("RGB", (100, 100), (0, 0, 0))
     part = cropped(page, fitted((50, 50, 150, 150), aspect=1.0), aspect=1.0)     # runs past the page's corner
     assert part.size == (100, 100) and part.getpixel((10, 10)) == (0, 0, 0)
-    assert part.getpixel((60, 60)) == (255, 255, 255)
+    assert part.getpixel((60, 60)) == MARGIN
 
 
 # --- detection: textual-image's own questions, answered by a fake terminal --------------------------------------

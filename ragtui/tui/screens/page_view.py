@@ -28,7 +28,15 @@ from textual.widgets import Footer, Static
 from ragtui.errors import RagtuiError, describe
 from ragtui.model.conversation import SessionSource
 from ragtui.sanitize import clean, one_line
-from ragtui.tui.engine_door import AsyncWorkspace, PagePart, RenderedPage, page_parts
+from ragtui.tui.engine_door import (
+    CHUNK_COLOUR,
+    QUOTE_COLOUR,
+    AsyncWorkspace,
+    Box,
+    PagePart,
+    RenderedPage,
+    page_parts,
+)
 from ragtui.tui.page_graphics import Mode, cell_pixels, image_widget
 
 if TYPE_CHECKING:
@@ -38,6 +46,7 @@ ZOOM_STEP = 1.5          # + / - scale the view by this much
 PAN_STEP = 0.25          # an arrow moves the view by this share of its width or height
 BOX_MARGIN = 0.08        # room around the boxes, as a share of their size, when zoomed to them
 MIN_WIDTH = 40           # pixels: the narrowest view (+ stops there)
+MARGIN = (96, 96, 96)    # beyond the page's edge: grey, so that a white page shows where it ends
 
 
 @dataclass(frozen=True)
@@ -59,16 +68,39 @@ def fitted(box: tuple[float, float, float, float], aspect: float, margin: float 
 
 
 def cropped(image: Image, frame: Frame, aspect: float) -> Image:
-    """The part of `image` in `frame`, on white where the frame runs past the page."""
+    """The part of `image` in `frame`, on MARGIN where the frame runs past the page."""
     from PIL import Image as PILImage
 
     width, height = max(1, round(frame.width)), max(1, round(frame.width / aspect))
     left, top = round(frame.cx - width / 2), round(frame.cy - height / 2)
-    canvas = PILImage.new("RGB", (width, height), "white")
+    canvas = PILImage.new("RGB", (width, height), MARGIN)
     inside = (max(0, left), max(0, top), min(image.width, left + width), min(image.height, top + height))
     if inside[0] < inside[2] and inside[1] < inside[3]:
         canvas.paste(image.crop(inside), (inside[0] - left, inside[1] - top))
     return canvas
+
+
+def fitted_to_view(image: Image, frame: Frame, aspect: float, size: tuple[int, int],
+                   boxes: list[tuple[Box, tuple[int, int, int]]]) -> Image:
+    """The part of the page in `frame`, scaled down to `size` pixels (what the terminal shows: a cell's pixels,
+    or two a cell in half-blocks), with each box's frame traced again one pixel wide in its colour at that size:
+    scaled down ten times, page_render's lines would fade into the paper."""
+    from PIL import Image as PILImage
+    from PIL import ImageDraw
+
+    part = cropped(image, frame, aspect)
+    left, top = round(frame.cx - part.width / 2), round(frame.cy - part.height / 2)     # as `cropped` cut it
+    scale = min(1.0, size[0] / part.width)
+    if scale < 1.0:
+        part = part.resize((max(1, round(part.width * scale)), max(1, round(part.height * scale))),
+                           PILImage.Resampling.LANCZOS)
+    draw = ImageDraw.Draw(part)
+    for box, colour in boxes:
+        x0, y0 = (box.x0 - left) * scale, (box.y0 - top) * scale
+        x1, y1 = (box.x1 - left) * scale - 1, (box.y1 - top) * scale - 1
+        if x1 > x0 and y1 > y0:
+            draw.rectangle((x0, y0, x1, y1), outline=colour, width=max(1, round(2 * scale)))
+    return part
 
 
 class PageView(ModalScreen[None]):
@@ -165,7 +197,11 @@ class PageView(ModalScreen[None]):
         aspect = self._aspect()
         if self.frame is None:
             self.frame = self._default_frame(rendered, aspect)
-        picture = cropped(self.images[self.at], self.frame, aspect)
+        columns, rows = self.shown_in.width, self.shown_in.height
+        cell_w, cell_h = (1, 2) if self.mode == "halfblock" else cell_pixels()
+        boxes = [(b, CHUNK_COLOUR) for b in rendered.chunk_boxes] + [(b, QUOTE_COLOUR) for b in rendered.quote_boxes]
+        picture = fitted_to_view(self.images[self.at], self.frame, aspect,
+                                 (max(1, columns) * cell_w, max(1, rows) * cell_h), boxes)
         holder = self.query_one("#page-frame", Container)
         shown = holder.query("#page-image")
         if shown:
