@@ -101,7 +101,8 @@ async def test_v_on_a_source_draws_its_page_with_both_boxes_and_zooms_and_pans(
         view = await page_shown(app, pilot)
         rendered = view.rendered[0]
         assert len(rendered.quote_boxes) == 2 and rendered.chunk_boxes      # the quote runs over two lines
-        image = view.images[0]
+        assert view.image is not None and view.image[0] == 0
+        image = view.image[1]
         line = rendered.quote_boxes[0]
         assert image.getpixel((line.x0, (line.y0 + line.y1) // 2)) == QUOTE_COLOUR
         assert CHUNK_COLOUR in {image.getpixel((b.x0, (b.y0 + b.y1) // 2)) for b in rendered.chunk_boxes}

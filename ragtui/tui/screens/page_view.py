@@ -127,7 +127,7 @@ class PageView(ModalScreen[None]):
         self.parts: list[PagePart] = page_parts(source.chunk)
         self.at = 0
         self.rendered: dict[int, RenderedPage] = {}
-        self.images: dict[int, Image] = {}
+        self.image: tuple[int, Image] | None = None     # the page shown, decoded (one at a time: up to 36 MB)
         self.frame: Frame | None = None
         self.whole = False          # the whole page in view (z), not the boxes
         self.shown_in: Size | None = None   # the view's size when the page was last fitted to it
@@ -169,10 +169,11 @@ class PageView(ModalScreen[None]):
             except RagtuiError as exc:
                 self._say(describe(exc), error=True)
                 return
+            self.rendered[self.at] = rendered
+        if self.image is None or self.image[0] != self.at:
             from PIL import Image as PILImage
 
-            self.rendered[self.at] = rendered
-            self.images[self.at] = PILImage.open(io.BytesIO(rendered.png)).convert("RGB")
+            self.image = (self.at, PILImage.open(io.BytesIO(self.rendered[self.at].png)).convert("RGB"))
         self.frame = None
         self._show()
 
@@ -191,7 +192,7 @@ class PageView(ModalScreen[None]):
 
     def _show(self) -> None:
         rendered = self.rendered.get(self.at)
-        if rendered is None:
+        if rendered is None or self.image is None or self.image[0] != self.at:
             return
         self.shown_in = self.query_one("#page-frame").content_size
         aspect = self._aspect()
@@ -200,7 +201,7 @@ class PageView(ModalScreen[None]):
         columns, rows = self.shown_in.width, self.shown_in.height
         cell_w, cell_h = (1, 2) if self.mode == "halfblock" else cell_pixels()
         boxes = [(b, CHUNK_COLOUR) for b in rendered.chunk_boxes] + [(b, QUOTE_COLOUR) for b in rendered.quote_boxes]
-        picture = fitted_to_view(self.images[self.at], self.frame, aspect,
+        picture = fitted_to_view(self.image[1], self.frame, aspect,
                                  (max(1, columns) * cell_w, max(1, rows) * cell_h), boxes)
         holder = self.query_one("#page-frame", Container)
         shown = holder.query("#page-image")
