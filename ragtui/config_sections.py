@@ -259,6 +259,7 @@ class StorageSettings:
 @dataclass(frozen=True)
 class UiSettings:
     theme: str = _rule()
+    page_graphics: str = _rule(choices=("auto", "kitty", "sixel", "halfblock"))
 
 
 @dataclass(frozen=True)
@@ -296,6 +297,7 @@ class KeysSettings:
     open_answer: str = _rule()
     copy_answer: str = _rule()
     copy_source: str = _rule()
+    page_view: str = _rule()
     history: str = _rule()
     switcher: str = _rule()
     ingest: str = _rule()

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import ClassVar
 
-from textual import on
+from textual import events, on
 from textual.app import App
 from textual.notifications import Notify, SeverityLevel
 
@@ -21,7 +21,7 @@ from ragtui.config import Settings
 from ragtui.errors import describe
 from ragtui.sanitize import clean, one_line
 from ragtui.textfit import clip_line
-from ragtui.tui import keymap
+from ragtui.tui import keymap, page_graphics
 from ragtui.tui.clipboard import ask_tmux, clipboard_sequences, save_copy
 from ragtui.tui.commands import RagtuiCommands
 from ragtui.tui.engine_door import AsyncWorkspace
@@ -56,6 +56,8 @@ class RagtuiApp(App[int]):
         self.set_keymap(keymap.keymap_overrides(self.keys))
         keymap.bind_own_keys(self, self.keys)
         self.workspace = AsyncWorkspace(settings)
+        # asked before Textual owns the terminal's input (the terminal's replies would reach it as keys)
+        self.page_graphics = page_graphics.choose(settings.ui.page_graphics)
         self.in_tmux = in_tmux
         self.install_screen(MainScreen(settings, self.workspace, keys=self.keys, cursor_blink=cursor_blink,
                                        start_workers=start_workers, ingest_on_start=ingest_on_start), "research")
@@ -148,6 +150,12 @@ class RagtuiApp(App[int]):
         via = f"OSC 52 via {tmux.describe()}" if tmux else "OSC 52"
         self.notify(f"Sent {what} to the clipboard ({len(text)} chars, {via}; terminals do not confirm); {where}",
                     severity="information" if saved else "warning")
+
+    @on(events.DeliveryFailed)
+    def _not_delivered(self, event: events.DeliveryFailed) -> None:
+        """A file `deliver_binary` could not hand to the browser (`ragtui serve`: the page view's full size)."""
+        self.notify(one_line(f"Could not hand the file to the browser: {describe(event.exception)}"),
+                    severity="error")
 
     def copy_to_clipboard(self, text: str) -> None:
         """Textual's copy of a mouse selection goes the same way as ours."""

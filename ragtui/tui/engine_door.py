@@ -23,6 +23,7 @@ from ragtui.library import NAME_RULE, CollectionError, validate_collection_name
 from ragtui.llm.citations import citation_spans, cited_numbers
 from ragtui.llm.servers import configured_servers, probe_servers
 from ragtui.llm.window import WINDOW_CHARS, best_window
+from ragtui.page_render import CHUNK_COLOUR, QUOTE_COLOUR, Box, PagePart, RenderedPage, page_parts, render_part
 from ragtui.retrieve.explain import details
 from ragtui.workspace import DocumentView, Workspace
 
@@ -36,9 +37,10 @@ if TYPE_CHECKING:
     from ragtui.model.servers import Server
     from ragtui.research.session import ResearchSession
 
-__all__ = ["NAME_RULE", "WINDOW_CHARS", "AsyncWorkspace", "CollectionError", "CollectionProfile", "DocumentView",
-           "HistoryUnusable", "ResearchSession", "best_window", "citation_spans", "cited_numbers", "cluster_lines",
-           "configured_servers", "details", "histogram_title", "profile_lines", "recheck_line", "report_lines",
+__all__ = ["CHUNK_COLOUR", "NAME_RULE", "QUOTE_COLOUR", "WINDOW_CHARS", "AsyncWorkspace", "Box", "CollectionError",
+           "CollectionProfile", "DocumentView", "HistoryUnusable", "PagePart", "RenderedPage", "ResearchSession",
+           "best_window", "citation_spans", "cited_numbers", "cluster_lines", "configured_servers", "details",
+           "histogram_title", "page_parts", "profile_lines", "recheck_line", "report_lines",
            "validate_collection_name"]
 
 
@@ -174,6 +176,14 @@ class AsyncWorkspace:
     async def document(self, source: SessionSource) -> DocumentView:
         """The chunk inside its document's text; the chunk alone (with a note) when that is gone."""
         return await asyncio.to_thread(self.workspace.document, source)
+
+    async def page(self, source: SessionSource, part: PagePart) -> RenderedPage:
+        """One page `source`'s chunk lies on, drawn with its chunk and quote boxed (ragtui.page_render); a
+        RagtuiError saying why not (not a PDF, the file gone or changed, a page that cannot be drawn)."""
+        def draw() -> RenderedPage:
+            return render_part(self.workspace.source_pdf(source.chunk), part, source.quote)
+
+        return await asyncio.to_thread(draw)
 
 
 def _preload() -> None:

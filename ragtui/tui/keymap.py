@@ -80,6 +80,8 @@ ACTIONS: tuple[Action, ...] = (
            "Open the answer, with the sources it cites, in $VISUAL or $EDITOR", footer=False),
     Action("y", "copy_answer", "Copy", "Copy the answer (OSC 52, also saved to a file)"),
     Action("Y", "copy_source", "Copy source", "Copy the selected source's text", footer=False),
+    Action("v", "page_view", "Page", "The PDF page the selected source lies on, its chunk boxed in blue and the "
+           "quote in red (also from the source viewer)", footer=False),
     Action("h", "history", "History", "Browse past sessions and reopen one"),
     Action("ctrl+o", "switcher", "Switch", "Quick switcher: type part of a collection's name (search only it) or of a "
            "past question (reopen its session)", footer=False),

@@ -225,6 +225,9 @@ class MainScreen(Screen[None]):
     def action_copy_source(self) -> None:
         self.research.copy_source()
 
+    def action_page_view(self) -> None:
+        self.research.page_view_selected()
+
     async def action_earlier_turn(self) -> None:
         await self.research.step_turn(-1)
 

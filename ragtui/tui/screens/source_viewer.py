@@ -13,7 +13,7 @@ moving any offset.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from rich.text import Text
@@ -86,12 +86,15 @@ class SourceViewer(ModalScreen[None]):
         Binding("right_square_bracket", "page(1)", "Next page", key_display="]"),
         Binding("left_square_bracket", "page(-1)", "Prev page", key_display="["),
         Binding("slash", "search", "Search", key_display="/"),
+        # the same entry of the [keys] table as the main screen's (tui/keymap.py): Textual's keymap goes by id
+        Binding("v", "page_view", "Page", id="page_view"),
     ]
 
     def __init__(self, source: SessionSource, document: DocumentView, *, query: str = "",
-                 cursor_blink: bool = True, details: Sequence[str] = ()) -> None:
+                 cursor_blink: bool = True, details: Sequence[str] = (),
+                 page_view: Callable[[SessionSource], object] | None = None) -> None:
         """`query`: what the annotator read the source against; `details`: the engine's explanation of how
-        the source was found (w shows it)."""
+        the source was found (w shows it); `page_view` opens the PDF page the source lies on (v)."""
         super().__init__()
         self.source = source
         self.document = document
@@ -102,6 +105,7 @@ class SourceViewer(ModalScreen[None]):
         exact = document.text[document.start:document.end] == text
         self.window = (start, end) if exact and (start, end) != (0, len(text)) else None
         self.details = list(details)
+        self.page_view = page_view
         # inert without moving an offset, so the chunk's offsets still select it
         self.text = same_length(reflow(document.text) if source.chunk.meta.format == "pdf" else document.text)
         self.chunks = list(document.chunks) or [(document.start, document.end)]
@@ -223,6 +227,12 @@ class SourceViewer(ModalScreen[None]):
             self.notify("No retrieval details for this source.", severity="warning")
             return
         self.app.push_screen(DetailsScreen(f"Why [{self.source.number}] {self.source.chunk.label}", self.details))
+
+    def action_page_view(self) -> None:
+        if self.page_view is None:
+            self.notify("No page view here.", severity="warning")
+            return
+        self.page_view(self.source)
 
     def action_copy(self) -> None:
         """Copy the chunk shown (as extracted, before reflowing)."""

@@ -11,6 +11,7 @@ stacked and the one in use (`expanded`) gets the room.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ from ragtui.events import Event
 from ragtui.model.conversation import SessionSource
 from ragtui.model.filters import FilterError, SearchFilter, split_query
 from ragtui.model.servers import annotators
+from ragtui.sanitize import one_line
 from ragtui.tui import keymap
 from ragtui.tui.messages import CopyRequested, Research
 from ragtui.tui.widgets.query import QueryInput
@@ -465,12 +467,42 @@ class ResearchView(PanesHost):
 
     @work(group="viewer", exclusive=True)
     async def open_source(self, source: SessionSource) -> None:
+        await self.show_source(source)
+
+    async def show_source(self, source: SessionSource, note: str = "") -> None:
+        """The source viewer on `source`; `note` above the text, beside the document's own."""
         from ragtui.tui.screens.source_viewer import SourceViewer
         from ragtui.tui.widgets.source_details import asked, details
 
         document = await self.workspace.document(source)
+        if note:
+            document = dataclasses.replace(document, note=" ".join(filter(None, (note, document.note))))
         await self.app.push_screen(SourceViewer(source, document, query=asked(self.session, source),
-                                                cursor_blink=self.cursor_blink, details=details(self.session, source)))
+                                                cursor_blink=self.cursor_blink, details=details(self.session, source),
+                                                page_view=self.page_view))
+
+    def page_view_selected(self) -> None:
+        source = self.query_one(SourcesPanel).selected()
+        if source is None:
+            self.notify("No source selected.", severity="warning")
+            return
+        self.page_view(source)
+
+    @work(group="viewer", exclusive=True)
+    async def page_view(self, source: SessionSource) -> None:
+        """The PDF page `source` lies on (tui/screens/page_view.py); for a document with no pages to draw, the
+        source viewer with its text, saying so."""
+        from ragtui.tui.screens.page_view import PageView
+
+        meta = source.chunk.meta
+        if meta.format == "pdf" and meta.page_index >= 0:
+            session_id = self.session.conversation.id if self.session is not None else 0
+            await self.app.push_screen(PageView(source, self.workspace, self.app.page_graphics,  # type: ignore[attr-defined]
+                                                session_id=session_id or 0))
+            return
+        kind = f"a {meta.format} file" if meta.format else "not a PDF"
+        await self.show_source(source, note=f"The page view draws PDF pages; {one_line(meta.source)} is {kind}, "
+                                            "so here is its text.")
 
     def copy_answer(self) -> None:
         text = self.panes.synthesis.text
