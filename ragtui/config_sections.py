@@ -303,6 +303,8 @@ class KeysSettings:
     tab_all: str = _rule()
     filter_sources: str = _rule()
     cancel: str = _rule()
+    research_run: str = _rule()
+    cancel_part: str = _rule()
     edit_question: str = _rule()
     open_answer: str = _rule()
     copy_answer: str = _rule()

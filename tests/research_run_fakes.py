@@ -43,10 +43,12 @@ class WordRetrieval:
         self.texts = list(texts)
         self.most = most
         self.calls: list[str] = []
+        self.filters: list[SearchFilter | None] = []
 
     async def __call__(self, query: str, collections: Sequence[str], *,
                        search_filter: SearchFilter | None = None, strategies: bool = True) -> Retrieval:
         self.calls.append(query)
+        self.filters.append(search_filter)
         asked = words(query)
         scored = sorted(((len(asked & words(t)), i) for i, t in enumerate(self.texts, start=1)
                          if asked & words(t)), key=lambda p: (-p[0], p[1]))[:self.most]
@@ -65,7 +67,7 @@ class ResearchModel:
         self.plan = plan
         self.gaps = gaps
         self.report = report or cite_every_source
-        self.slow = slow           # annotations of extracts holding this word take 2 s a word
+        self.slow = slow           # annotations of extracts holding this word take 0.5 s a word
         self.gap_checks = 0
         self.plans = 0
         self.reports: list[str] = []
@@ -83,7 +85,7 @@ class ResearchModel:
             if "cafeteria" in extract:
                 return Reply.text("[IRRELEVANT!!!]")
             first = extract.split(". ")[0].rstrip(".")
-            delay = 2.0 if self.slow and self.slow in extract else 0.0
+            delay = 0.5 if self.slow and self.slow in extract else 0.0
             return Reply.text(f'"{first}." This is relevant to the question.', delay=delay)
         self.reports.append(prompt)
         return Reply.text(self.report(prompt))

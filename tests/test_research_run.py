@@ -176,3 +176,13 @@ def test_the_run_is_saved_reopened_resynthesized_and_exported(
 def _last_json(capsys: pytest.CaptureFixture[str]) -> str:
     out = capsys.readouterr().out
     return out[out.index("{"):]
+
+
+def test_a_reopened_run_keeps_its_filter(fake_ollama: FakeOllama, retrieval: WordRetrieval, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    fake_ollama.responder = ResearchModel()
+    research(tmp_path, fake_ollama, capsys, "-f", "path:*.md")
+    assert {tuple(f.chips()) for f in retrieval.filters if f is not None} == {("path:*.md",)}
+    assert main([*flags(tmp_path, fake_ollama.url), "ask", "--follow-up", "and gnuplot tics?", "--session", "1",
+                 "--json"]) == 0
+    assert retrieval.filters[-1] is not None and retrieval.filters[-1].chips() == ["path:*.md"]

@@ -235,9 +235,10 @@ class ResearchRunner:
         gaps, why = parse_gaps(reply, run.plan)
         if not (why or failed):
             return gaps, None
-        named = ", ".join(str(i + 1) for i, _ in gaps) or "none"
-        return gaps, Notice("warning", f"the gap check's reply was not used ({failed or why}); searching again "
-                                       f"the sub-questions that kept nothing: {named}")
+        named = ", ".join(str(i + 1) for i, _ in gaps)
+        then = f"searching again the sub-questions that kept nothing: {named}" if named else \
+            "every sub-question kept a source: no more rounds"
+        return gaps, Notice("warning", f"the gap check's reply was not used ({failed or why}); {then}")
 
     # --- the record -------------------------------------------------------------------------
 

@@ -154,7 +154,9 @@ class ResearchSession:
                retrieve: RetrieveFn, topic: Callable[[str], str] = lambda name: "") -> ResearchSession:
         """A session rebuilt from its history record; re-annotate and continue work on it."""
         session = cls(settings, "", [], history=history, retrieve=retrieve, topic=topic)
-        meta = session._ledger.reopen(session_id).turn.retrieval_meta
+        turns = session._ledger.reopen(session_id).turns
+        # the latest retrieval's filter (a research run's report retrieved nothing: its searches' filter)
+        meta = next((t.retrieval_meta for t in reversed(turns) if t.retrieval_meta is not None), None)
         session.search_filter = meta.filter if meta is not None else SearchFilter()
         return session
 

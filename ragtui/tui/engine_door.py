@@ -32,11 +32,12 @@ if TYPE_CHECKING:
     from ragtui.model.conversation import SessionSource, SessionSummary
     from ragtui.model.filters import SearchFilter
     from ragtui.model.servers import Server
+    from ragtui.research.deep import ResearchRunner
     from ragtui.research.session import ResearchSession
 
 __all__ = ["NAME_RULE", "WINDOW_CHARS", "AsyncWorkspace", "CollectionError", "DocumentView", "HistoryUnusable",
-           "ResearchSession", "best_window", "citation_spans", "cited_numbers", "configured_servers", "details",
-           "report_lines", "validate_collection_name"]
+           "ResearchRunner", "ResearchSession", "best_window", "citation_spans", "cited_numbers", "configured_servers",
+           "details", "report_lines", "validate_collection_name"]
 
 
 def report_lines(report: IngestReport) -> list[str]:
@@ -115,6 +116,12 @@ class AsyncWorkspace:
                           search_filter: SearchFilter | None = None) -> ResearchSession:
         await self._import(_preload)     # a query typed during the warm-up waits for it (instant after)
         return await asyncio.to_thread(self.workspace.new_session, query, collections, search_filter=search_filter)
+
+    async def research(self, question: str, collections: list[str], *,
+                       search_filter: SearchFilter | None = None) -> ResearchRunner:
+        """A research run in a new session (`Workspace.research`)."""
+        await self._import(_preload)
+        return await asyncio.to_thread(self.workspace.research, question, collections, search_filter=search_filter)
 
     async def reopen(self, session_id: int) -> ResearchSession:
         await self._import(_preload)
