@@ -186,3 +186,30 @@ def test_a_reopened_run_keeps_its_filter(fake_ollama: FakeOllama, retrieval: Wor
     assert main([*flags(tmp_path, fake_ollama.url), "ask", "--follow-up", "and gnuplot tics?", "--session", "1",
                  "--json"]) == 0
     assert retrieval.filters[-1] is not None and retrieval.filters[-1].chips() == ["path:*.md"]
+
+
+def test_reannotating_a_run_reannotates_every_search_s_sources(fake_ollama: FakeOllama, retrieval: WordRetrieval,
+                                                              tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    fake_ollama.responder = ResearchModel()
+    data, _ = research(tmp_path, fake_ollama, capsys)
+    before = len(fake_ollama.calls("/api/chat"))
+    assert main([*flags(tmp_path, fake_ollama.url), "history", "reannotate", "1"]) == 0
+    assert len(fake_ollama.calls("/api/chat")) - before == len(data["sources"]) == 4
+
+
+def test_a_plan_that_answers_instead_of_splitting_falls_back(fake_ollama: FakeOllama, retrieval: WordRetrieval,
+                                                             tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """SmolLM2-135M's habit: a heading, then statements about the question's words."""
+    rambling = ("The R and gnuplot log scales handled are:\n" + "\n".join(
+        "The gnuplot manual (Graphing Utility for Log Scales) is a program that handles log scales for users "
+        f"across various devices and platforms in a secure, scalable and efficient way, version {i}."
+        for i in range(3)))
+    fake_ollama.responder = ResearchModel(plan=rambling)
+    question = "How does R label a log axis? How does gnuplot set logscale"
+    assert main([*flags(tmp_path, fake_ollama.url), "research", question, "-c", "docs", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["planned_by"] == "fragments"
+    assert ("the model's plan was not used (its lines read as answers or headings, not sub-questions); searching "
+            "the question's parts as typed") in data["notices"]

@@ -5,7 +5,9 @@ Every reply is untrusted: it is cut at MAX_REPLY_CHARS before it is read, each l
 strategy's query (`query_variants.clean_queries`: control characters, bullets and numbering gone, one line of
 at most `rewrite.MAX_CHARS`, a line that repeats the question, refuses or shares no word with it dropped). A
 plan reply with fewer than two usable sub-questions is junk: the run falls back to the question split by
-`retrieve.fragments` (or the question alone), and says why. A gap reply that names no sub-question and does
+`retrieve.fragments` (or the question alone), and says why; a line of more than MAX_PART_WORDS words or one
+ending in a colon is an answer or a heading, not a sub-question (a small model may answer the question
+instead of splitting it). A gap reply that names no sub-question and does
 not say NONE is junk too: the sub-questions that kept no source are searched again, as they were worded.
 """
 
@@ -20,6 +22,7 @@ from ragtui.model.research_run import SubQuestion
 MIN_PARTS = 2
 MAX_PARTS = 6
 MAX_REPLY_CHARS = 4_000
+MAX_PART_WORDS = 25            # a sub-question is a question or a search, not a paragraph
 QUOTES_SHOWN = 2               # quotes per sub-question the gap check is shown
 QUOTE_CHARS = 200
 
@@ -46,9 +49,13 @@ def parse_plan(reply: str, question: str) -> tuple[list[str], str]:
     """The usable sub-questions of the model's reply (at most MAX_PARTS), and why it is junk ("" when not)."""
     from ragtui.llm.query_variants import clean_queries
 
-    parts, why = clean_queries(reply[:MAX_REPLY_CHARS], question, MAX_PARTS)
+    parts, why = clean_queries(reply[:MAX_REPLY_CHARS], question, 4 * MAX_PARTS)
     if why:
         return [], why
+    asked = [p for p in parts if len(p.split()) <= MAX_PART_WORDS and not p.endswith(":")][:MAX_PARTS]
+    if parts and not asked:
+        return [], "its lines read as answers or headings, not sub-questions"
+    parts = asked
     if len(parts) < MIN_PARTS:
         return [], f"it held {len(parts)} usable sub-question, fewer than {MIN_PARTS}"
     return parts, ""

@@ -389,10 +389,12 @@ class ResearchSession:
 
     async def reannotate(self, numbers: Sequence[int] | None = None, *, model: str | None = None,
                          prompt_file: str | Path | None = None) -> AsyncGenerator[Event, None]:
-        """Annotate some sources (the latest turn's by default; any turn's by number) again, optionally with
-        another model or prompt file; each source records the model and prompt that annotated it."""
+        """Annotate some sources (the latest turn's by default, every search's for a research run's report; any
+        turn's by number) again, optionally with another model or prompt file; each source records the model and
+        prompt that annotated it."""
+        default = self.conversation.all_sources if self.conversation.is_report else self.sources
         # an unknown number raises KeyError here, before any source changes
-        targets = [self.source(n).number for n in numbers] if numbers is not None else [s.number for s in self.sources]
+        targets = [self.source(n).number for n in numbers] if numbers is not None else [s.number for s in default]
         self._ledger.change(annotation_on=True)
         async with aclosing(self._stages.annotate(targets, model=model, prompt_file=prompt_file)) as events:
             async for event in events:
