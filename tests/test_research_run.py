@@ -213,3 +213,12 @@ def test_a_plan_that_answers_instead_of_splitting_falls_back(fake_ollama: FakeOl
     assert data["planned_by"] == "fragments"
     assert ("the model's plan was not used (its lines read as answers or headings, not sub-questions); searching "
             "the question's parts as typed") in data["notices"]
+
+
+def test_without_annotation_every_source_found_is_kept(fake_ollama: FakeOllama, retrieval: WordRetrieval,
+                                                       tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = ResearchModel()
+    fake_ollama.responder = model
+    data, _ = research(tmp_path, fake_ollama, capsys, "--no-annotate")
+    assert data["kept"] == [1, 2, 3, 4] and {s["state"] for s in data["sources"]} == {"off"}
+    assert data["model_calls"] == 3 == len(fake_ollama.calls("/api/chat"))     # the plan, a gap check, the report

@@ -33,6 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("-c", "--collection", action="append", default=[], metavar="NAME",
                         help="collection to search (repeatable; default: all)")
     add_filter_argument(parser)
+    parser.add_argument("--no-annotate", action="store_true",
+                        help="skip annotation: every source found is kept")
     parser.add_argument("--max-rounds", type=_rounds, metavar="N",
                         help="gap rounds after the first (0-10; default research.max_rounds)")
     parser.add_argument("--json", action="store_true", help="print the finished run as one JSON object")
@@ -60,6 +62,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     question = " ".join(args.query.split())
     if not question:
         raise RagtuiError("research needs a question", exit_code=2)
+    if args.no_annotate:
+        settings = settings.replace(annotation__enabled=False)
     preflight(settings, set_model="set [llm] model, or --set llm.model=NAME; `ollama list` shows what is pulled")
     with Workspace(settings) as workspace:
         collections = args.collection or workspace.collection_names()
