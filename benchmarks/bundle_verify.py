@@ -64,8 +64,8 @@ def hostile(sources: int, chars: int, quotes: int) -> dict[str, object]:
     text its own, so that no cache of folded texts holds them all)."""
     text = ("lorem ipsum dolor sit amet " * (chars // 27 + 1))[:chars]
     source = {"collection": "c", "document": "d.md", "document_sha256": None, "document_hashed": "unknown",
-              "format": "md", "page": "", "pages": "", "heading": "", "chunk_id": "x", "chunk_index": 0,
-              "char_start": 0, "char_end": chars, "lead": 0, "verdict": "relevant",
+              "format": "md", "page": "", "pages": "", "page_breaks": "", "heading": "", "chunk_id": "x",
+              "chunk_index": 0, "char_start": 0, "char_end": chars, "lead": 0, "verdict": "relevant",
               "override": "", "annotation": "", "annotated_by": "", "annotation_prompt": "",
               "used": True, "misquoted": []}
     turn = {"question": "q", "rewrite": "", "rewrite_by": "", "stop_reason": "stop", "continuations": 0,

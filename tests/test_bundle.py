@@ -415,7 +415,8 @@ def test_a_bundle_built_to_keep_verify_busy_is_refused(tmp_path: Path) -> None:
 
     text = "lorem ipsum dolor sit amet " * 30
     source = {"number": 1, "collection": "c", "document": "d.md", "document_sha256": None,
-              "document_hashed": "unknown", "format": "md", "page": "", "pages": "", "heading": "", "chunk_id": "x",
+              "document_hashed": "unknown", "format": "md", "page": "", "pages": "", "page_breaks": "", "heading": "",
+              "chunk_id": "x",
               "chunk_index": 0, "char_start": 0, "char_end": len(text), "lead": 0, "text": text,
               "text_sha256": sha256_text(text), "verdict": "relevant", "override": "", "annotation": "",
               "annotated_by": "", "annotation_prompt": "", "used": True, "misquoted": []}

@@ -35,12 +35,13 @@ if TYPE_CHECKING:
     from ragtui.model.conversation import SessionSource, SessionSummary
     from ragtui.model.filters import SearchFilter
     from ragtui.model.servers import Server
+    from ragtui.research.deep import ResearchRunner
     from ragtui.research.session import ResearchSession
 
 __all__ = ["CHUNK_COLOUR", "NAME_RULE", "QUOTE_COLOUR", "WINDOW_CHARS", "AsyncWorkspace", "Box", "CollectionError",
-           "CollectionProfile", "DocumentView", "HistoryUnusable", "PagePart", "RenderedPage", "ResearchSession",
-           "best_window", "citation_spans", "cited_numbers", "cluster_lines", "configured_servers", "details",
-           "histogram_title", "page_parts", "profile_lines", "recheck_line", "report_lines",
+           "CollectionProfile", "DocumentView", "HistoryUnusable", "PagePart", "RenderedPage", "ResearchRunner",
+           "ResearchSession", "best_window", "citation_spans", "cited_numbers", "cluster_lines", "configured_servers",
+           "details", "histogram_title", "page_parts", "profile_lines", "recheck_line", "report_lines",
            "validate_collection_name"]
 
 
@@ -154,6 +155,12 @@ class AsyncWorkspace:
                           search_filter: SearchFilter | None = None) -> ResearchSession:
         await self._import(_preload)     # a query typed during the warm-up waits for it (instant after)
         return await asyncio.to_thread(self.workspace.new_session, query, collections, search_filter=search_filter)
+
+    async def research(self, question: str, collections: list[str], *,
+                       search_filter: SearchFilter | None = None) -> ResearchRunner:
+        """A research run in a new session (`Workspace.research`)."""
+        await self._import(_preload)
+        return await asyncio.to_thread(self.workspace.research, question, collections, search_filter=search_filter)
 
     async def reopen(self, session_id: int) -> ResearchSession:
         await self._import(_preload)

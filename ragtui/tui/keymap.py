@@ -74,6 +74,11 @@ ACTIONS: tuple[Action, ...] = (
            "Filter the sources as you type: the rows holding every word (enter keeps it, esc clears it)", footer=False,
            moves_focus=True),
     Action("escape", "cancel", "Cancel", "Cancel running retrieval, annotation or synthesis", moves_focus=True),
+    Action("ctrl+t", "research_run", "Research run",
+           "Turn the query into a research run: a plan of sub-questions (edited before it runs), evidence for each, "
+           "one cited report (works from the query bar)", footer=False),
+    Action("X", "cancel_part", "Cancel sub-question",
+           "Cancel the sub-question a research run is searching; the run goes on with the next", footer=False),
     Action("ctrl+g", "edit_question", "Edit question in $EDITOR",
            "Write the question in $VISUAL or $EDITOR (works from the query bar); saving it asks it", footer=False),
     Action("o", "open_answer", "Open answer in $EDITOR",

@@ -210,6 +210,12 @@ class MainScreen(Screen[None]):
     def action_edit_question(self) -> None:
         self.research.edit_question()
 
+    def action_research_run(self) -> None:
+        self.research.research_run()
+
+    def action_cancel_part(self) -> None:
+        self.research.cancel_part()
+
     def action_edit_rewrite(self) -> None:
         self.research.edit_rewrite()
 

@@ -31,6 +31,7 @@ from ragtui.model.servers import annotators
 from ragtui.sanitize import one_line
 from ragtui.tui import keymap
 from ragtui.tui.messages import CopyRequested, Research
+from ragtui.tui.widgets.plan_progress import PlanProgress
 from ragtui.tui.widgets.query import QueryInput
 from ragtui.tui.widgets.research_panes import PanesHost, ResearchPanes
 from ragtui.tui.widgets.sources import SourcesPanel
@@ -40,7 +41,7 @@ from ragtui.tui.widgets.turns import TurnBar
 
 if TYPE_CHECKING:
     from ragtui.model.servers import Server
-    from ragtui.tui.engine_door import AsyncWorkspace, ResearchSession
+    from ragtui.tui.engine_door import AsyncWorkspace, ResearchRunner, ResearchSession
 
 RESEARCH = "research"    # worker group of everything that talks to the LLM or the stores for a session
 
@@ -58,12 +59,14 @@ class ResearchView(PanesHost):
         self.workspace = workspace
         self.cursor_blink = cursor_blink
         self.session: ResearchSession | None = None
+        self.runner: ResearchRunner | None = None      # the research run of `session`, while it is one
         self.servers: tuple[Server, ...] = ()     # as the last probe found them
         self.panes = ResearchPanes(self)
 
     def compose(self) -> ComposeResult:
         yield QueryInput(id="query")
         yield TurnBar(id="turn-bar")
+        yield PlanProgress(id="plan-progress")
         with Container(id="results"):
             yield SourcesPanel(self.settings.annotation.irrelevant_marker, id="sources")
             yield SynthesisView(id="synthesis")
@@ -202,15 +205,73 @@ class ResearchView(PanesHost):
     async def run_research(self, query: str, collections: list[str],
                            search_filter: SearchFilter | None = None) -> None:
         """A new session; while a server is down the engine does what it can (keyword-only, no answer)."""
+        await self._leave_session()
+        self.session = await self.workspace.new_session(query, collections, search_filter=search_filter)
+        self.show_filter(self.session.search_filter)
+        await self.consume(self.session.run())
+
+    async def _leave_session(self) -> None:
+        """A new session begins: the old one closed, the plan of a research run hidden."""
         self.post_message(Research.Started())
-        previous, self.session = self.session, None
+        previous, self.session, self.runner = self.session, None, None
+        self.panes.plan.show_run(None)
         if previous is not None:
             await previous.aclose()
         if not self.workspace.loaded:       # the start-up warm-up is still importing: say so, not nothing
             self.panes.state(Activity.LOADING, "(once per start)")
-        self.session = await self.workspace.new_session(query, collections, search_filter=search_filter)
-        self.show_filter(self.session.search_filter)
-        await self.consume(self.session.run())
+
+    def research_run(self) -> None:
+        """The query as a research run: the model's plan, edited before it runs (unless research.edit_plan is
+        off), then evidence for each sub-question and one report."""
+        try:
+            query, typed_filter = split_query(self.query_one(QueryInput).value.strip())
+        except FilterError as exc:
+            self.notify(describe(exc), severity="error")
+            return
+        if not query:
+            self.notify("Type a question in the query bar first, then press "
+                        f"{self.keys['research_run']} to research it.", severity="warning")
+        elif not self.active:
+            self.notify("No active collection: show the collections pane (b) and toggle one with space.",
+                        severity="warning")
+        elif self.busy:
+            self.notify("Still working: wait, or press esc to cancel.", severity="warning")
+        else:
+            self.query_one(QueryInput).remember(self.query_one(QueryInput).value.strip())
+            self.run_deep(query, sorted(self.active), typed_filter)
+
+    @work(group=RESEARCH, exclusive=True)
+    async def run_deep(self, query: str, collections: list[str], search_filter: SearchFilter | None) -> None:
+        from ragtui.tui.screens.plan_editor import PlanEditor
+
+        await self._leave_session()
+        runner = await self.workspace.research(query, collections, search_filter=search_filter)
+        self.session, self.runner = runner.session, runner
+        self.show_filter(runner.session.search_filter)
+        if self.settings.research.edit_plan:
+            await self.consume(runner.propose())
+            plan = runner.state
+            parts = await self.app.push_screen_wait(PlanEditor(query, [s.text for s in plan.plan], plan.planned_by))
+            if parts is None:
+                self.panes.plan.show_run(None)
+                await self.panes.clear("The research run was not started.", "")
+                return
+            runner.set_plan(parts)
+            self.panes.plan.show_run(runner.state)
+        await self.consume(runner.run())
+
+    def cancel_part(self) -> None:
+        """Cancel the sub-question the research run is searching; the run goes on with the next."""
+        from ragtui.model.research_run import SubState
+
+        runner = self.runner
+        searching = (SubState.SEARCHING, SubState.ANNOTATING)
+        running = [i for i, s in enumerate(runner.state.plan) if s.state in searching] if runner and self.busy else []
+        if runner is None or not running:
+            self.notify("No sub-question of a research run is being searched now.", severity="warning")
+            return
+        runner.cancel(running[0])
+        self.notify(f"Sub-question {running[0] + 1} cancelled: what it annotated is kept; the run goes on.")
 
     @work(group=RESEARCH, exclusive=True)
     async def run_follow_up(self, session: ResearchSession, question: str,
@@ -282,6 +343,8 @@ class ResearchView(PanesHost):
         if not self.query(SynthesisView):  # the app is shutting down: nothing left to update
             return
         session = self.session
+        if session is not None and session.conversation.research is not None:    # the run as the cancel left it
+            self.panes.plan.show_run(session.conversation.research, finished=True)
         if session is not None and session.turns:      # the session put back what the cancel cut
             await self.panes.paint(session, len(session.turns), "Cancelled before any source was found.")
         else:
@@ -314,6 +377,8 @@ class ResearchView(PanesHost):
     @on(Research.Reopened)
     async def _reopened(self, message: Research.Reopened) -> None:
         session = message.session
+        self.runner = None
+        self.panes.plan.show_run(session.conversation.research, finished=True)
         self.sync_conversation()
         self.query_one(QueryInput).value = session.turn.query
         self.show_filter(session.search_filter)
@@ -326,7 +391,8 @@ class ResearchView(PanesHost):
         if self.busy:
             self.notify("Still working: wait, or press esc to cancel.", severity="warning")
             return
-        previous, self.session = self.session, None
+        previous, self.session, self.runner = self.session, None, None
+        self.panes.plan.show_run(None)
         if previous is not None:
             await previous.aclose()
         self.sync_conversation()

@@ -14,7 +14,7 @@ what they are given.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from textual.containers import Vertical
@@ -24,8 +24,10 @@ from textual.notifications import SeverityLevel
 from ragtui import events as ev
 from ragtui.events import Event, NoticeLevel
 from ragtui.model.conversation import AnnotationState, StopReason, Turn
+from ragtui.model.research_run import ResearchRun
 from ragtui.model.servers import Server, serving
 from ragtui.model_ids import short_name
+from ragtui.tui.widgets.plan_progress import PlanProgress
 from ragtui.tui.widgets.sources import SourcesPanel
 from ragtui.tui.widgets.status import RUNNING, Activity, StatusLine, describe_retrieval
 from ragtui.tui.widgets.synthesis import SynthesisView
@@ -71,6 +73,8 @@ class ResearchPanes:
             ev.AnnotationFinished: self._annotation, ev.AnnotationFailed: self._annotation,
             ev.SynthesisStarted: self._writing, ev.SynthesisToken: self._token, ev.SynthesisFinished: self._written,
             ev.StageFailed: self._stage_failed, ev.SessionSaved: self._saved,
+            ev.PlanReady: self._planned, ev.SubQuestionChanged: self._part, ev.RoundStarted: self._round,
+            ev.LimitReached: self._limit, ev.ResearchFinished: self._researched,
         }
 
     @property
@@ -80,6 +84,10 @@ class ResearchPanes:
     @property
     def synthesis(self) -> SynthesisView:
         return self.view.query_one(SynthesisView)
+
+    @property
+    def plan(self) -> PlanProgress:
+        return self.view.query_one(PlanProgress)
 
     def state(self, state: Activity, activity: str = "") -> None:
         if self.status is not None:
@@ -93,13 +101,16 @@ class ResearchPanes:
         turn = session.turns[index - 1]
         self.index = index
         self._turn_bar(session, index)
-        use = {s.number: u for s in turn.sources if (u := session.use_in_answer(s.number))}
-        self.sources.set_sources(turn.sources, sources_note, use)
+        conversation = session.conversation
+        # a research run's report holds no sources of its own: it shows every search's
+        shown = conversation.all_sources if conversation.is_report and index == len(session.turns) else turn.sources
+        use = {s.number: u for s in shown if (u := session.use_in_answer(s.number))}
+        self.sources.set_sources(shown, sources_note, use)
         if self.status is not None:
             self.status.retrieval = describe_retrieval(turn.retrieval_meta)
         synthesis = self.synthesis
         await synthesis.reset()
-        await synthesis.finish(turn.answer, turn.stop_reason, {s.number for s in turn.sources},
+        await synthesis.finish(turn.answer, turn.stop_reason, {s.number for s in shown},
                                turn.unknown_citations, session.quote_checks(turn), turn.error,
                                uncited=turn.uncited, echo=turn.echo, non_answer=turn.non_answer,
                                continuable=turn.can_continue, numbers=session.number_checks(turn))
@@ -138,6 +149,35 @@ class ResearchPanes:
         shown = self._shows.get(type(event))
         if shown is not None and (pending := shown(event)) is not None:
             await pending
+
+    # --- a research run's plan ---------------------------------------------------------------
+
+    def _planned(self, event: Event) -> None:
+        assert isinstance(event, ev.PlanReady)
+        self.plan.show_run(ResearchRun(question="", plan=event.plan, planned_by=event.by))
+
+    def _part(self, event: Event) -> None:
+        assert isinstance(event, ev.SubQuestionChanged)
+        self.plan.put(event.index, event.sub)
+
+    def _round(self, event: Event) -> None:
+        assert isinstance(event, ev.RoundStarted)
+        if self.plan.run is not None:
+            self.plan.show_run(replace(self.plan.run, rounds=event.round))
+
+    def _limit(self, event: Event) -> None:
+        assert isinstance(event, ev.LimitReached)
+        self.view.notify(event.message, severity="warning", timeout=8)
+        if self.plan.run is not None:
+            self.plan.show_run(replace(self.plan.run, limits_hit=(*self.plan.run.limits_hit, event.limit)))
+
+    async def _researched(self, event: Event) -> None:
+        """The run ended: its plan with the cost, and the report with every search's sources."""
+        assert isinstance(event, ev.ResearchFinished)
+        self.plan.show_run(event.run, finished=True)
+        session = self.view.session
+        if session is not None and session.conversation.is_report:
+            await self.paint(session, len(session.turns), "")
 
     def _notice(self, event: Event) -> None:
         assert isinstance(event, ev.Notice)
