@@ -75,7 +75,7 @@ def hostile(sources: int, chars: int, quotes: int) -> dict[str, object]:
                         for n in range(1, sources + 1)],
             "checks": {"quotes": [], "numbers": [], "echo": False, "non_answer": False, "uncited": False}}
     content = {"session": {"id": 1, "created_at": "", "updated_at": "", "collections": ["c"]},
-               "models": {"synthesis": "m", "annotation": "m", "annotation_on": True}, "settings": {},
+               "models": {"synthesis": "m", "annotation": "m", "annotation_on": True}, "settings": {}, "research": None,
                "turns": [turn]}
     return {"format": "ragtui-session-bundle", "version": 1, "written_by": "", "written_at": "", "content": content,
             "integrity": record(content)}

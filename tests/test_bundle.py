@@ -426,7 +426,7 @@ def test_a_bundle_built_to_keep_verify_busy_is_refused(tmp_path: Path) -> None:
             "sources": [{**source, "number": n} for n in range(1, 601)],
             "checks": {"quotes": [], "numbers": [], "echo": False, "non_answer": False, "uncited": False}}
     content = {"session": {"id": 1, "created_at": "", "updated_at": "", "collections": ["c"]},
-               "models": {"synthesis": "m", "annotation": "m", "annotation_on": True}, "settings": {},
+               "models": {"synthesis": "m", "annotation": "m", "annotation_on": True}, "settings": {}, "research": None,
                "turns": [turn]}
     path = tmp_path / "busy.json"
     path.write_text(json.dumps({"format": "ragtui-session-bundle", "version": 1, "written_by": "", "written_at": "",

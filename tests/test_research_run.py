@@ -171,6 +171,14 @@ def test_the_run_is_saved_reopened_resynthesized_and_exported(
     assert main([*flags(tmp_path, fake_ollama.url), "history", "export", "1", "--format", "csl-json"]) == 0
     cited = json.loads(capsys.readouterr().out)
     assert len(cited["items"]) == 3          # file2, file3, file4: the documents the report cites
+    # bundled like any other session: the plan travels with it, and the bundle verifies offline
+    out = tmp_path / "run.bundle.json"
+    assert main([*flags(tmp_path, fake_ollama.url), "history", "bundle", "1", "-o", str(out)]) == 0
+    bundled = json.loads(out.read_text())["content"]["research"]
+    assert bundled["question"] == QUESTION and [s["kept"] for s in bundled["plan"]] == [2, 2, 0]
+    capsys.readouterr()
+    assert main(["--config", os.devnull, "--data-dir", str(tmp_path / "elsewhere"), "verify", str(out)]) == 0
+    assert "verified: every hash and every check holds" in capsys.readouterr().out
 
 
 def _last_json(capsys: pytest.CaptureFixture[str]) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 from ragtui.errors import RagtuiError
 from ragtui.model.chunks import Chunk, ChunkMeta
 from ragtui.model.conversation import AnnotationState, Conversation, Override, SessionSource, StopReason, Turn
+from ragtui.model.research_run import ResearchRun
 from ragtui.paths import UnreadableFile, read_small_text
 from ragtui.server_limits import ReplyTooDeep, loads
 
@@ -100,7 +101,8 @@ def conversation_of(content: dict[str, Any]) -> Conversation:
         collections=tuple(session["collections"]), config=content["settings"], id=session["id"],
         created_at=session["created_at"], updated_at=session["updated_at"],
         synthesis_model=models["synthesis"], annotation_model=models["annotation"],
-        annotation_on=models["annotation_on"], turns=tuple(_turn(t) for t in content["turns"]))
+        annotation_on=models["annotation_on"], turns=tuple(_turn(t) for t in content["turns"]),
+        research=None if content["research"] is None else ResearchRun.from_json(content["research"]))
 
 
 def _turn(data: dict[str, Any]) -> Turn:

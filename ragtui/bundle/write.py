@@ -4,6 +4,7 @@ and overrides, models and settings, every check as computed, and the integrity r
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +16,8 @@ from ragtui.bundle.read import FORMAT, VERSION, conversation_of
 from ragtui.model.chunks import Chunk
 from ragtui.model.conversation import Conversation, SessionSource, Turn
 from ragtui.timestamps import now
+
+SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,7 @@ def bundle(conversation: Conversation, document_hash: Callable[[Chunk], Document
         "models": {"synthesis": conversation.synthesis_model, "annotation": conversation.annotation_model,
                    "annotation_on": conversation.annotation_on},
         "settings": json.loads(json.dumps(dict(conversation.config), default=str)),
+        "research": conversation.research.to_json() if conversation.research is not None else None,
         "turns": [_turn(turn, document_hash) for turn in conversation.turns],
     }
     # The checks are computed from the conversation as the bundle holds it, as `ragtui verify` recomputes them.
@@ -56,6 +60,8 @@ def _turn(turn: Turn, document_hash: Callable[[Chunk], DocumentHash]) -> dict[st
 
 def _source(source: SessionSource, hashed: DocumentHash) -> dict[str, Any]:
     meta = source.chunk.meta
+    if not SHA256.fullmatch(hashed.sha256):     # a record that holds no sha256 (damaged, or never written)
+        hashed = DocumentHash()
     return {"number": source.number, "collection": meta.collection, "document": meta.source,
             "document_sha256": hashed.sha256 or None, "document_hashed": hashed.of or "unknown",
             "format": meta.format, "page": meta.page, "pages": meta.pages,
