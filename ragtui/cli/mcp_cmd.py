@@ -36,7 +36,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             # A search names no collection by default, so it reads them all: their stores (Chroma's HNSW index
             # above all, seconds at a million chunks) start loading now, while the client starts up and before
             # its first search, which otherwise waited for them.
-            workspace.prepare_soon(workspace.collection_names())
+            if names := workspace.collection_names():
+                workspace.prepare_soon(names)
             await serve(Tools(workspace, allow_ingest=args.allow_ingest))
 
     anyio.run(main)
