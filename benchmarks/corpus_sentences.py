@@ -28,3 +28,18 @@ def draw(rng: random.Random, pool: list[str], chars: int) -> list[str]:
         parts.append(s)
         size += len(s) + 1
     return parts
+
+
+def chunk_texts(eval_dir: Path, n: int, chars: int = 1_500) -> list[str]:
+    """`n` chunks of about `chars` characters re-mixed from the corpora's sentences (seeded: the same every time)."""
+    pool = sentences(eval_dir)
+    rng = random.Random(11)
+    return [" ".join(draw(rng, pool, chars)) + " " for _ in range(n)]
+
+
+def questions(eval_dir: Path, n: int) -> list[str]:
+    """`n` questions: two thirds drawn from SQuAD's, the rest from Cranfield's (seeded)."""
+    rng = random.Random(7)
+    squad = [json.loads(x)["text"] for x in (eval_dir / "squad-v1.1-dev" / "queries.jsonl").read_text().splitlines()]
+    cran = [json.loads(x)["text"] for x in (eval_dir / "cranfield" / "queries.jsonl").read_text().splitlines()]
+    return rng.sample(squad, n * 2 // 3) + rng.sample(cran, n - n * 2 // 3)

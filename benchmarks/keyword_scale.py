@@ -52,7 +52,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from benchmarks.corpus_sentences import draw, sentences
+from benchmarks.corpus_sentences import draw, questions, sentences
 from ragtui.config import Settings, load_settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,13 +99,6 @@ class NoEmbedder(HashEmbedder):
         from ragtui.ingest.embedding import EmbedUnavailable
 
         raise EmbedUnavailable("benchmark build pass: embedding excluded")
-
-
-def questions(eval_dir: Path, n: int) -> list[str]:
-    rng = random.Random(7)
-    squad = [json.loads(x)["text"] for x in (eval_dir / "squad-v1.1-dev" / "queries.jsonl").read_text().splitlines()]
-    cran = [json.loads(x)["text"] for x in (eval_dir / "cranfield" / "queries.jsonl").read_text().splitlines()]
-    return rng.sample(squad, n * 2 // 3) + rng.sample(cran, n - n * 2 // 3)
 
 
 def overrides_for(data_dir: Path, *, ollama: str = "http://127.0.0.1:9", chroma: str | None = None) -> list[str]:

@@ -33,6 +33,11 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
     async def main() -> None:
         async with Workspace(settings) as workspace:
+            # A search names no collection by default, so it reads them all: their stores (Chroma's HNSW index
+            # above all, seconds at a million chunks) start loading now, while the client starts up and before
+            # its first search, which otherwise waited for them.
+            if names := workspace.collection_names():
+                workspace.prepare_soon(names)
             await serve(Tools(workspace, allow_ingest=args.allow_ingest))
 
     anyio.run(main)

@@ -199,12 +199,11 @@ def _segment_postings(reader: Any, schema: Any, base: int, docmap: dict[int, int
     """A segment's postings of live documents as Whoosh's (field, term bytes, new doc number, weight, value)
     tuples, in order, renumbered as `write_per_doc` placed the documents; read block by block (pinned
     Whoosh 2.7.4's W3 posting blocks) rather than through three matcher calls per posting."""
-    from ragtui.stores.postings import raw_matcher
+    from ragtui.stores.raw_postings import term_matchers
 
-    for fieldname, btext in reader.all_terms():
+    for fieldname, btext, matcher in term_matchers(reader):   # deleted documents are dropped by the docmap below
         if fieldname not in schema:
             continue
-        matcher = raw_matcher(reader, fieldname, btext)     # deleted documents are dropped by the docmap below
         while matcher.is_active():
             matcher._read_ids()
             matcher._read_weights()

@@ -32,7 +32,7 @@ import math
 import os
 import pickle
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, overload
@@ -44,6 +44,7 @@ import numpy as np  # noqa: E402
 import numpy.typing as npt  # noqa: E402
 
 from ragtui.stores.npy_stream import NpyStream  # noqa: E402
+from ragtui.stores.raw_postings import posting_blocks, raw_matcher, term_matchers  # noqa: E402
 from ragtui.stores.stored import RawColumn, open_stored_fields, stored_fields  # noqa: E402
 
 Docs = npt.NDArray[np.int32]
@@ -254,9 +255,8 @@ class PostingsFile:
         with NpyStream(folder, paths["docs"].name, np.int32) as docs, \
                 NpyStream(folder, paths["freqs"].name, np.float32) as freqs, \
                 NpyStream(folder, paths["positions"].name, np.int32) as positions:
-            for raw in reader.lexicon(field):
-                term = raw if isinstance(raw, bytes) else raw.encode("utf-8")
-                blocks = list(_blocks(raw_matcher(reader, field, term.decode("utf-8"))))
+            for _, term, matcher in term_matchers(reader, field):
+                blocks = list(posting_blocks(matcher))
                 term_docs = np.concatenate([ids for ids, _, _ in blocks]).astype(np.int32) if blocks else _EMPTY[0]
                 term_freqs = np.concatenate([w for _, w, _ in blocks]).astype(np.float32) if blocks else _EMPTY[1]
                 terms.append(term)
@@ -555,20 +555,11 @@ def _lengths(reader: Any, field: str, length_column: str, size: int) -> Freqs:
     return lengths
 
 
-def raw_matcher(reader: Any, field: str, term: str | bytes) -> Any:
-    """The segment's on-disk posting matcher for a term, deleted documents included.
-
-    Not `reader.postings(...).child`: Whoosh's deleted-document filter moves its child past the leading
-    deleted postings when it is built, so those would be missing (and a df counted from them short).
-    """
-    return reader._terms.matcher(field, reader._text_to_bytes(field, term), reader.schema[field].format)
-
-
 def _read_term(reader: Any, field: str, term: str) -> tuple[Docs, Freqs]:
     """A term's postings in one segment: doc numbers ascending and term frequencies."""
     if (field, term) not in reader:
         return _EMPTY
-    blocks = list(_blocks(raw_matcher(reader, field, term)))
+    blocks = list(posting_blocks(raw_matcher(reader, field, term)))
     if not blocks:
         return _EMPTY
     return (np.concatenate([ids for ids, _, _ in blocks]).astype(np.int32),
@@ -625,25 +616,3 @@ def _position_deltas(values: list[bytes]) -> list[list[int]]:
         bodies.append(body[:-1] if body.endswith(b".") else body)
     decoded: list[list[int]] = pickle.loads(_PROTO2 + b"(" + b"".join(bodies) + b"l.")
     return decoded
-
-
-def _blocks(matcher: Any) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], Any]]:
-    """(doc numbers, weights, encoded values) per block of a Whoosh 2.7.4 W3 posting list.
-
-    A block is one pickled tuple of delta-encoded ids, weights (None when all
-    1, one float when all equal) and values; decoding it here with numpy skips
-    Whoosh's per-posting Python.
-    """
-    while matcher.is_active():
-        matcher._read_data()
-        raw_ids, raw_weights, values = matcher._data
-        n = matcher._blocklength
-        ids = np.cumsum(np.asarray(raw_ids, np.int64))
-        if raw_weights is None:
-            weights = np.ones(n)
-        elif isinstance(raw_weights, float):
-            weights = np.full(n, raw_weights)
-        else:
-            weights = np.asarray(raw_weights, np.float64)
-        yield ids, weights, values
-        matcher._next_block()

@@ -73,3 +73,36 @@ def test_batch_deletes_replace_exactly_the_named_sources(tmp_path: Path) -> None
     assert index.ids() == kept | {c.id for c in replacement}
     assert index.delete_ids(sorted(kept)[:5]) == 5
     assert index.ids() == (kept - set(sorted(kept)[:5])) | {c.id for c in replacement}
+
+
+def test_the_merged_segments_postings_file_holds_every_text_term_as_whoosh_reads_it(tmp_path: Path) -> None:
+    """The postings file written at merge time (read in one pass over the terms file) holds exactly the text
+    field's terms, each with the doc numbers, frequencies and positions Whoosh's own matcher gives: no term of
+    another field, none missing, in the segment that the merge left."""
+    from whoosh import index as whoosh_index
+
+    from ragtui.stores.postings import PostingsFile
+
+    ours = KeywordIndex(tmp_path / "kw")
+    batches(ours, range(4))
+    ours.delete_sources(["f2-1.txt", "f0-7.txt"])
+    assert ours.merge() == 1
+    ours.close()
+    with whoosh_index.open_dir(str(tmp_path / "kw")).reader() as reader:
+        [(leaf, _)] = reader.leaf_readers()
+        found = PostingsFile.open(tmp_path / "kw", leaf)
+        assert found is not None
+        terms = [bytes(t) for t in found._terms]
+        text_terms = list(leaf.lexicon("text"))
+        assert terms == text_terms and len({f for f, _ in leaf.all_terms()}) > 1
+        for raw in text_terms:
+            term = raw.decode("utf-8")
+            expected = list(leaf.postings("text", term).items_as("positions"))
+            docs, freqs = found.postings(term)
+            pairs = list(zip(docs.tolist(), freqs.astype(int).tolist(), strict=True))
+            assert [(int(d), len(p)) for d, p in expected] == pairs
+            at = found.positions(term, docs)
+            assert at is not None
+            index, positions = at
+            assert [p for _, ps in expected for p in ps] == positions.tolist()
+            assert index.tolist() == [i for i, (_, ps) in enumerate(expected) for _ in ps]
