@@ -38,6 +38,7 @@ from ragtui.config_sections import (
     LlmSettings,
     OllamaSettings,
     RerankSettings,
+    ResearchSettings,
     RetrieveSettings,
     Secret,
     ServeSettings,
@@ -77,6 +78,7 @@ SECTIONS: dict[str, type] = {
     "keys": KeysSettings,
     "serve": ServeSettings,
     "cite": CiteSettings,
+    "research": ResearchSettings,
 }
 
 # Keys that moved, old "section.key" -> new: still read from files, RAGTUI_* variables and --set, with one
@@ -112,6 +114,7 @@ class Settings:
     keys: KeysSettings
     serve: ServeSettings
     cite: CiteSettings
+    research: ResearchSettings
     origins: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
     # lines for the user about the configuration itself (deprecated names read), printed once by the CLI
     notices: tuple[str, ...] = field(default=(), compare=False, repr=False)

@@ -272,6 +272,17 @@ class CiteSettings:
 
 
 @dataclass(frozen=True)
+class ResearchSettings:
+    """A research run's plan and limits (`ragtui research`, the TUI's research key, the MCP research tool)."""
+
+    max_rounds: int = _rule(0, 10)
+    max_model_calls: int = _rule(3, 10_000)
+    max_tokens: int = _rule(1_000, 100_000_000)
+    max_seconds: float = _rule(1, 86_400)
+    edit_plan: bool = _rule()
+
+
+@dataclass(frozen=True)
 class KeysSettings:
     """The TUI's keys, one entry per action (tui/keymap.py names them and checks the values)."""
 

@@ -17,6 +17,7 @@ from typing import Literal
 
 from ragtui.model.collection import IngestReport
 from ragtui.model.conversation import AnnotationState, SessionSource, StopReason, answer_uncited
+from ragtui.model.research_run import Limit, ResearchRun, SubQuestion
 from ragtui.model.retrieval import RetrievalMeta
 from ragtui.numbers import NumberCheck
 from ragtui.quotes import QuoteCheck
@@ -174,3 +175,48 @@ class SessionSaved(Event):
     session_id: int
     timings: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))   # seconds per stage
     not_saved: str = ""
+
+
+# --- a research run -------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PlanReady(Event):
+    """The sub-questions the run will gather evidence for; `by` the model that wrote them, or "fragments" when
+    its reply could not be used (`why` says what was wrong with it)."""
+
+    plan: tuple[SubQuestion, ...]
+    by: str
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class SubQuestionChanged(Event):
+    """Sub-question `index` (0-based) as it now stands: searching, annotating n/m, k sources kept, done."""
+
+    index: int
+    sub: SubQuestion
+
+
+@dataclass(frozen=True)
+class RoundStarted(Event):
+    """A round of searches begins: 1 for the plan's, then each gap round, for the sub-questions `parts`
+    (0-based) with the searches `queries`."""
+
+    round: int
+    parts: tuple[int, ...]
+    queries: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LimitReached(Event):
+    """A limit of [research] stopped the gathering (said once per run and limit)."""
+
+    limit: Limit
+    message: str
+
+
+@dataclass(frozen=True)
+class ResearchFinished(Event):
+    """The run as it ended: its plan's states, rounds, limits reached and cost."""
+
+    run: ResearchRun

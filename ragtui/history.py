@@ -31,12 +31,13 @@ from ragtui.model.conversation import (
     StopReason,
     Turn,
 )
+from ragtui.model.research_run import ResearchRun
 from ragtui.model.retrieval import RetrievalMeta
 from ragtui.model_ids import short_name
 from ragtui.quotes import quoteless
 from ragtui.timestamps import now as _now
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 FILE_NAME = "history.sqlite3"
 RECORD_ID_MAX = 2**63 - 1     # SQLite's INTEGER is a signed 64-bit number: one more does not bind
 
@@ -63,7 +64,8 @@ CREATE TABLE IF NOT EXISTS {name} (
     config            TEXT NOT NULL,
     synthesis_model   TEXT NOT NULL,
     annotation_model  TEXT NOT NULL,
-    annotation_on     INTEGER NOT NULL
+    annotation_on     INTEGER NOT NULL,
+    research          TEXT NOT NULL DEFAULT ''
 );
 """
 
@@ -92,6 +94,10 @@ _V2_SOURCE_COLUMNS = (
 # which are judged again on load from their stored annotation and chunk text.
 _V3_SOURCE_COLUMNS = (("quoteless", "INTEGER"),)
 
+# Version 4 adds `sessions.research`: a research run's plan, rounds, limits and cost as JSON ("" for an ordinary
+# conversation, as every session written before it).
+_V4_SESSION_COLUMN = "ALTER TABLE sessions ADD COLUMN research TEXT NOT NULL DEFAULT ''"
+
 _SOURCES = """
 CREATE TABLE IF NOT EXISTS sources (
     session_id   INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
@@ -118,16 +124,19 @@ _SESSION_FIELDS = ("id", "created_at", "updated_at", "collections", "config", "s
                    "annotation_model", "annotation_on")
 
 
-def _migrate_v2(conn: sqlite3.Connection) -> None:
-    """Schema 2 -> 3: `sources` gains its v3 columns, NULL in the rows already there (one transaction)."""
+def _migrate_v2(conn: sqlite3.Connection, version: int) -> None:
+    """Schema 2 or 3 -> 4 (one transaction): from 2, `sources` gains its v3 columns, NULL in the rows already
+    there; from either, `sessions` gains its v4 column."""
     with conn:
-        for name, kind in _V3_SOURCE_COLUMNS:
+        for name, kind in _V3_SOURCE_COLUMNS if version == 2 else ():
             conn.execute(f"ALTER TABLE sources ADD COLUMN {name} {kind}")
+        if "research" not in {row[1] for row in conn.execute("PRAGMA table_info(sessions)")}:
+            conn.execute(_V4_SESSION_COLUMN)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
 def _migrate_v1(conn: sqlite3.Connection) -> None:
-    """Schema 1 (one question per session) -> 2 (turns): every session becomes a one-turn conversation.
+    """Schema 1 (one question per session) -> 4 (turns): every session becomes a one-turn conversation.
 
     The turn-level columns move from `sessions` to `turns`; `sources` gains its v2
     columns with defaults (turn 1; "" for the prompt, which v1 did not record). One
@@ -303,8 +312,8 @@ class HistoryStore:
             conn.execute("PRAGMA journal_mode=WAL")
             if version == 1:
                 _migrate_v1(conn)
-            elif version == 2:
-                _migrate_v2(conn)
+            elif version in (2, 3):
+                _migrate_v2(conn, version)
             else:
                 conn.executescript(_SESSIONS.format(name="sessions") + _TURNS + _SOURCES)
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -339,6 +348,7 @@ class HistoryStore:
             "config": json.dumps(dict(record.config), default=str),
             "synthesis_model": record.synthesis_model, "annotation_model": record.annotation_model,
             "annotation_on": int(record.annotation_on),
+            "research": json.dumps(record.research.to_json()) if record.research else "",
         }
         with self._connect() as conn, conn:
             if record.id is None:
@@ -415,12 +425,15 @@ class HistoryStore:
             id=row["id"], created_at=row["created_at"], updated_at=row["updated_at"],
             collections=json.loads(row["collections"]), config=json.loads(row["config"]),
             synthesis_model=row["synthesis_model"], annotation_model=row["annotation_model"],
-            annotation_on=bool(row["annotation_on"]), turns=tuple(turns))
+            annotation_on=bool(row["annotation_on"]), turns=tuple(turns),
+            research=ResearchRun.from_json(json.loads(row["research"])) if row["research"] else None)
 
     def list_sessions(self, limit: int | None = None) -> list[SessionSummary]:
-        """Newest first; the first question names the session, the latest turn's stop reason and sources count."""
+        """Newest first; the first question (a research run's question) names the session, the latest turn's
+        stop reason and sources count."""
         sql = ("SELECT s.id, s.created_at, "
-               "(SELECT query FROM turns WHERE session_id = s.id ORDER BY turn LIMIT 1), s.collections, "
+               "COALESCE(json_extract(NULLIF(s.research, ''), '$.question'), "
+               "(SELECT query FROM turns WHERE session_id = s.id ORDER BY turn LIMIT 1)), s.collections, "
                "(SELECT stop_reason FROM turns WHERE session_id = s.id ORDER BY turn DESC LIMIT 1), "
                "(SELECT count(*) FROM sources WHERE session_id = s.id), "
                "(SELECT count(*) FROM sources WHERE session_id = s.id AND "
@@ -466,13 +479,29 @@ def render_markdown(record: Conversation) -> str:
              f"- Models: synthesis {record.synthesis_model or '-'}, "
              f"annotation {record.annotation_model if record.annotation_on else 'off'}",
              f"- Turns: {len(record.turns)}", ""]
+    if record.research is not None:
+        lines += _render_plan(record.research)
     many = len(record.turns) > 1
     for index, turn in enumerate(record.turns, start=1):
-        lines += _render_turn(index, turn, many)
+        report = record.research is not None and index == record.research.report_turn
+        lines += _render_turn(index, turn, many, report=report)
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _render_turn(index: int, turn: Turn, many: bool) -> list[str]:
+def _render_plan(run: ResearchRun) -> list[str]:
+    """A research run's plan with each sub-question's state and kept sources, its rounds, limits and cost."""
+    cost = run.cost
+    lines = ["## Research plan", "", f"- Planned by: {run.planned_by or '-'}; rounds: {run.rounds}",
+             f"- Cost: {cost.model_calls} model calls, {cost.tokens} tokens, {cost.seconds:.1f} s"
+             + (f"; limits reached: {', '.join(limit.value for limit in run.limits_hit)}" if run.limits_hit else ""),
+             ""]
+    for i, sub in enumerate(run.plan, start=1):
+        searched = f", searched in turn {', '.join(str(t) for t in sub.turns)}" if sub.turns else ""
+        lines.append(f"{i}. {sub.text} — {sub.state.value}, {sub.kept} source(s) kept{searched}")
+    return [*lines, ""]
+
+
+def _render_turn(index: int, turn: Turn, many: bool, *, report: bool = False) -> list[str]:
     head = "###" if many else "##"
     lines: list[str] = []
     if many:
@@ -503,7 +532,9 @@ def _render_turn(index: int, turn: Turn, many: bool) -> list[str]:
                 lines.append(f"   > (quoted from page {s.quote_page})")
         if s.error:
             lines.append(f"   > annotation error: {s.error}")
-    if not turn.sources:
+    if report:
+        lines.append("_The report is written from the kept sources of the searches above._")
+    elif not turn.sources:
         lines.append("_No sources were retrieved._")
     lines.append("")
     return lines

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from ragtui.model.conversation import SessionSource
     from ragtui.model.filters import SearchFilter
     from ragtui.model.retrieval import Retrieval
+    from ragtui.research.deep import ResearchRunner
     from ragtui.research.session import ResearchSession
     from ragtui.retrieve.hybrid_retriever import QueryEmbedder
     from ragtui.retrieve.why import WhyNot
@@ -289,6 +290,14 @@ class Workspace:
 
         return ResearchSession(self.settings, query, names, history=self.history, retrieve=self.retrieve,
                                search_filter=search_filter, topic=self.topic)
+
+    def research(self, question: str, names: Sequence[str], *, search_filter: SearchFilter | None = None,
+                 max_rounds: int | None = None) -> ResearchRunner:
+        """A research run over the named collections, in a new session (research/deep.py)."""
+        from ragtui.research.deep import ResearchRunner
+
+        return ResearchRunner(self.new_session(question, names, search_filter=search_filter), question,
+                              max_rounds=max_rounds)
 
     def reopen(self, session_id: int) -> ResearchSession:
         """A saved session, ready for re-annotation or continuation (HistoryError when there is none)."""

@@ -134,6 +134,7 @@ class FakeOllama:
         self.show_delay = 0.0              # seconds before answering /api/show (a busy server loading a model)
         self.faults = Faults()             # a hostile server on demand, per path (`Fault`)
         self.disconnects = 0               # streams the client closed before the end
+        self.prompt_eval_count = 1         # the prompt tokens each chat/generate answer's last frame reports
         self._lock = threading.Lock()
         self._in_flight = 0
         self.max_in_flight = 0             # most chat/generate requests open at once
@@ -468,8 +469,9 @@ class _Handler(JsonHandler):
             else:
                 out["response"] = content
             if done:
-                out.update(done_reason=reason, total_duration=1, load_duration=0, prompt_eval_count=1,
-                           prompt_eval_duration=1, eval_count=len(pieces), eval_duration=1)
+                out.update(done_reason=reason, total_duration=1, load_duration=0,
+                           prompt_eval_count=fake.prompt_eval_count, prompt_eval_duration=1,
+                           eval_count=len(pieces), eval_duration=1)
             return out
 
         if body.get("stream") is False:

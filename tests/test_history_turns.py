@@ -78,7 +78,7 @@ def test_a_v1_file_opens_as_one_turn_sessions(tmp_path: Path) -> None:
     path = _v1_file(tmp_path / "data")
     store = HistoryStore(tmp_path / "data")
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
         columns = [r[1] for r in conn.execute("PRAGMA table_info(sessions)")]
         assert "answer" not in columns and "query" not in columns
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []

@@ -20,6 +20,7 @@ from mcp.client.stdio import StdioServerParameters
 from tests.cli_run import cli, command
 from tests.fake_ollama import FakeOllama, Reply, default_responder
 from tests.ingest.corpus import pdf
+from tests.research_run_fakes import ResearchModel
 
 pytestmark = pytest.mark.xdist_group("mcp-server")
 
@@ -121,7 +122,7 @@ def served(home: Path, ollama: FakeOllama) -> Iterator[Served]:
 
 def test_lists_its_tools_and_the_collections_as_resources(served: Served) -> None:
     tools = served.tools()
-    assert set(tools) == {"search", "ask", "read", "verify_quote"}
+    assert set(tools) == {"search", "ask", "research", "read", "verify_quote"}
     assert tools["search"].annotations is not None and tools["search"].annotations.read_only_hint
     assert "query" in tools["search"].input_schema["required"]
     collections = served.resource("ragtui://collections")
@@ -323,3 +324,22 @@ def test_the_no_quote_mark_and_verify_quote_agree(served: Served, ollama: FakeOl
     verified = served.call("verify_quote", quote=quote, collection="python", chunk_id=source["chunk_id"])
     assert verified["found"] is (quote != "frozen instances cannot be hashed")
     assert source["quoteless"] is not verified["found"]
+
+
+def test_research_plans_gathers_and_reports_through_the_sdk_client(served: Served, ollama: FakeOllama) -> None:
+    model = ResearchModel(plan="1. How does a centrifugal pump move water?\n2. How does a worn washer make a "
+                               "valve drip?")
+    ollama.responder = model
+    run = served.call("research", question="How does a centrifugal pump move water, and why does a valve drip?",
+                      collections=["plumbing"], max_rounds=1)
+    assert [p["text"] for p in run["plan"]] == ["How does a centrifugal pump move water?",
+                                                "How does a worn washer make a valve drip?"]
+    assert run["planned_by"] == "chat" and run["failures"] == [] and run["limits_hit"] == []
+    parts = {s["source"]: s["part"] for s in run["sources"] if s["kept"]}
+    assert parts["pump.txt"] == 1 and parts["valve.pdf"] == 2
+    assert run["report"] and sorted(run["citations"]) == run["kept"]
+    assert "THE QUESTION HAS THESE PARTS" in model.reports[-1]
+    # the plan, one call per source annotated, one gap check (NONE), the report
+    assert run["model_calls"] == 3 + len(run["sources"]) and model.gap_checks == 1
+    refused = served.refusal("research", question="pump", max_rounds=11)
+    assert refused.endswith("max_rounds must be from 0 to 10, not 11")

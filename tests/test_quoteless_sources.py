@@ -100,7 +100,7 @@ def test_a_schema_2_file_opens_and_its_sources_are_judged_on_load(tmp_path: Path
         conn.execute("PRAGMA user_version = 2")
     reopened = HistoryStore(tmp_path)
     with sqlite3.connect(reopened.path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
         assert [r[0] for r in conn.execute("SELECT quoteless FROM sources ORDER BY number")] == [None, None]
     record = reopened.load(saved.id or 0)
     assert [s.quoteless for s in record.all_sources] == [False, True]

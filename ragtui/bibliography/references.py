@@ -83,12 +83,13 @@ class MetadataLookup:
 
 
 def cited_sources(conversation: Conversation) -> list[tuple[int, SessionSource]]:
-    """(turn, source) of every source an answer cites, in number order."""
-    out = []
+    """(turn, source) of every source an answer cites, in number order: the turn whose answer cites it (a
+    research run's report cites the sources of the searches before it)."""
+    cited: dict[int, int] = {}
     for index, turn in enumerate(conversation.turns, start=1):
-        numbers = set(turn.citations)
-        out += [(index, s) for s in turn.sources if s.number in numbers]
-    return sorted(out, key=lambda item: item[1].number)
+        for number in turn.citations:
+            cited.setdefault(number, index)
+    return [(cited[s.number], s) for s in conversation.all_sources if s.number in cited]
 
 
 def references(conversation: Conversation, lookup: MetadataLookup) -> tuple[list[Reference], list[Citation]]:

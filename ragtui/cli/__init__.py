@@ -28,6 +28,7 @@ from ragtui.cli import (
     mcp_cmd,
     page_cmd,
     query_cmd,
+    research_cmd,
     serve_cmd,
     wordnet_cmd,
 )
@@ -36,7 +37,7 @@ from ragtui.errors import RagtuiError, describe
 from ragtui.sanitize import one_line
 
 COMMANDS = (config_cmd, doctor_cmd, wordnet_cmd, ingest_cmd, collections_cmd, query_cmd, eval_cmd, ask_cmd,
-            history_cmd, page_cmd, serve_cmd, mcp_cmd, demo_cmd)
+            research_cmd, history_cmd, page_cmd, serve_cmd, mcp_cmd, demo_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

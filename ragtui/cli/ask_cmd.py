@@ -283,18 +283,6 @@ ECHO_LINE = ("the answer is mostly text copied from the prompt (source headers, 
              "answers nothing, and a [N] inside the copy is not a citation")
 NON_ANSWER_LINE = ("the answer only names sources ([N]) and says nothing they say: it is not an answer; read the "
                    "sources, or ask again")
-# The codes of a turn's "warnings" in `--json`, each a check the answer failed.
-NO_CITATIONS = "no_citations"
-ECHO = "echo"
-NON_ANSWER = "non_answer"
-
-
-def answer_warnings(turn: Turn) -> list[str]:
-    """The `--json` codes of the checks a turn's answer failed."""
-    return [code for code, failed in ((ECHO, turn.echo), (NON_ANSWER, turn.non_answer),
-                                      (NO_CITATIONS, turn.uncited)) if failed]
-
-
 def unverified_line(check: QuoteCheck) -> str:
     """One line saying that an answer's quote is not in the source it cites: misattributed (another source holds
     it) or not found (`QuoteCheck.verdict`)."""
@@ -351,7 +339,7 @@ def _turn_json(session: ResearchSession, index: int, turn: Turn) -> dict[str, An
         "did_not_fit": [s.number for s in turn.sources if session.use_in_answer(s.number) == "did not fit"],
         "answer": turn.answer, "stop_reason": turn.stop_reason.value, "continuations": turn.continuations,
         "citations": turn.citations, "unknown_citations": turn.unknown_citations,
-        "warnings": answer_warnings(turn),
+        "warnings": list(turn.failed_checks),
         "quotes": [check.to_json() for check in quotes],
         "numbers": [check.to_json() for check in session.number_checks(turn)],
         "unverified_citations": sorted({n for check in quotes if not check.verified for n in check.cited}),

@@ -44,11 +44,13 @@ FOLLOW_UP_NOTE = (
 
 def build_messages(query: str, ordered: Sequence[SessionSource], *,
                    conversation: Sequence[tuple[str, str]] = (),
-                   earlier: Sequence[str] = (), topics: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+                   earlier: Sequence[str] = (), topics: Mapping[str, str] | None = None,
+                   parts: Sequence[str] = ()) -> list[tuple[str, str]]:
     """System instructions, the earlier turns (whole question/answer pairs), then one user turn holding the
     sources (in prompt order) and the question. `earlier` lists questions whose answers did not fit: they
     are named in one line, a summary of where the conversation has been. `topics` (collection -> its
-    `--topic`) says what the sources' collections are about, in one line before them."""
+    `--topic`) says what the sources' collections are about, in one line before them. `parts`: a research
+    run's sub-questions, which the report is organised by."""
     context = "\n\n".join(serialise(s) for s in ordered)
     before = ("EARLIER QUESTIONS (answers left out for space): " + " | ".join(earlier) + "\n\n") if earlier else ""
     named = dict.fromkeys(s.chunk.meta.collection for s in ordered)
@@ -56,8 +58,11 @@ def build_messages(query: str, ordered: Sequence[SessionSource], *,
     about = [f"{fold_line(name)}: {fold_line(topics[name])}" for name in named if topics.get(name)]
     if about:
         before += "THE SOURCES' COLLECTIONS ARE ABOUT: " + " | ".join(about) + "\n\n"
+    organised = ("\n\nTHE QUESTION HAS THESE PARTS; write a report with one paragraph for each part, in this "
+                 "order, then one that brings them together:\n"
+                 + "\n".join(f"{i}. {fold_line(part)}" for i, part in enumerate(parts, start=1))) if parts else ""
     user = (f"{before}SOURCES:\n\n{context}\n\n"
-            f"QUESTION: {query}\n\n"
+            f"QUESTION: {query}{organised}\n\n"
             "Answer from these sources only, citing them as [N].")
     system = SYSTEM_PROMPT + (FOLLOW_UP_NOTE if conversation or earlier else "")
     messages: list[tuple[str, str]] = [("system", system)]

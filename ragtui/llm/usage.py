@@ -30,9 +30,10 @@ _METER: ContextVar[Usage | None] = ContextVar("ragtui_llm_usage", default=None)
 
 
 @contextmanager
-def metered() -> Iterator[Usage]:
-    """A fresh meter for the calls made inside the block (tasks started inside share it)."""
-    usage = Usage()
+def metered(into: Usage | None = None) -> Iterator[Usage]:
+    """A meter for the calls made inside the block (tasks started inside share it): a fresh one, or `into`, which
+    goes on counting from where an earlier block left it."""
+    usage = Usage() if into is None else into
     token = _METER.set(usage)
     try:
         yield usage

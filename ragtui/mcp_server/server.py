@@ -35,7 +35,9 @@ R = TypeVar("R")
 INSTRUCTIONS = (
     "ragtui searches the user's own document collections (hybrid keyword + vector retrieval). Use `search` to "
     "find passages, `read` to see a passage in its document, `ask` for a cited answer (slow: it runs the "
-    "user's LLM over every source), and `verify_quote` before you attribute a quotation to a source. "
+    "user's LLM over every source), `research` for a question of several parts (slower: a plan of "
+    "sub-questions, evidence for each, one cited report), and `verify_quote` before you attribute a quotation "
+    "to a source. "
     "Collections are listed as resources (ragtui://collections)."
 )
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -94,6 +96,22 @@ def build(tools: Tools) -> MCPServer:
         annotation and relevance, and every quotation the answer attributes to a source, checked against that
         source's text (verified true or false). Slow: minutes on a local model."""
         return await tools.ask(question, collections, filter)
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False))
+    @one_error_line
+    async def research(question: Annotated[str, Field(description=f"the question, perhaps of several parts (at "
+                                                                  f"most {MAX_QUERY_CHARS} characters)")],
+                       collections: Collections = None, filter: Filter = None,
+                       max_rounds: Annotated[int | None, Field(description="rounds of new searches after the first "
+                                                                           "(0-10; default: the user's "
+                                                                           "research.max_rounds)")] = None,
+                       ) -> dict[str, Any]:
+        """A research run (saved to the user's ragtui history): the LLM splits the question into sub-questions,
+        each is searched and its sources annotated, gaps are searched again, then one report cites every kept
+        source [N]. Returns the report with its checked quotes, the plan with each sub-question's kept sources,
+        every source, the limits reached and the cost. Bounded by the user's [research] limits (model calls,
+        tokens, seconds). Slow: many minutes on a local model."""
+        return await tools.research(question, collections, filter, max_rounds)
 
     @server.tool(annotations=READ_ONLY)
     @one_error_line

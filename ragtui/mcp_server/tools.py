@@ -160,6 +160,46 @@ class Tools:
             "notices": notices, "failures": failures,
         }
 
+    # --- research ----------------------------------------------------------------------------
+
+    async def research(self, question: str, collections: Sequence[str] | None = None,
+                       filters: Sequence[str] | None = None, max_rounds: int | None = None) -> dict[str, Any]:
+        """A research run, as `ragtui research` (saved to the history), within the user's [research] limits:
+        the run's JSON (`research.run_json`) with its notices, its limits reached and the stages that failed
+        under "failures"; when no report came at all, the failure is the error."""
+        from ragtui import events as ev
+        from ragtui.research.run_json import run_json
+        from ragtui.research.session import preflight
+
+        bounded("question", question, MAX_QUERY_CHARS)
+        if max_rounds is not None:
+            in_range("max_rounds", max_rounds, 0, 10)
+        search_filter = parse_filters(filters or ())
+        preflight(self.settings, set_model="set [llm] model in the config `ragtui mcp` reads, or start it with "
+                                           "--set llm.model=NAME")
+        names = self._collections(collections)
+        runner = self.workspace.research(" ".join(question.split()), names, search_filter=search_filter,
+                                         max_rounds=max_rounds)
+        notices: list[str] = []
+        failures: list[str] = []
+        try:
+            async with aclosing(runner.run()) as events:
+                async for event in events:
+                    if isinstance(event, ev.Notice):
+                        notices.append(one_line(f"{event.level}: {event.message}"))
+                    elif isinstance(event, ev.LimitReached):
+                        notices.append(one_line(f"warning: {event.message}"))
+                    elif isinstance(event, ev.StageFailed):
+                        failures.append(one_line(f"{event.stage} failed: {event.message}"))
+                    elif isinstance(event, ev.SessionSaved) and event.not_saved:
+                        notices.append(one_line(f"warning: this session is not saved: {event.not_saved}"))
+        finally:
+            await runner.session.aclose()
+        session = runner.session
+        if failures and not (session.conversation.is_report and session.turn.answer):
+            raise RagtuiError("; ".join(failures) + (f" (session {session.id} is saved)" if session.id else ""))
+        return {**run_json(session), "notices": list(dict.fromkeys(notices)), "failures": failures}
+
     # --- read ---------------------------------------------------------------------------------
 
     def _chunk(self, collection: str, chunk_id: str) -> Chunk:

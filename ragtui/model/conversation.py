@@ -21,6 +21,7 @@ from typing import Any
 
 from ragtui.echo import is_echo, says_nothing
 from ragtui.model.chunks import Chunk, LegRank, leg_score
+from ragtui.model.research_run import ResearchRun
 from ragtui.model.retrieval import RetrievalMeta
 from ragtui.quotes import found_quotes, misquotes, occurs, quoteless
 from ragtui.sanitize import clean, one_line
@@ -148,6 +149,12 @@ class SessionSource:
         if self.override is Override.DROPPED:
             return False
         return self.verdict_relevant
+
+    @property
+    def kept(self) -> bool:
+        """Relevant by a finished verdict: annotated relevant, not annotated because annotation is off, or
+        rescued; a source whose annotation has not run (a cancelled search) is not kept by a research run."""
+        return self.relevant and (self.state not in UNFINISHED_STATES or self.override is Override.RESCUED)
 
     @property
     def filtered(self) -> bool:
@@ -337,7 +344,16 @@ class Turn:
         if self.stop_reason not in FINISHED_REASONS or not self.citations or not self.prompt_numbers or self.echo:
             return False
         given = set(self.prompt_numbers)
-        return says_nothing(self.answer, [s.chunk.text for s in self.sources if s.number in given])
+        texts = [s.chunk.text for s in self.sources if s.number in given]
+        # a research run's report holds no sources of its own: the texts it was given are in its prompt
+        return says_nothing(self.answer, texts or [text for role, text in self.prompt if role == "user"])
+
+    @property
+    def failed_checks(self) -> tuple[str, ...]:
+        """The codes of the checks a finished answer failed (`--json`'s "warnings", the MCP server's): "echo",
+        "non_answer", "no_citations"."""
+        return tuple(code for code, failed in (("echo", self.echo), ("non_answer", self.non_answer),
+                                               ("no_citations", self.uncited)) if failed)
 
     @property
     def can_continue(self) -> bool:
@@ -390,6 +406,7 @@ class Conversation:
     created_at: str = ""
     updated_at: str = ""
     turns: tuple[Turn, ...] = ()
+    research: ResearchRun | None = None      # a research run's plan, rounds and cost; None for a conversation
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "collections", tuple(self.collections))
@@ -398,7 +415,9 @@ class Conversation:
 
     @property
     def query(self) -> str:
-        """The conversation's first question: its title in lists and exports."""
+        """The conversation's first question (a research run's question): its title in lists and exports."""
+        if self.research is not None:
+            return self.research.question
         return self.turns[0].query if self.turns else ""
 
     @property
@@ -418,14 +437,30 @@ class Conversation:
         """What the sources of turn `number` (1-based) are judged against: the question as typed, and for a
         follow-up the questions before it (at most ANNOTATION_CONTEXT_TURNS, each at most
         ANNOTATION_CONTEXT_CHARS) and its standalone rewrite; never the rewrite alone, which may have gone
-        wrong where the typed words have not."""
+        wrong where the typed words have not. A research run's search is judged against its own query within
+        the run's question."""
         turn = self.turns[number - 1]
+        if self.research is not None:         # a search of a research run: its sub-question, within the whole
+            return f'{turn.query} (part of: "{_clipped(self.research.question)}")'
         earlier = [_clipped(t.query) for t in self.turns[max(0, number - 1 - ANNOTATION_CONTEXT_TURNS):number - 1]]
         if not earlier:
             return turn.query
         context = "; ".join(f'"{q}"' for q in earlier)
         read_as = f'; read as: "{_clipped(turn.rewrite)}"' if turn.rewrite and turn.rewrite != turn.query else ""
         return f"{turn.query} (a follow-up to {context}{read_as})"
+
+    @property
+    def is_report(self) -> bool:
+        """The latest turn is a research run's report."""
+        return self.research is not None and self.research.report_turn == len(self.turns)
+
+    @property
+    def answer_sources(self) -> tuple[SessionSource, ...]:
+        """The sources an answer to the latest turn is written from: its own relevant ones; for a research run's
+        report, every search's kept ones (`SessionSource.kept`)."""
+        if self.is_report:
+            return tuple(s for t in self.turns[:-1] for s in t.sources if s.kept)
+        return self.turn.relevant
 
     def source(self, number: int) -> SessionSource:
         """Source [number] of any turn; KeyError naming the numbers there are."""

@@ -20,12 +20,13 @@ from typing import Any
 
 from ragtui.config import Settings
 from ragtui.errors import RagtuiError, describe
-from ragtui.events import Event, Notice, RetrievalStarted, RewriteReady
+from ragtui.events import Event, Notice, RetrievalStarted, RewriteReady, SourcesReady
 from ragtui.history import HistoryStore
 from ragtui.model import conversation as transitions
 from ragtui.model.conversation import Conversation, SessionSource, StopReason, Turn
 from ragtui.model.filters import SearchFilter
-from ragtui.model.retrieval import Retrieval
+from ragtui.model.research_run import ResearchRun
+from ragtui.model.retrieval import Retrieval, RetrievalMeta
 from ragtui.numbers import NumberCheck
 from ragtui.quotes import QuoteCheck
 from ragtui.research.chat_clients import ChatClients
@@ -312,6 +313,75 @@ class ResearchSession:
             return
         self._ledger.change_turn(rewrite=text, rewrite_by=model.model)
         yield RewriteReady(self.turn.query, text, model.model)
+
+    # --- a research run's steps (research/deep.py drives them) -----------------------------
+
+    @property
+    def research(self) -> ResearchRun | None:
+        return self.conversation.research
+
+    def keep_research(self, run: ResearchRun) -> None:
+        """The research run's plan, rounds and cost as they now stand, kept with the conversation (saved with it)."""
+        self._ledger.change(research=run)
+
+    async def gather(self, query: str, *, most: int) -> AsyncGenerator[Event, None]:
+        """One search of a research run: a turn on `query`, retrieved, its sources not already in the session
+        (at most `most`) numbered and annotated against it, and no answer. The session's first turn is used
+        while nothing has run on it."""
+        fresh = self.turn
+        if fresh.retrieval_meta is None and not fresh.sources and not fresh.error and not fresh.answer:
+            self._ledger.change_turn(query=query)
+        else:
+            self._ledger.change(turns=(*self.turns, Turn(query)))
+        self._stages.packing = None
+        llm_problem, llm_stage = await self._models.check()
+        collections = self.conversation.collections
+        yield RetrievalStarted(collections)
+        started = time.perf_counter()
+        try:
+            retrieval = await self._retrieve(query, collections, search_filter=self.search_filter)
+        except Exception as exc:  # an unknown collection or a store failure: said, and the session kept
+            yield self._stages.fail("retrieve", describe(exc))
+            return
+        self._ledger.time("retrieve_s", time.perf_counter() - started)
+        self._ledger.change_turn(retrieval_meta=replace(retrieval.meta, filter=self.search_filter),
+                                 keyword_only=retrieval.keyword_only)
+        seen = {(s.chunk.meta.collection, s.chunk.id) for s in self.conversation.all_sources}
+        hits = [h for h in retrieval.hits if (h.chunk.meta.collection, h.chunk.id) not in seen][:max(most, 0)]
+        if retrieval.hits and not hits:
+            turn = self.turn
+            yield SourcesReady((), turn.retrieval_meta or RetrievalMeta(), turn.keyword_only, turn=len(self.turns))
+            yield Notice("info", f"{query!r} found only sources this session already has")
+            yield self._stages.saved()
+            return
+        async with aclosing(self._stages.answer(hits, retrieval.notices, llm_problem, llm_stage,
+                                                synthesize=False)) as events:
+            async for event in events:
+                yield event
+
+    def report(self) -> AsyncGenerator[Event, None]:
+        """A research run's report: a new last turn on the run's question, written from every search's kept
+        sources and organised by the plan's sub-questions."""
+        run = self.research
+        if run is None:
+            raise RagtuiError("only a research run has a report", exit_code=2)
+        self._ledger.change(turns=(*self.turns, Turn(run.question)))
+        self._ledger.change(research=replace(run, report_turn=len(self.turns)))
+        self._stages.packing = None
+        return self._stages.synthesize()
+
+    async def complete(self, messages: list[tuple[str, str]]) -> str:
+        """The synthesis model's whole reply to `messages` (a research run's plan and gap check); a call its
+        server cut is asked again (llm.retries); LLMError when there is none."""
+        from ragtui.llm import retries
+
+        model = await self._models.synthesis_model()
+        model = await self._models.fitted(model, messages)
+        reply = ""
+        async for step in retries.complete(model, messages, self.settings.llm.backoff):
+            if not isinstance(step, retries.Retrying):
+                reply = step.text
+        return reply
 
     # --- working on the sources and the answer --------------------------------------------
 

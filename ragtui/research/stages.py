@@ -66,8 +66,9 @@ class TurnStages:
     # --- the whole turn -----------------------------------------------------------------
 
     async def answer(self, hits: Sequence[Hit], notices: Sequence[str], llm_problem: str,
-                     llm_stage: Stage) -> AsyncGenerator[Event, None]:
-        """Number the latest turn's sources after every earlier turn's, then annotate and synthesize."""
+                     llm_stage: Stage, *, synthesize: bool = True) -> AsyncGenerator[Event, None]:
+        """Number the latest turn's sources after every earlier turn's, then annotate and (unless `synthesize` is
+        False: a research run's search) synthesize."""
         conversation = self.ledger.conversation
         base = conversation.next_number()
         numbers = {(h.chunk.meta.collection, h.chunk.id): base + i for i, h in enumerate(hits)}
@@ -102,6 +103,9 @@ class TurnStages:
                     yield event
             if self.ledger.turn.error:
                 return
+        if not synthesize:
+            yield self.saved()
+            return
         async with aclosing(self.synthesize()) as events:
             async for event in events:
                 yield event
@@ -181,7 +185,9 @@ class TurnStages:
         from ragtui.llm.synthesize import build_messages, plan
 
         turn = self.ledger.turn
-        chosen = list(turn.relevant)
+        chosen = list(self.ledger.conversation.answer_sources)
+        research = self.ledger.conversation.research
+        parts = [sub.text for sub in research.plan] if self.ledger.conversation.is_report and research else []
         if not chosen:
             failures = sum(s.state is AnnotationState.FAILED for s in turn.sources)
             yield self.fail("synthesize", "no relevant sources to answer from"
@@ -224,7 +230,7 @@ class TurnStages:
             return
         turn = self.ledger.change_turn(
             prompt=tuple(build_messages(turn.query, packed.ordered, conversation=[conversation[i][1] for i in kept],
-                                        earlier=[question for _, (question, _) in left],
+                                        earlier=[question for _, (question, _) in left], parts=parts,
                                         topics={s.chunk.meta.collection: self.topic(s.chunk.meta.collection)
                                                 for s in packed.ordered})),
             context_turns=tuple(conversation[i][0] for i in kept),
