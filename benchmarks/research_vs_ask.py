@@ -58,6 +58,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -242,6 +243,20 @@ def summarise(rows: Sequence[Mapping[str, Any]], dataset: Dataset, modes: Sequen
     return out
 
 
+def run_shapes(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What the research runs did: sub-questions, searches and rounds (mean, max), who planned, the limits
+    reached, and in how many runs the calls the run reported differ from those counted at the server."""
+    runs = [r for r in rows if r["mode"] == "research"]
+    if not runs:
+        return {}
+    out: dict[str, Any] = {key: {"mean": sum(r[key] for r in runs) / len(runs), "max": max(r[key] for r in runs)}
+                           for key in ("parts", "searches", "rounds")}
+    out["planned_by"] = dict(Counter(r["planned_by"] for r in runs))
+    out["limits_hit"] = dict(Counter(limit for r in runs for limit in r["limits_hit"]))
+    out["calls_reported_differ"] = sum(r["reported_calls"] != r["llm_calls"] for r in runs)
+    return out
+
+
 def table(summary: Mapping[str, Any], modes: Sequence[str]) -> str:
     def cell(stat: Mapping[str, float] | None) -> str:
         return "-" if not stat else f"{stat['mean']:.3f} [{stat['ci_low']:.3f}, {stat['ci_high']:.3f}]"
@@ -309,8 +324,9 @@ def main() -> int:
             server.terminate()
             server.wait()
     rows = [r for r in rows if r["qid"] in dataset.queries and r["mode"] in modes]
-    summary = summarise(rows, dataset, modes)
+    summary = {**summarise(rows, dataset, modes), "research_runs": run_shapes(rows)}
     print(table(summary, modes))
+    print(json.dumps(summary["research_runs"]))
     (args.work / f"summary-{args.label}.json").write_text(json.dumps(summary, indent=1))
     return 0
 
