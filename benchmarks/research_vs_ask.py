@@ -52,6 +52,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -107,8 +108,9 @@ def start_mini_ollama(python: str, hashed: bool) -> tuple[subprocess.Popen[bytes
     raise RuntimeError("mini_ollama did not answer in 120 s")
 
 
-def ragtui(work: Path, host: str, sets: Sequence[str], *command: str) -> tuple[str, float, float]:
-    """One `ragtui` process: (stdout, wall seconds, user + system CPU seconds); a failure raises with its stderr."""
+def ragtui(work: Path, host: str, sets: Sequence[str], *command: str) -> tuple[str, float, float, int]:
+    """One `ragtui` process: (stdout, wall seconds, user + system CPU seconds, exit code); a failure that printed
+    nothing raises with its stderr (one that printed its JSON, a stage failed, is scored)."""
     argv = [sys.executable, "-m", "ragtui", "--config", "/dev/null", "--data-dir", str(work / "data"),
             "--ollama-host", host, "--set", "embed.model=all-minilm", *(a for s in sets for a in ("--set", s)),
             *command]
@@ -124,7 +126,7 @@ def ragtui(work: Path, host: str, sets: Sequence[str], *command: str) -> tuple[s
     code = os.waitstatus_to_exitcode(status)
     if code != 0 and not stdout.strip():
         raise RuntimeError(f"ragtui {command[0]} exited {code}: {stderr[-2000:]}")
-    return stdout, wall, usage.ru_utime + usage.ru_stime
+    return stdout, wall, usage.ru_utime + usage.ru_stime, code
 
 
 def ingest(work: Path, dataset: Dataset, host: str, sets: Sequence[str], embedder: str) -> None:
@@ -139,7 +141,7 @@ def ingest(work: Path, dataset: Dataset, host: str, sets: Sequence[str], embedde
     docs.mkdir(parents=True, exist_ok=True)
     for doc in dataset.corpus.values():
         (docs / f"{doc.id}.txt").write_text(doc.content, encoding="utf-8")
-    out, wall, cpu = ragtui(work, host, sets, "ingest", str(docs), "-c", COLLECTION)
+    out, wall, cpu, _ = ragtui(work, host, sets, "ingest", str(docs), "-c", COLLECTION)
     print(out.strip().splitlines()[-3] if out.strip() else "", f"({wall:.1f} s wall, {cpu:.1f} s CPU)")
     marker.write_text(json.dumps(wanted))
 
@@ -201,13 +203,13 @@ def score(outcome: Mapping[str, Any], evidence: set[str], references: Sequence[s
 def run_one(mode: str, qid: str, work: Path, dataset: Dataset, host: str, sets: Sequence[str],
             counted: bool) -> dict[str, Any]:
     before = get_json(f"{host}/api/_stats").get("chat_requests", 0) if counted else 0
-    stdout, wall, cpu = ragtui(work, host, sets, mode, dataset.queries[qid], "-c", COLLECTION, "--json")
+    stdout, wall, cpu, code = ragtui(work, host, sets, mode, dataset.queries[qid], "-c", COLLECTION, "--json")
     reply = json.loads(stdout)
     outcome = OUTCOMES[mode](reply)
     calls = get_json(f"{host}/api/_stats").get("chat_requests", 0) - before if counted else outcome["calls"]
     row = score(outcome, set(dataset.qrels[qid]), dataset.answers[qid], len(dataset.corpus))
     return {"mode": mode, "qid": qid, **row, "llm_calls": float(calls), "seconds": round(wall, 3),
-            "cpu_s": round(cpu, 3), "answer": outcome["answer"], "session": outcome["session"],
+            "cpu_s": round(cpu, 3), "exit_code": code, "answer": outcome["answer"], "session": outcome["session"],
             "kept": outcome["kept"], **outcome["extra"]}
 
 
@@ -291,6 +293,7 @@ def main() -> int:
     parser.add_argument("--mini-ollama-python", default=str(Path.home() / ".mini-ollama" / "bin" / "python"))
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="passed to every command")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))      # so that `finally` stops mini_ollama
     modes = [m for m in args.modes.split(",") if m]
     if unknown := [m for m in modes if m not in OUTCOMES]:
         parser.error(f"no scorer for mode {unknown[0]} (known: {', '.join(OUTCOMES)})")
@@ -316,7 +319,8 @@ def main() -> int:
                 rows.append(row)
                 with results.open("a") as fh:
                     fh.write(json.dumps(row) + "\n")
-                print(f"{i}/{len(dataset.queries)} {mode}: evidence kept {row['evidence_kept']:.2f}, contains "
+                failed = f" (exit {row['exit_code']})" if row["exit_code"] else ""
+                print(f"{i}/{len(dataset.queries)} {mode}{failed}: evidence kept {row['evidence_kept']:.2f}, contains "
                       f"{row['answer_contains']:.0f}, {row['llm_calls']:.0f} calls, {row['seconds']:.1f} s",
                       flush=True)
     finally:
@@ -324,9 +328,10 @@ def main() -> int:
             server.terminate()
             server.wait()
     rows = [r for r in rows if r["qid"] in dataset.queries and r["mode"] in modes]
-    summary = {**summarise(rows, dataset, modes), "research_runs": run_shapes(rows)}
+    summary = {**summarise(rows, dataset, modes), "research_runs": run_shapes(rows),
+               "failed_runs": {m: sum(r["mode"] == m and r.get("exit_code", 0) != 0 for r in rows) for m in modes}}
     print(table(summary, modes))
-    print(json.dumps(summary["research_runs"]))
+    print(json.dumps({k: summary[k] for k in ("research_runs", "failed_runs")}))
     (args.work / f"summary-{args.label}.json").write_text(json.dumps(summary, indent=1))
     return 0
 
