@@ -41,6 +41,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from benchmarks import beir_folder
+
 
 def records(path: Path) -> Iterator[dict[str, Any]]:
     """Each complete question of a JSON list (or of JSON records one after another), stopping at a record cut
@@ -91,11 +93,7 @@ def build(source: Path, out: Path, limit: int | None = None) -> dict[str, int]:
                                      "level": question.get("level", ""), "evidence": evidence}})
         qrels += [(qid, ids[title]) for title in evidence]
     counts["documents"] = len(corpus)
-    (out / "qrels").mkdir(parents=True, exist_ok=True)
-    (out / "corpus.jsonl").write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in corpus), "utf-8")
-    (out / "queries.jsonl").write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in queries), "utf-8")
-    (out / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
-        f"{q}\t{d}\t1\n" for q, d in qrels), "utf-8")
+    beir_folder.write(out, corpus, queries, qrels)
     return counts
 
 

@@ -34,6 +34,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from benchmarks import beir_folder
+
 
 def papers(path: Path) -> Iterator[dict[str, Any]]:
     """Each paper as {id, title, sections: [(name, [paragraph])], qas: [{question, question_id, answers}]}."""
@@ -99,11 +101,7 @@ def build(source: Path, out: Path) -> dict[str, int]:
             queries.append({"_id": qa["question_id"], "text": question, "metadata": {"answers": references}})
             qrels += [(qa["question_id"], doc) for doc in evidence]
     counts["paragraphs"] = len(corpus)
-    (out / "qrels").mkdir(parents=True, exist_ok=True)
-    (out / "corpus.jsonl").write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in corpus), "utf-8")
-    (out / "queries.jsonl").write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in queries), "utf-8")
-    (out / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
-        f"{q}\t{d}\t1\n" for q, d in qrels), "utf-8")
+    beir_folder.write(out, corpus, queries, qrels)
     return counts
 
 

@@ -10,7 +10,7 @@ terminal. The server module only maps these onto MCP tools and resources.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +22,7 @@ from ragtui.quotes import occurs
 from ragtui.sanitize import clean, one_line
 
 if TYPE_CHECKING:
+    from ragtui.events import Event
     from ragtui.model.chunks import Chunk
     from ragtui.workspace import Workspace
 
@@ -121,7 +122,6 @@ class Tools:
         answer with its citations, each source's annotation, every quote the answer attributes, checked, and
         the numbers it states that its cited sources do not hold. A stage that failed is listed under
         "failures"; when no answer came at all, the failure is the error."""
-        from ragtui import events as ev
         from ragtui.research.session import preflight
 
         bounded("question", question, MAX_QUERY_CHARS)
@@ -130,17 +130,8 @@ class Tools:
                                            "--set llm.model=NAME")
         names = self._collections(collections)
         session = self.workspace.new_session(question.strip(), names, search_filter=search_filter)
-        notices: list[str] = []
-        failures: list[str] = []
         try:
-            async with aclosing(session.run()) as events:
-                async for event in events:
-                    if isinstance(event, ev.Notice):
-                        notices.append(one_line(f"{event.level}: {event.message}"))
-                    elif isinstance(event, ev.StageFailed):
-                        failures.append(one_line(f"{event.stage} failed: {event.message}"))
-                    elif isinstance(event, ev.SessionSaved) and event.not_saved:
-                        notices.append(one_line(f"warning: this session is not saved: {event.not_saved}"))
+            notices, failures = await _said(session.run())
         finally:
             await session.aclose()
         turn = session.turn
@@ -167,7 +158,6 @@ class Tools:
         """A research run, as `ragtui research` (saved to the history), within the user's [research] limits:
         the run's JSON (`research.run_json`) with its notices, its limits reached and the stages that failed
         under "failures"; when no report came at all, the failure is the error."""
-        from ragtui import events as ev
         from ragtui.research.run_json import run_json
         from ragtui.research.session import preflight
 
@@ -180,19 +170,8 @@ class Tools:
         names = self._collections(collections)
         runner = self.workspace.research(" ".join(question.split()), names, search_filter=search_filter,
                                          max_rounds=max_rounds)
-        notices: list[str] = []
-        failures: list[str] = []
         try:
-            async with aclosing(runner.run()) as events:
-                async for event in events:
-                    if isinstance(event, ev.Notice):
-                        notices.append(one_line(f"{event.level}: {event.message}"))
-                    elif isinstance(event, ev.LimitReached):
-                        notices.append(one_line(f"warning: {event.message}"))
-                    elif isinstance(event, ev.StageFailed):
-                        failures.append(one_line(f"{event.stage} failed: {event.message}"))
-                    elif isinstance(event, ev.SessionSaved) and event.not_saved:
-                        notices.append(one_line(f"warning: this session is not saved: {event.not_saved}"))
+            notices, failures = await _said(runner.run())
         finally:
             await runner.session.aclose()
         session = runner.session
@@ -320,3 +299,22 @@ def _chunk_json(chunk: Chunk, *, text: bool = True) -> dict[str, Any]:
         out["text"] = clean(chunk.text)
     return out
 
+
+async def _said(run: AsyncGenerator[Event, None]) -> tuple[list[str], list[str]]:
+    """What an ask's or a research run's events said, run to their end: its notices (a limit reached and a
+    session not saved among them) and the stages that failed, each one line."""
+    from ragtui import events as ev
+
+    notices: list[str] = []
+    failures: list[str] = []
+    async with aclosing(run) as events:
+        async for event in events:
+            if isinstance(event, ev.Notice):
+                notices.append(one_line(f"{event.level}: {event.message}"))
+            elif isinstance(event, ev.LimitReached):
+                notices.append(one_line(f"warning: {event.message}"))
+            elif isinstance(event, ev.StageFailed):
+                failures.append(one_line(f"{event.stage} failed: {event.message}"))
+            elif isinstance(event, ev.SessionSaved) and event.not_saved:
+                notices.append(one_line(f"warning: this session is not saved: {event.not_saved}"))
+    return notices, failures

@@ -191,21 +191,28 @@ class ResearchSession:
         re-annotate or synthesize on the reopened session picks up from there.
         """
         llm_problem, llm_stage = await self._models.check()
-        collections = self.conversation.collections
-        yield RetrievalStarted(collections)
-        started = time.perf_counter()
-        try:
-            retrieval = await self._retrieve(self.turn.query, collections, search_filter=self.search_filter)
-        except Exception as exc:  # an unknown collection or a store failure: said, and the session kept
-            yield self._stages.fail("retrieve", describe(exc))
+        yield RetrievalStarted(self.conversation.collections)
+        retrieval, failed = await self._retrieved(self.turn.query)
+        if retrieval is None:
+            yield self._stages.fail("retrieve", failed)
             return
-        self._ledger.time("retrieve_s", time.perf_counter() - started)
-        self._ledger.change_turn(retrieval_meta=replace(retrieval.meta, filter=self.search_filter),
-                                 keyword_only=retrieval.keyword_only)
         async with aclosing(self._stages.answer(retrieval.hits, retrieval.notices, llm_problem,
                                                 llm_stage)) as events:
             async for event in events:
                 yield event
+
+    async def _retrieved(self, query: str) -> tuple[Retrieval | None, str]:
+        """The current turn's retrieval on `query`, timed and recorded on the turn; (None, why) when it failed (an
+        unknown collection or a store failure: the caller says so, and the session is kept)."""
+        started = time.perf_counter()
+        try:
+            retrieval = await self._retrieve(query, self.conversation.collections, search_filter=self.search_filter)
+        except Exception as exc:
+            return None, describe(exc)
+        self._ledger.time("retrieve_s", time.perf_counter() - started)
+        self._ledger.change_turn(retrieval_meta=replace(retrieval.meta, filter=self.search_filter),
+                                 keyword_only=retrieval.keyword_only)
+        return retrieval, ""
 
     async def follow_up(self, question: str, *, rewrite: str | None = None,
                         search_filter: SearchFilter | None = None) -> AsyncGenerator[Event, None]:
@@ -337,17 +344,11 @@ class ResearchSession:
             self._ledger.change(turns=(*self.turns, Turn(query)))
         self._stages.packing = None
         llm_problem, llm_stage = await self._models.check()
-        collections = self.conversation.collections
-        yield RetrievalStarted(collections)
-        started = time.perf_counter()
-        try:
-            retrieval = await self._retrieve(query, collections, search_filter=self.search_filter)
-        except Exception as exc:  # an unknown collection or a store failure: said, and the session kept
-            yield self._stages.fail("retrieve", describe(exc))
+        yield RetrievalStarted(self.conversation.collections)
+        retrieval, failed = await self._retrieved(query)
+        if retrieval is None:
+            yield self._stages.fail("retrieve", failed)
             return
-        self._ledger.time("retrieve_s", time.perf_counter() - started)
-        self._ledger.change_turn(retrieval_meta=replace(retrieval.meta, filter=self.search_filter),
-                                 keyword_only=retrieval.keyword_only)
         seen = {(s.chunk.meta.collection, s.chunk.id) for s in self.conversation.all_sources}
         hits = [h for h in retrieval.hits if (h.chunk.meta.collection, h.chunk.id) not in seen][:max(most, 0)]
         if retrieval.hits and not hits:
