@@ -102,7 +102,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"{'session':<34} {'work':>12} {'size':>8}  {'step':<14} {'wall s':>7} {'cpu s':>7} {'cpu / show':>10}")
     for name, shape in (("typical (1 x 16 x 1,500, 10 q)", (1, 16, 1500, 10)),
-                        ("near the limit (4 x 100 x 2,000, 7 q)", (4, 100, 2000, 7))):
+                        ("large (4 x 100 x 2,000, 7 q)", (4, 100, 2000, 7))):
         with tempfile.TemporaryDirectory() as tmp:
             data = Path(tmp)
             conversation = HistoryStore(data).save(session(*shape))

@@ -571,7 +571,9 @@ class Workspace:
 
     def _chunks_now(self) -> ChunksNow:
         """Where a file's chunks are now, read from its collection's records (once per file for one re-check);
-        None for a file that is no longer indexed, or whose collection was deleted."""
+        None for a file that is no longer indexed, or whose collection was deleted (or, in a bundle, is named as
+        no collection can be)."""
+        from ragtui.library import NAME_RE
         from ragtui.stores.records import DONE
 
         seen: dict[tuple[str, str], Sequence[Chunk] | None] = {}
@@ -579,7 +581,7 @@ class Workspace:
         def chunks_now(name: str, source: str) -> Sequence[Chunk] | None:
             if (name, source) not in seen:
                 found = None
-                if self.registry.exists(name):
+                if NAME_RE.fullmatch(name) and self.registry.exists(name):
                     records = self.collection(name).records
                     recorded = records.file(source)
                     if recorded is not None and recorded.status == DONE:

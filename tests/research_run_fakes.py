@@ -67,7 +67,7 @@ class ResearchModel:
         self.plan = plan
         self.gaps = gaps
         self.report = report or cite_every_source
-        self.slow = slow           # annotations of extracts holding this word take 0.5 s a word
+        self.slow = slow           # annotations of extracts holding this word take 2 s a word
         self.gap_checks = 0
         self.plans = 0
         self.reports: list[str] = []
@@ -85,7 +85,7 @@ class ResearchModel:
             if "cafeteria" in extract:
                 return Reply.text("[IRRELEVANT!!!]")
             first = extract.split(". ")[0].rstrip(".")
-            delay = 0.5 if self.slow and self.slow in extract else 0.0
+            delay = 2.0 if self.slow and self.slow in extract else 0.0
             return Reply.text(f'"{first}." This is relevant to the question.', delay=delay)
         self.reports.append(prompt)
         return Reply.text(self.report(prompt))

@@ -276,6 +276,8 @@ def test_a_bundle_checked_against_the_collections_as_they_are_now(
     assert states == {"farms/survey.md": "changed", "farms/area.md": "gone"}
     failures = [f["reason"] for f in json.loads(now.stdout)["failures"]]
     assert any("gone: the file is no longer in the collection" in r for r in failures), failures
+    paths = {f["path"] for f in json.loads(now.stdout)["failures"]}
+    assert paths == {f"$.content.turns[0].sources[{i}]" for i in range(2)}, paths
 
 
 def test_a_pdf_session_holds_its_pages_and_verifies_against_the_pdf(
@@ -447,3 +449,26 @@ def test_the_schema_is_a_json_schema_that_describes_every_field() -> None:
 
     for node in objects(schema):
         assert node["additionalProperties"] is False and set(node["required"]) == set(node["properties"])
+
+
+def test_a_long_honest_session_is_within_the_work_a_bundle_may_ask_for() -> None:
+    """Twenty turns of twenty sources, each answer quoting three and citing nine times: a citation is checked
+    against the sources it names, not against every source of the session, so this is well within the limit."""
+    from benchmarks.bundle_verify import session
+    from ragtui.bundle.checks import MAX_WORK, work
+
+    assert work(session(20, 20, 2000, 3)) < MAX_WORK / 1.5
+
+
+def test_hostile_page_breaks_and_collection_names_fail_by_name_against_the_collections(bundled: Path,
+                                                                                      tmp_path: Path) -> None:
+    def edit(data: dict[str, Any]) -> None:
+        _source(data, "survey.md")["page_breaks"] = "[" * 100_000
+        _source(data, "area.md")["collection"] = "../elsewhere"
+
+    done = _verify(tmp_path, str(_edited(bundled, edit)), "--collections", "--json")
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    result = json.loads(done.stdout)
+    assert {c["state"] for c in result["citations"]} == {"gone"}          # no such collection here, nor can be
+    assert {f["path"] for f in result["failures"]} >= {"$.content.turns[0].sources[0]",
+                                                       "$.content.turns[0].sources[1]"}

@@ -129,7 +129,7 @@ def test_junk_gap_reply_searches_again_what_kept_nothing(fake_ollama: FakeOllama
 
 @pytest.mark.parametrize(("setting", "limit"), [("research.max_model_calls=4", "model calls"),
                                                  ("research.max_tokens=1000", "tokens"),
-                                                 ("research.max_seconds=1", "seconds")])
+                                                 ("research.max_seconds=4", "seconds")])
 def test_each_limit_stops_the_gathering_once_and_the_report_is_written(
         fake_ollama: FakeOllama, retrieval: WordRetrieval, tmp_path: Path, capsys: pytest.CaptureFixture[str],
         setting: str, limit: str) -> None:
@@ -145,7 +145,7 @@ def test_each_limit_stops_the_gathering_once_and_the_report_is_written(
     if limit == "model calls":
         assert data["model_calls"] == len(fake_ollama.calls("/api/chat")) == 4    # the plan, 2 annotations, report
     if limit == "seconds":        # the slow annotations of sub-question 2 were cut at the limit, not waited for
-        assert data["seconds"] < 4 and [p["state"] for p in data["plan"]] == ["done", "cut", "skipped"]
+        assert data["seconds"] < 10 and [p["state"] for p in data["plan"]] == ["done", "cut", "skipped"]
         assert data["plan"][1]["kept"] == 0 and sorted(data["citations"]) == [1, 2]
 
 

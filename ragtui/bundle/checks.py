@@ -16,10 +16,10 @@ from ragtui.model.conversation import Conversation, SessionSource, Turn
 from ragtui.quotes import quoted_passages
 
 # How much text the checks of one bundle may look through: each quote of an answer is looked up in every source's
-# text and each cited sentence's numbers among its sources', so the work grows as (quotes + citations) x (text).
-# A session of 5 turns, each citing 20 times and quoting 5 passages, over 80 sources of 2,000 characters, is 2e7;
-# at 1e8 `ragtui verify` takes a few seconds (docs/benchmarks.md), and a bundle built to keep it busy for minutes
-# is refused instead.
+# text, and each citation's numbers in the text of the sources it names, so the work grows as quotes x (all text)
+# plus citations x (cited text). A session of 5 turns, each quoting 5 passages, over 80 sources of 2,000
+# characters, is 4e6; at 1e8 `ragtui verify` takes a few seconds (docs/benchmarks.md), and a bundle built to keep
+# it busy for minutes is refused instead.
 MAX_WORK = 10**8
 
 
@@ -40,9 +40,12 @@ def source_checks(source: SessionSource) -> dict[str, Any]:
 
 
 def work(conversation: Conversation) -> int:
-    """About how many characters of source text the checks of `conversation` look through (`MAX_WORK`), each
-    source counted 100 more for its own cost (a quote is folded and looked up in each one)."""
-    texts = sum(len(s.chunk.text) + 100 for s in conversation.all_sources)
-    lookups = sum(len(quoted_passages(t.answer)) + len(citation_spans(t.answer)) for t in conversation.turns)
+    """About how many characters of source text the checks of `conversation` look through (`MAX_WORK`): each
+    quote through every source's text, each citation through the texts of the sources it names; each source
+    counted 100 more for its own cost (a quote is folded and looked up in each one)."""
+    sizes = {s.number: len(s.chunk.text) + 100 for s in conversation.all_sources}
+    quoted = sum(len(quoted_passages(t.answer)) for t in conversation.turns) * sum(sizes.values())
+    cited = sum(sizes.get(n, 0) for t in conversation.turns for span in citation_spans(t.answer)
+                for n in span.numbers)
     own = sum(len(quoted_passages(s.annotation)) * len(s.chunk.text) for s in conversation.all_sources)
-    return lookups * texts + own
+    return quoted + cited + own

@@ -34,11 +34,17 @@ def refuse_plot_flags(args: argparse.Namespace, retrieval_metrics: Sequence[str]
     if args.compare_runs:
         raise RagtuiError("--plot draws a run's metrics; --compare-runs prints the differences of two saved runs",
                           exit_code=2)
-    known = _answer_metrics() if args.answers else tuple(retrieval_metrics)
+    known = _scoreboard_metrics() if args.models else _answer_metrics() if args.answers else tuple(retrieval_metrics)
     unknown = [m for m in args.plot if m not in known]
     if unknown:
         raise RagtuiError(f"--plot {' '.join(unknown)}: not a metric of this run; choose from {', '.join(known)}",
                           exit_code=2)
+
+
+def _scoreboard_metrics() -> tuple[str, ...]:
+    from ragtui.evaluation.scoreboard import SCOREBOARD_METRICS
+
+    return tuple(SCOREBOARD_METRICS)
 
 
 def _answer_metrics() -> tuple[str, ...]:

@@ -76,9 +76,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             ok = asyncio.run(_drive(runner, printer))
         except KeyboardInterrupt:
             session = runner.session
-            kept = f"session {session.id} kept" if session.id is not None else "the run was not saved"
-            print(f"\nragtui: interrupted; {kept} with what was gathered (`ragtui history show {session.id}`)",
-                  file=sys.stderr)
+            kept = f"session {session.id} kept with what was gathered (`ragtui history show {session.id}`)" \
+                if session.id is not None else "the run was not saved"
+            print(f"\nragtui: interrupted; {kept}", file=sys.stderr)
             return 130
         if args.json:
             from ragtui.research.run_json import run_json

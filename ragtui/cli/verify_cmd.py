@@ -55,7 +55,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         documents, more = against(data, args.against, settings)
         failures += more
     citations = _in_collections(data, settings) if args.collections else []
-    failures += [_citation_failure(c) for c in citations if c.state in ("changed", "gone")]
+    failures += [_citation_failure(data["content"], c) for c in citations if c.state in ("changed", "gone")]
     content = data["content"]
     if args.json:
         print(json.dumps({"file": str(args.file), "session": content["session"]["id"], "ok": not failures,
@@ -88,10 +88,14 @@ def _in_collections(data: dict[str, Any], settings: Settings) -> list[CitationCh
         return list(workspace.recheck(conversation_of(data["content"])).checks)
 
 
-def _citation_failure(check: CitationCheck) -> Failure:
+def _citation_failure(content: dict[str, Any], check: CitationCheck) -> Failure:
+    """A citation that no longer holds, named by the JSON path of its source in the bundle."""
     from ragtui.bundle.verify import Failure
 
-    return Failure(f"collections[{check.number}]", f"{check.cited}: {check.verdict}")
+    path = next((f"$.content.turns[{t}].sources[{i}]" for t, turn in enumerate(content["turns"])
+                 for i, source in enumerate(turn["sources"]) if source["number"] == check.number),
+                f"$.content (source [{check.number}])")
+    return Failure(path, f"{check.cited}: {check.verdict}")
 
 
 def _verdict(failures: list[Failure], documents: list[DocumentCheck]) -> str:

@@ -64,7 +64,7 @@ class ChunkMeta:
             return []
         try:
             return [(int(at), str(label), int(index)) for at, label, index in json.loads(self.page_breaks)]
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, RecursionError):     # a damaged record, or a bundle's nested brackets
             return []
 
     @property

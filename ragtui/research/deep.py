@@ -44,11 +44,17 @@ from ragtui.events import (
 from ragtui.llm import usage
 from ragtui.llm.chat import LLMError
 from ragtui.model.research_run import Limit, ResearchRun, RunCost, SubQuestion, SubState
-from ragtui.research.plan import MAX_PARTS, fallback_plan, gap_messages, parse_gaps, parse_plan, plan_messages
+from ragtui.research.plan import (
+    MAX_PART_CHARS,
+    MAX_PARTS,
+    fallback_plan,
+    gap_messages,
+    parse_gaps,
+    parse_plan,
+    plan_messages,
+)
 from ragtui.research.session import ResearchSession
 from ragtui.sanitize import one_line
-
-MAX_PART_CHARS = 400          # a sub-question the user types or edits
 
 
 class ResearchRunner:

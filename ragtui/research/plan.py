@@ -21,6 +21,7 @@ from ragtui.model.research_run import SubQuestion
 
 MIN_PARTS = 2
 MAX_PARTS = 6
+MAX_PART_CHARS = 400          # a sub-question the user types or edits
 MAX_REPLY_CHARS = 4_000
 MAX_PART_WORDS = 25            # a sub-question is a question or a search, not a paragraph
 QUOTES_SHOWN = 2               # quotes per sub-question the gap check is shown

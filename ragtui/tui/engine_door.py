@@ -24,6 +24,7 @@ from ragtui.llm.citations import citation_spans, cited_numbers
 from ragtui.llm.servers import configured_servers, probe_servers
 from ragtui.llm.window import WINDOW_CHARS, best_window
 from ragtui.page_render import CHUNK_COLOUR, QUOTE_COLOUR, Box, PagePart, RenderedPage, page_parts, render_part
+from ragtui.research.plan import MAX_PART_CHARS, MAX_PARTS
 from ragtui.retrieve.explain import details
 from ragtui.workspace import DocumentView, Workspace
 
@@ -38,11 +39,11 @@ if TYPE_CHECKING:
     from ragtui.research.deep import ResearchRunner
     from ragtui.research.session import ResearchSession
 
-__all__ = ["CHUNK_COLOUR", "NAME_RULE", "QUOTE_COLOUR", "WINDOW_CHARS", "AsyncWorkspace", "Box", "CollectionError",
-           "CollectionProfile", "DocumentView", "HistoryUnusable", "PagePart", "RenderedPage", "ResearchRunner",
-           "ResearchSession", "best_window", "citation_spans", "cited_numbers", "cluster_lines", "configured_servers",
-           "details", "histogram_title", "page_parts", "profile_lines", "recheck_line", "report_lines",
-           "validate_collection_name"]
+__all__ = ["CHUNK_COLOUR", "MAX_PARTS", "MAX_PART_CHARS", "NAME_RULE", "QUOTE_COLOUR", "WINDOW_CHARS",
+           "AsyncWorkspace", "Box", "CollectionError", "CollectionProfile", "DocumentView", "HistoryUnusable",
+           "PagePart", "RenderedPage", "ResearchRunner", "ResearchSession", "best_window", "citation_spans",
+           "cited_numbers", "cluster_lines", "configured_servers", "details", "histogram_title", "page_parts",
+           "profile_lines", "recheck_line", "report_lines", "validate_collection_name"]
 
 
 def report_lines(report: IngestReport) -> list[str]:

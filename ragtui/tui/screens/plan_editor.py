@@ -15,10 +15,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 
 from ragtui.sanitize import clean, one_line
+from ragtui.tui.engine_door import MAX_PART_CHARS, MAX_PARTS
 from ragtui.tui.widgets.text_field import TextField
 
-MAX_PARTS = 6                  # as many as the model may propose (research/plan.py)
-MAX_PART_CHARS = 400
 HINT = "enter runs the plan · e edit · a add · d delete · K / J move up / down · esc runs nothing"
 
 
