@@ -95,3 +95,22 @@ def test_a_model_no_server_has_fails_before_the_ingest(fake_ollama: FakeOllama, 
         assert run.returncode == 2 and said in run.stderr
     run = cli(tmp_path, fake_ollama.url, "eval", "--dataset", str(dataset), "--models", "chat", "annotator")
     assert run.returncode == 2 and "--models goes with --answers" in run.stderr
+
+
+def test_a_model_on_its_own_server_annotates_for_itself(fake_ollama: FakeOllama, tmp_path: Path) -> None:
+    """`llm.annotation_model` pins an annotator of the configured server; a model named with another server is
+    asked to annotate there as itself, and the table says so, not that the pinned one did."""
+    fake_ollama.responder = ollama_reader
+    other = FakeOpenAI(models=("liar",)).start()
+    other.responder = misattributes
+    try:
+        dataset = write_dataset(tmp_path / "mini")
+        run = cli(tmp_path, fake_ollama.url, "--set", "retrieve.min_similarity=0", "--set",
+                  "llm.annotation_model=chat", "eval", "--answers", "--dataset", str(dataset), "--models", "chat",
+                  f"liar@{other.url}", "--json")
+        assert run.returncode == 0, run.stderr
+        board = json.loads(run.stdout)
+        assert board["annotators"] == {"chat": "chat", f"liar@{other.url}": "liar"}
+        assert other.requests and {r["model"] for r in other.requests} == {"liar"}
+    finally:
+        other.stop()

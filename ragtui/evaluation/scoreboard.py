@@ -53,12 +53,14 @@ def parse_models(entries: list[str]) -> list[ModelEntry]:
 
 def model_settings(settings: Settings, entry: ModelEntry) -> Settings:
     """`settings` with `entry` as the chat model (on its own server when it names one). A key belongs to its server:
-    llm.api_key goes only to the configured llm.base_url, never to another URL given here."""
+    llm.api_key goes only to the configured llm.base_url, never to another URL given here. A model on another
+    server annotates for itself: the annotator `llm.annotation_model` pins is a model of the configured server,
+    which that server does not have."""
     if not entry.base_url:
         return settings.replace(llm__model=entry.name)
     own = settings.llm.provider == "openai" and entry.base_url == settings.llm.base_url.rstrip("/")
     return settings.replace(llm__provider="openai", llm__base_url=entry.base_url, llm__model=entry.name,
-                            **({} if own else {"llm__api_key": ""}))
+                            llm__annotation_model="", **({} if own else {"llm__api_key": ""}))
 
 
 @dataclass
