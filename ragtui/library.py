@@ -41,6 +41,7 @@ import shutil
 import sqlite3
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -471,15 +472,23 @@ class Collection:
                 self._vectors.clear()
 
 
+LOCK_PROBE_WAITS_S = (0.01, 0.02, 0.04, 0.08)   # a probe holds the lock for microseconds: 150 ms is ample
+
+
 @contextmanager
 def _flocked(path: Path, busy: str) -> Iterator[None]:
-    """An exclusive flock on `path` for the block, or IngestBusy(`busy`) at once when a process holds it. The
-    kernel drops a flock with its process, so a killed holder leaves nothing to clean up."""
+    """An exclusive flock on `path` for the block, or IngestBusy(`busy`) when a process holds it. The kernel
+    drops a flock with its process, so a killed holder leaves nothing to clean up. A lock held for a moment is
+    waited out (`held`'s probe from another process, the TUI's poll among them), one held longer is not."""
     with open(path, "a+") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise IngestBusy(busy) from None
+        for wait_s in (*LOCK_PROBE_WAITS_S, None):
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if wait_s is None:
+                    raise IngestBusy(busy) from None
+                time.sleep(wait_s)
         try:
             yield
         finally:

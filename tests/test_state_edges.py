@@ -55,6 +55,25 @@ def test_an_ingest_refused_by_the_lock_leaves_the_topic_alone(tmp_path: Path, fa
     assert CollectionRegistry(settings).open("docs").topic == "cafeteria"
 
 
+def test_a_lock_held_for_a_moment_is_waited_out_and_one_held_on_is_refused(tmp_path: Path) -> None:
+    """Another process's `held` probe (the TUI polls every collection's locks) takes the lock for an instant; an
+    ingest starting in that instant waits it out instead of saying another ingest is writing."""
+    import fcntl
+    import threading
+
+    from ragtui.library import IngestBusy, _flocked
+
+    path = tmp_path / "ingest.lock"
+    with open(path, "a+") as probe:
+        fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        threading.Timer(0.01, fcntl.flock, (probe, fcntl.LOCK_UN)).start()
+        with _flocked(path, "busy"):
+            pass
+        fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)                # held on: refused after the short waits
+        with pytest.raises(IngestBusy), _flocked(path, "busy"):
+            pass
+
+
 def test_sync_after_the_folder_was_renamed_removes_the_files_that_are_gone(tmp_path: Path,
                                                                           fake_ollama: FakeOllama) -> None:
     from ragtui.config import load_settings
