@@ -91,7 +91,9 @@ def test_an_answer_past_max_tokens_is_cut_and_marked_length(ingested: Path, fake
     pieces = re.findall(r"\S+\s*", fake_openai.answer)
     assert turn["answer"] == "".join(itertools.islice(itertools.cycle(pieces), 100))   # max_tokens pieces
     assert fake_openai.hung_up.wait(10)
-    assert fake_openai.sent < MIB                           # the stream was closed, not read to the end
+    # the stream was closed, not read on: what the server got out is what loopback's socket buffers hold (they
+    # grow to a few MiB on a loaded machine) plus the answer, never the endless rest
+    assert fake_openai.sent < 8 * MIB
 
 
 def test_an_answer_of_padded_pieces_is_cut_at_the_byte_cap(ingested: Path, fake_ollama: FakeOllama,
