@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,3 +98,31 @@ def _listens(port: int) -> bool:
             return True
     except OSError:
         return False
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run"]
+_ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|P[^\x1b]*\x1b\\|.)")
+
+
+class PageTerminal:
+    """What the served app sends a browser page's terminal over its WebSocket, read as text without its escape
+    sequences; `wait_for` polls it (a guard against hanging, not a timing check)."""
+
+    def __init__(self, page: Any) -> None:
+        self.page = page
+        self.received: list[bytes] = []
+        page.on("websocket", lambda ws: ws.on(
+            "framereceived", lambda frame: self.received.append(frame if isinstance(frame, bytes) else b"")))
+
+    def text(self) -> str:
+        return _ESCAPES.sub("", b"".join(self.received).decode("utf-8", "replace"))
+
+    def wait_for(self, text: str, timeout_s: float = 120) -> None:
+        deadline = time.monotonic() + timeout_s
+        while text not in self.text():
+            if time.monotonic() > deadline:
+                self.page.screenshot(path="/tmp/served_fail.png")
+                raise AssertionError(f"{text!r} never reached the page: {self.text()[-3000:]!r}")
+            self.page.wait_for_timeout(200)

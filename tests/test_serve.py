@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shlex
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,14 +21,10 @@ from ragtui.cli.serve_cmd import app_command, is_loopback
 from ragtui.config import Settings
 from ragtui.workspace import Workspace
 from tests.fake_ollama import FakeOllama, Reply
-from tests.serve_process import Served, serve
+from tests.serve_process import CHROMIUM, CHROMIUM_ARGS, PageTerminal, Served, serve
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run"]
 ROOT = Path(__file__).resolve().parents[1]
 ANSWER = "Primed pumps start at 3 bar [1]."
-_ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|P[^\x1b]*\x1b\\|.)")
 
 
 def test_loopback_only_unless_allowed(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -112,43 +106,29 @@ def test_a_query_in_a_real_browser(served: Served, tmp_path: Path) -> None:
                     "chromium")
     from playwright.sync_api import sync_playwright
 
-    received: list[bytes] = []
     requested: list[str] = []
     console: list[str] = []
-
-    def screen_text() -> str:
-        """What the app has sent the page's terminal so far, without its escape sequences."""
-        return _ESCAPES.sub("", b"".join(received).decode("utf-8", "replace"))
-
-    def wait_for(text: str) -> None:
-        deadline = time.monotonic() + 120       # a guard against hanging, not a timing check
-        while text not in screen_text():
-            if time.monotonic() > deadline:
-                page.screenshot(path="/tmp/served_fail.png")
-                raise AssertionError(f"{text!r} never reached the page: {screen_text()[-3000:]!r}")
-            page.wait_for_timeout(200)
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.on("websocket", lambda ws: ws.on(
-                "framereceived", lambda frame: received.append(frame if isinstance(frame, bytes) else b"")))
+            terminal = PageTerminal(page)
             page.on("request", lambda request: requested.append(request.url))
             page.on("console", lambda message: console.append(message.text))
             page.goto(served.url)
             page.wait_for_selector("body.-first-byte", timeout=120_000)
-            wait_for("Query · docs")                 # the TUI's query bar, with the collection active
+            terminal.wait_for("Query · docs")                 # the TUI's query bar, with the collection active
             page.click(".textual-terminal")       # the query bar has the focus: type at once (during the warm-up)
             page.keyboard.type("how does a pump start")
             page.keyboard.press("Enter")
-            wait_for("pumps.md")                     # the sources table
-            wait_for(ANSWER.removesuffix(" [1]."))   # the answer, streamed
-            wait_for("[1]")
+            terminal.wait_for("pumps.md")                     # the sources table
+            terminal.wait_for(ANSWER.removesuffix(" [1]."))   # the answer, streamed
+            terminal.wait_for("[1]")
             page.screenshot(path=str(tmp_path / "served.png"))
         finally:
             browser.close()
-    text = screen_text()
+    text = terminal.text()
     assert "relevant" in text and "saved as session 1" in text
     assert requested and {urlsplit(url).netloc for url in requested} == {f"127.0.0.1:{served.port}"}, requested
     assert f"{served.origin}/static/fonts/RobotoMono-VariableFont_wght.ttf" in requested

@@ -6,7 +6,6 @@ bytes `ragtui page` writes. A request for it from another origin, or without the
 from __future__ import annotations
 
 import re
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -17,9 +16,8 @@ import pytest
 
 from tests.cli_run import cli
 from tests.fake_ollama import FakeOllama
-from tests.serve_process import serve
+from tests.serve_process import CHROMIUM, CHROMIUM_ARGS, PageTerminal, serve
 from tests.test_page_cli import SETTINGS, quoting, write_pdfs
-from tests.test_serve import _ESCAPES, CHROMIUM, CHROMIUM_ARGS
 
 
 def test_o_in_the_page_view_opens_the_full_page_in_the_browser(tmp_path: Path, fake_ollama: FakeOllama) -> None:
@@ -35,18 +33,7 @@ def test_o_in_the_page_view_opens_the_full_page_in_the_browser(tmp_path: Path, f
     assert cli(tmp_path, fake_ollama.url, *SETTINGS, "ingest", str(folder), "-c", "papers").returncode == 0
     fake_ollama.responder = quoting
 
-    received: list[bytes] = []
     responses: list[Any] = []
-
-    def screen_text() -> str:
-        return _ESCAPES.sub("", b"".join(received).decode("utf-8", "replace"))
-
-    def wait_for(text: str) -> None:
-        deadline = time.monotonic() + 120       # a guard against hanging, not a timing check
-        while text not in screen_text():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{text!r} never reached the page: {screen_text()[-3000:]!r}")
-            page.wait_for_timeout(200)
 
     with serve(tmp_path / "data", fake_ollama.url, *SETTINGS, "--set", "llm.model=chat",
                "--set", "synonyms.enabled=false") as served, sync_playwright() as p:
@@ -55,19 +42,18 @@ def test_o_in_the_page_view_opens_the_full_page_in_the_browser(tmp_path: Path, f
             context = browser.new_context(viewport={"width": 1400, "height": 900})
             context.on("response", lambda response: responses.append(response))
             page = context.new_page()
-            page.on("websocket", lambda ws: ws.on(
-                "framereceived", lambda frame: received.append(frame if isinstance(frame, bytes) else b"")))
+            terminal = PageTerminal(page)
             page.goto(served.url)
             page.wait_for_selector("body.-first-byte", timeout=120_000)
-            wait_for("Query · papers")
+            terminal.wait_for("Query · papers")
             page.click(".textual-terminal")
             page.keyboard.type("thermal barrier coatings")
             page.keyboard.press("Enter")
-            wait_for("saved as session 1")
+            terminal.wait_for("saved as session 1")
             page.keyboard.press("Tab")               # from the query bar to the sources
             page.keyboard.press("v")
-            wait_for("zoomed to the boxes")
-            number = re.findall(r"\[(\d+)\] papers/coatings\.pdf +the chunk", screen_text())[-1]
+            terminal.wait_for("zoomed to the boxes")
+            number = re.findall(r"\[(\d+)\] papers/coatings\.pdf +the chunk", terminal.text())[-1]
             with context.expect_page(timeout=120_000) as opened:
                 page.keyboard.press("o")
             tab = opened.value
