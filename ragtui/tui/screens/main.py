@@ -16,6 +16,7 @@ focus is on a pane (tab, or esc, moves there).
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import ClassVar
 
@@ -67,6 +68,7 @@ class MainScreen(Screen[None]):
         self.history_damage = ""                   # why the history cannot be used (sessions then run unsaved)
         self.research = ResearchView(settings, workspace, keys=self.keys, cursor_blink=cursor_blink, id="work")
         self.collections_stamp: object = None      # the collections as the last poll saw them (poll_collections)
+        self.collections_listed = asyncio.Event()  # the first listing ended: `active` holds what queries search
         llm = settings.llm
         self.status = StatusLine(configured_servers(settings), llm.model, llm.annotator, id="status")
 
@@ -108,6 +110,7 @@ class MainScreen(Screen[None]):
     async def start_engine(self) -> None:
         self.research.probe()
         await self.workspace.warm_up()   # keyword-only sessions need the engine too
+        await self.collections_listed.wait()    # at 1M chunks the listing can outlast the imports
         await self.workspace.prepare(sorted(self.active))   # the first query then skips the stores' cold loads
 
     @work(group="probe")
@@ -133,6 +136,12 @@ class MainScreen(Screen[None]):
 
     @work(group="collections", exclusive=True)
     async def load_collections(self) -> None:
+        try:
+            await self._load_collections()
+        finally:
+            self.collections_listed.set()
+
+    async def _load_collections(self) -> None:
         try:
             views: list[CollectionInfo] | str = await self.workspace.collections()
         except Exception as exc:  # shown in the pane: the rest of the app still works
