@@ -93,21 +93,31 @@ def _tree_cpu(pid: int) -> float:
     return total
 
 
-def build(data_dir: Path, name: str, folder: Path, workers: int) -> dict[str, Any]:
-    """`ragtui ingest` keyword-only, in a subprocess; its progress lines give CPU against chunks."""
-    cmd = [sys.executable, "-m", "ragtui", "--data-dir", str(data_dir), "--ollama-host", "http://127.0.0.1:9",
+# `python -c STAND_IN ARGS` is `python -m ragtui ARGS` with keyword_scale's hashed stand-in as the embedder.
+STAND_IN = ("import ragtui.ingest.embedding as e; from benchmarks.keyword_scale import HashEmbedder; "
+            "e.Embedder = HashEmbedder; from ragtui.cli import main; raise SystemExit(main())")
+
+
+def build(data_dir: Path, name: str, folder: Path, workers: int, embed: bool = False) -> dict[str, Any]:
+    """`ragtui ingest` in a subprocess, keyword-only (the embedder unreachable) or, with `embed`, with the
+    in-process hashed stand-in embedding beside the reading as a reachable embedder would; its progress lines
+    give CPU against chunks, and the embedded count against time."""
+    start = ["-c", STAND_IN] if embed else ["-m", "ragtui", "--ollama-host", "http://127.0.0.1:9"]
+    cmd = [sys.executable, *start, "--data-dir", str(data_dir),
            "--set", "embed.model=hash-384", "--set", "chunk.size_tokens=384", "--set", "embed.retries=1",
            "--set", f"ingest.workers={workers}", "ingest", str(folder), "-c", name]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
     samples: list[tuple[float, int, float]] = []      # (wall, chunks, tree CPU) at each progress line
+    embedded: list[tuple[float, int]] = []              # (wall, chunks embedded) at each progress line
     lines: list[str] = []
     assert proc.stdout is not None
     for line in proc.stdout:
         if line.startswith("progress: "):
             chunks = int(line.split("files  ", 1)[1].split(" chunks", 1)[0])
             samples.append((time.perf_counter() - t, chunks, _tree_cpu(proc.pid)))
+            embedded.append((samples[-1][0], int(line.split(" chunks  ", 1)[1].split(" embedded", 1)[0])))
         else:
             lines.append(line.rstrip("\n"))
     code = proc.wait()
@@ -119,7 +129,25 @@ def build(data_dir: Path, name: str, folder: Path, workers: int) -> dict[str, An
     stages = next((x for x in lines if x.startswith("stages: ")), "")
     chunks = int(next(x for x in lines if x.startswith("chunks: ")).split()[1].replace(",", ""))
     return {"command": " ".join(cmd), "wall_s": wall, "cpu_s": cpu, "chunks": chunks, "peak_rss_mb":
-            after.ru_maxrss / 1024, "stages": stages, **_per_batch(samples, chunks)}
+            after.ru_maxrss / 1024, "stages": stages, **_per_batch(samples, chunks),
+            **(_embed_rates(embedded) if embed else {})}
+
+
+def _embed_rates(embedded: list[tuple[float, int]]) -> dict[str, Any]:
+    """Chunks embedded and stored per second (wall) over the first and the last tenth of the embedding pass (up to
+    the first progress line with every chunk embedded: the last line comes after the closing merge)."""
+    total = embedded[-1][1] if embedded else 0
+    embedded = embedded[:next((i + 1 for i, (_, n) in enumerate(embedded) if n >= total), len(embedded))]
+
+    def rate(lo: float, hi: float) -> float | None:
+        inside = [e for e in embedded if lo * total <= e[1] <= hi * total]
+        if len(inside) < 2 or inside[-1][0] == inside[0][0]:
+            return None
+        return (inside[-1][1] - inside[0][1]) / (inside[-1][0] - inside[0][0])
+
+    done = next((w for w, n in embedded if n >= total), None)
+    return {"embedded": total, "first_tenth_embedded_per_s": rate(0.0, 0.1),
+            "last_tenth_embedded_per_s": rate(0.9, 1.0), "all_embedded_at_wall_s": done}
 
 
 def _per_batch(samples: list[tuple[float, int, float]], chunks: int) -> dict[str, Any]:
@@ -173,6 +201,9 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=1, help="ingest.workers of the build")
     parser.add_argument("--build-only", action="store_true", help="stop after the build")
     parser.add_argument("--no-embed", action="store_true", help="no embedding pass (the vector leg is empty)")
+    parser.add_argument("--embed-in-build", action="store_true",
+                        help="the build embeds beside its reading (the stand-in as a reachable embedder), "
+                             "instead of a keyword-only build and a separate embedding pass")
     parser.add_argument("--embed-pass", nargs=2, metavar=("NAME", "FOLDER"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     data_dir = args.data_dir.resolve()
@@ -188,13 +219,14 @@ def main() -> int:
     settings = settings_for(data_dir)
     if not _built(settings, name):        # new, or a build that did not finish (the ingest resumes it)
         out["yardstick_before"] = yardstick()
-        out["build"] = build(data_dir, name, folder, args.workers)
+        out["build"] = build(data_dir, name, folder, args.workers, embed=args.embed_in_build)
         out["yardstick_after"] = yardstick()
+        out["disk"] = collection_disk(data_dir / "collections" / name)
         print(build_lines(out), file=sys.stderr, flush=True)
     if args.build_only:
         print(json.dumps(out))
         return 0
-    if not args.no_embed:
+    if not args.no_embed and not args.embed_in_build:
         proc = subprocess.run([sys.executable, "-m", "benchmarks.ingest_scale", "--data-dir", str(data_dir),
                                "--embed-pass", name, str(folder)], capture_output=True, text=True, check=True,
                               cwd=ROOT)
@@ -212,6 +244,15 @@ def main() -> int:
     print(table(out.get("build", {}).get("chunks", args.chunks), None, out["query"]), flush=True)
     print(json.dumps(out))
     return 0
+
+
+def collection_disk(path: Path) -> dict[str, int]:
+    """Bytes of a collection folder: the whole, and its Chroma, records and keyword index."""
+    def size(p: Path) -> int:
+        return sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) if p.is_dir() else 0
+
+    return {"total": size(path), "chroma": size(path / "chroma"), "whoosh": size(path / "whoosh"),
+            "records": sum(f.stat().st_size for f in path.glob("records.sqlite3*"))}
 
 
 def _built(settings: Any, name: str) -> bool:
