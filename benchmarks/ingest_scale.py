@@ -2,6 +2,7 @@
 
     python -m benchmarks.ingest_scale --chunks 100000 [--queries 300] [--data-dir DIR] [--eval-data DIR]
         [--wordnet ../shared/data/wordnet/oewn-2024.xml.gz] [--workers 1] [--build-only] [--no-embed]
+        [--embed-in-build]
 
 1. Files: `--chunks / 50` text files of ~50 chunks each (36,000 characters of
    SQuAD and Cranfield sentences in paragraphs, 100 files a folder), written
@@ -19,7 +20,11 @@
    other machines can compare).
 3. Embedding pass (unless `--no-embed`): the pending chunks embedded by the
    in-process hashed stand-in of `keyword_scale` (384 dims) and written to
-   Chroma, so the vector leg has a full HNSW index.
+   Chroma, so the vector leg has a full HNSW index. With `--embed-in-build`
+   there is no second pass: the build's `ragtui ingest` has the stand-in as
+   its embedder, so the embedding runs beside the reading as a reachable
+   embedder's does, and the progress lines give the write rate over the first
+   and the last tenth of the pass. Either way the collection's disk is reported.
 4. Query side: `keyword_scale --measure` in a fresh process (keyword leg by
    tier with SQLite FTS5 beside it, vector leg, whole retrieval, first query
    after opening, peak RSS), then its table.
