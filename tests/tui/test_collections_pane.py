@@ -34,6 +34,13 @@ def one_file_folder(tmp_path: Path) -> Path:
     return docs
 
 
+async def polled(app, pilot) -> None:   # type: ignore[no-untyped-def]
+    """Run the main screen's collections poll (what its timer runs) and wait until what it found is shown."""
+    main_screen(app).poll_collections()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
 def _rows(app) -> dict[str, str]:   # type: ignore[no-untyped-def]
     """Each drawn row's text by collection name (a row just mounted has no label yet and is left out)."""
     return {item.view.name: str(labels.first().render()) for item in app.query(CollectionItem)
@@ -68,16 +75,12 @@ async def test_chunks_ingested_by_another_process_reach_the_pane_at_its_next_pol
     app = quiet_app(make_settings())
     async with app.run_test(size=(160, 40)) as pilot:
         main = main_screen(app)
-        main.poll_collections()                          # what the screen's timer runs
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await polled(app, pilot)
         assert [v.chunks for v in main.collection_views] == [1]
         (docs / "b.txt").write_text("A centrifugal pump spins an impeller inside its casing. " * 4)
         (docs / "c.txt").write_text("Clay tiles on a pitched roof shed rain into the gutters. " * 4)
         _ingest(tmp_path, fake_ollama, docs, "c")        # another process
-        main.poll_collections()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await polled(app, pilot)
         assert [v.chunks for v in main.collection_views] == [3]
         assert "3 chunks" in _rows(app)["c"]
 
@@ -178,16 +181,12 @@ async def test_a_collection_another_process_watches_is_marked_watched_until_that
         app = quiet_app(make_settings())
         async with app.run_test(size=(160, 40)) as pilot:
             main = main_screen(app)
-            main.poll_collections()                          # what the screen's timer runs
-            await app.workers.wait_for_complete()
-            await pilot.pause()
+            await polled(app, pilot)
             assert [v.watched for v in main.collection_views] == [True]
             assert "1 chunks · watched" in _rows(app)["c"]
             status, _ = await asyncio.to_thread(watch.interrupt)
             assert status == 0
-            main.poll_collections()                          # the stamp moved: the lock is free
-            await app.workers.wait_for_complete()
-            await pilot.pause()
+            await polled(app, pilot)
             assert [v.watched for v in main.collection_views] == [False]
             assert "watched" not in _rows(app)["c"]
     finally:
