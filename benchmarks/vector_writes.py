@@ -9,11 +9,13 @@
    is re-read) through `Workspace.ingest`, the call `ragtui ingest` makes, with
    the in-process hashed stand-in of `keyword_scale` as the embedder (384
    dimensions, no HTTP): only the pending chunks are embedded and written to
-   Chroma. Each `VectorIndex.add` (one page of vectors) is timed (wall: its
-   work runs in chromadb's own Rust threads, which the calling thread's CPU
-   time does not count), so the write rate can be compared between the first
-   and the last tenth of the chunks (does it fall as the HNSW graph grows?);
-   the CPU is the whole process's over the pass.
+   Chroma. Each write (`VectorIndex.add` in this process, or the call to the
+   ingest's vector process, `RemoteVectorIndex.add`, when it has one) is timed
+   (wall: its work runs in chromadb's own Rust threads, or in the other
+   process), so the write rate can be compared between the first and the last
+   tenth of the chunks (does it fall as the HNSW graph grows?); the CPU is the
+   whole process's over the pass, and its children's (the vector process,
+   the extraction workers) beside it.
 3. Disk after the pass: the Chroma folder, its SQLite file by table and index
    (SQLite's dbstat), per chunk.
 
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import resource
 import shutil
 import sqlite3
 import time
@@ -48,22 +51,32 @@ def sqlite_tables(path: Path, top: int = 8) -> dict[str, int]:
     return {name: int(size) for name, size in rows[:top]}
 
 
+def _children_cpu() -> float:
+    """CPU seconds of this process's waited-for children (its extraction workers and vector process)."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def embedding_pass(work: Path, folder: Path) -> dict[str, Any]:
     import ragtui.ingest.embedding as embedding
     import ragtui.stores.vector as vector
+    import ragtui.stores.vector_process as vector_process
     from benchmarks.keyword_scale import HashEmbedder, settings_for
     from ragtui.events import IngestFinished
     from ragtui.workspace import Workspace
 
-    writes: list[tuple[int, float]] = []        # (chunks, wall s) of each page written
-    add = vector.VectorIndex.add
+    writes: list[tuple[int, float]] = []        # (chunks, wall s) of each write
 
-    def timed_add(self: Any, chunks: Any, embeddings: Any) -> None:
-        wall = time.perf_counter()
-        add(self, chunks, embeddings)
-        writes.append((len(chunks), time.perf_counter() - wall))
+    def timed(add: Any) -> Any:
+        def timed_add(self: Any, chunks: Any, embeddings: Any) -> None:
+            wall = time.perf_counter()
+            add(self, chunks, embeddings)
+            writes.append((len(chunks), time.perf_counter() - wall))
+        return timed_add
 
-    vector.VectorIndex.add = timed_add             # type: ignore[method-assign]
+    # in this process, or (ingest.vector_process_files) as the ingest's call to its vector process
+    vector.VectorIndex.add = timed(vector.VectorIndex.add)                      # type: ignore[method-assign]
+    vector_process.RemoteVectorIndex.add = timed(vector_process.RemoteVectorIndex.add)  # type: ignore[method-assign]
     embedding.Embedder = HashEmbedder              # type: ignore[misc]  # the benchmark's stand-in for Ollama
 
     async def run() -> Any:
@@ -73,9 +86,10 @@ def embedding_pass(work: Path, folder: Path) -> dict[str, Any]:
                     return event.report
         return None
 
-    t, c = time.perf_counter(), time.process_time()
+    t, c, children = time.perf_counter(), time.process_time(), _children_cpu()
     report = asyncio.run(run())
     out: dict[str, Any] = {"wall_s": time.perf_counter() - t, "cpu_s": time.process_time() - c,
+                           "children_cpu_s": _children_cpu() - children,
                            "embedded": report.chunks_embedded if report else 0,
                            "stages": dict(report.stage_s) if report else {}}
     total = sum(n for n, _ in writes)

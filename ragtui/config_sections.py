@@ -88,6 +88,7 @@ class IngestSettings:
     zip_max_total_mb: int = _rule(1, 1_000_000)
     toc_ratio: float = _rule(0, 1)
     workers: int = _rule(0, 64)
+    vector_process_files: int = _rule(0, 1_000_000_000)
     ignore: list[str] = _rule()
     tesseract_bin: str = _rule()
     whisper_bin: str = _rule()

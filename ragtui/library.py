@@ -17,6 +17,9 @@ code) and never sees another process's writes (it loads an index once), so every
 vector access takes `chroma.lock`, shared to read and exclusive to write; a writer
 holds it for one store call at a time and then bumps the generation, and a reader
 that finds a newer generation than its process loaded restarts its Chroma system.
+A large ingest's vectors are written by a process of its own (`Collection.serve_apart`,
+stores/vector_process.py); the ingesting process takes the lock and bumps the
+generation around each of its calls, as for its own writes.
 
 Stores open lazily, so listing collections never imports chromadb.
 
@@ -59,6 +62,7 @@ from ragtui.stores.records import RECORDS_FILE, IngestRecords
 from ragtui.stores.vector import (
     VectorIndex,
     VectorServerDown,
+    VectorStore,
     chroma_client,
     chroma_name,
     embedded_epoch,
@@ -67,6 +71,7 @@ from ragtui.stores.vector import (
     server_address,
     server_down,
 )
+from ragtui.stores.vector_process import VectorProcess
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,62}")
 NAME_RULE = "1-63 letters, digits, '-' or '_', starting with a letter or digit"
@@ -147,7 +152,8 @@ class Collection:
         self._keyword: KeywordIndex | None = None
         self._sentences: KeywordIndex | None = None
         self._open_lock = threading.Lock()   # retrieval legs and ingest steps run in threads and open stores lazily
-        self._vectors: dict[str, VectorIndex] = {}
+        self._vectors: dict[str, VectorStore] = {}
+        self._apart: VectorProcess | None = None     # the process serving the vectors meanwhile (serve_apart)
         self._client: Any = None
         self._client_epoch = 0
         self._vectors_generation = -1    # the generation the vector indexes' cached counts belong to
@@ -215,18 +221,47 @@ class Collection:
         keyword = self.settings.keyword
         return KeywordIndex(self.path / folder, Bm25Params(keyword.bm25_k1, keyword.bm25_b))
 
-    def vectors(self, model: str) -> VectorIndex:
+    def vectors(self, model: str) -> VectorStore:
         """The model's vector index; use it only inside `vector_access()` (see the module docstring)."""
         with self._open_lock:
             if model not in self._vectors:
+                chroma = self.settings.chroma
+                if self._apart is not None:
+                    self._vectors[model] = self._apart.index(self.chroma_name(model), model,
+                                                             hnsw_ef=chroma.hnsw_ef, hnsw_m=chroma.hnsw_m)
+                    return self._vectors[model]
                 if self._client is None:
                     self._still_here()
-                    self._client = chroma_client(self.settings.chroma, self.path / "chroma")
+                    # the epoch first: catching up may stop this process's system, which a client made before
+                    # would then be left holding
                     self._client_epoch = self._epoch(self.generation())
-                chroma = self.settings.chroma
+                    self._client = chroma_client(chroma, self.path / "chroma")
                 self._vectors[model] = VectorIndex(self._client, self.chroma_name(model), model,
                                                    hnsw_ef=chroma.hnsw_ef, hnsw_m=chroma.hnsw_m)
             return self._vectors[model]
+
+    def serve_apart(self) -> None:
+        """From now on (until `end_apart`), this process's uses of the embedded vector indexes are answered by a
+        process of their own (stores/vector_process.py: a Chroma write there stops nothing here). Starts it on
+        the calling thread, which must outlive its use (the process dies with the thread that started it, on
+        Linux). Nothing changes on a Chroma server, or when it serves already."""
+        if self.settings.chroma.host or self._apart is not None:
+            return
+        self._still_here()
+        process = VectorProcess(self.settings.chroma, self.path / "chroma")
+        with self._open_lock:
+            self._apart = process
+            self._vectors.clear()
+
+    def end_apart(self) -> None:
+        """Stop the process `serve_apart` started (waiting for the call it is answering); back to this
+        process's own client, which reloads what that process wrote before its next read."""
+        with self._open_lock:
+            process, self._apart = self._apart, None
+            if process is not None:
+                self._vectors.clear()
+        if process is not None:
+            process.close()
 
     def drop_vectors(self, model: str) -> None:
         """Delete every vector of `model` (its whole Chroma collection, dimension and all); inside
@@ -234,7 +269,7 @@ class Collection:
         index = self.vectors(model)
         with self._open_lock:
             self._vectors.pop(model, None)
-        index.client.delete_collection(index.collection.name)
+        index.drop()
 
     def prepare(self, models: Sequence[str], *, keyword: bool = True) -> None:
         """Open what a query reads, each store in its own thread so their cold loads overlap: the keyword
@@ -316,7 +351,7 @@ class Collection:
     def _bump(self) -> None:
         generation = self.generation() + 1
         _replace_file(self.path / GENERATION, str(generation))
-        if not self.settings.chroma.host:
+        if not self.settings.chroma.host and self._apart is None:   # written by this process's own system
             note_written(self.path / "chroma", generation)
 
     @property

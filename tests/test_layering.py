@@ -21,11 +21,11 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # the token estimate, the time stamp, the user-path rule, the limits on server replies, the retry rule, the
     # one way heavy libraries are first imported, the display name of a model id, text folding, the quote matcher, the
     # number check,
-    # what an answer copies from its prompt, numbers drawn as shapes.
+    # what an answer copies from its prompt, numbers drawn as shapes, the way processes beside ours are started.
     ("leaves", ("ragtui", "ragtui.errors", "ragtui.sanitize", "ragtui.textfit", "ragtui.words", "ragtui.tokens",
                 "ragtui.timestamps", "ragtui.paths", "ragtui.server_limits", "ragtui.retry", "ragtui.heavy",
                 "ragtui.model_ids", "ragtui.text", "ragtui.quotes", "ragtui.numbers", "ragtui.echo", "ragtui.demo",
-                "ragtui.plots")),
+                "ragtui.plots", "ragtui.spawning")),
     # The nouns, and the settings (their sections' rules, and the layering that checks values against them): what
     # every layer above talks about, depending on nothing that does work.
     ("nouns", ("ragtui.model", "ragtui.config", "ragtui.config_sections", "ragtui.config_keys")),

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
-import multiprocessing
 import sys
 from collections import Counter
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -31,6 +30,7 @@ from ragtui.config import Settings
 from ragtui.ingest.extract import extract
 from ragtui.ingest.extracted import Extracted, Skip
 from ragtui.model.chunks import Chunk
+from ragtui.spawning import spawn_context
 
 AHEAD_FILES = 64            # files read and handed to the workers ahead of the one being recorded (a batch)
 AHEAD_BYTES = 32 * 2**20    # ... and at most this much of their input
@@ -151,7 +151,7 @@ class Extraction:
         self._pool: ProcessPoolExecutor | None = None
         self.broken = False                  # a worker died: the rest runs in this process
         if processes > 0:
-            self._pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"),
+            self._pool = ProcessPoolExecutor(processes, mp_context=spawn_context(),
                                              initializer=_start_worker, initargs=self._args)
 
     def submit(self, job: Job) -> tuple[Job, Future[Result] | None]:

@@ -53,6 +53,7 @@ from ragtui.stores.records import DONE, INDEXING, SKIPPED, FileRecord
 BATCH_CHUNKS = 2000          # chunks per keyword-index commit
 BATCH_FILES = 500            # files per keyword-index commit
 EMBED_PAGES = 8              # embed batches per Chroma write + journal commit (bounds work lost to a kill)
+WRITE_APART_CHUNKS = 4096    # most chunks a write to a vector process stores at once (work lost to a kill too)
 PROGRESS_EVERY_S = 0.25
 # 2: folded text, HTML main content and heading paths, PDF outline headings, .gz and sniffed files,
 #    chunks starting at sentence/word starts, byte entropy, dotted-leader TOC and index filter.
@@ -147,6 +148,7 @@ class _IngestRun:
         # from a file's old text can never land after the file's new chunks were journaled.
         self._stores_lock = threading.Lock()
         self.reuse = VectorReuse(collection, self._stores_lock)   # vectors a chunk of the same text takes
+        self._apart = False                     # the vectors are written from a process of their own (_write_apart)
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -165,6 +167,7 @@ class _IngestRun:
                 if self.sentences and (unclean or not self.coll.has_sentences or self.coll.sentences.outdated):
                     await in_thread(self._rebuild_sentences)
                 if reembed:
+                    self._write_apart(len(self.records.files(DONE)))
                     await in_thread(self._drop_vectors)
                 if documents is not None:
                     entries, skips, roots = [Entry(s, "", None, t) for s, t in documents], [], []
@@ -173,6 +176,7 @@ class _IngestRun:
                         discover, paths, self.settings.ingest.ignore,
                         self.settings.ingest.follow_links_outside)
                 self.files_total = len(entries)
+                self._write_apart(len(entries))
                 for skip in skips:
                     self.report.skipped.append((skip.source, skip.reason))
                     yield FileSkipped(skip.source, skip.reason)
@@ -198,6 +202,7 @@ class _IngestRun:
             finally:
                 await self._stop_embedding()
                 self._finish(clean)
+                await in_thread(self.coll.end_apart)
         yield IngestFinished(self.coll.name, self.report.freeze())
 
     async def remove_only(self, sources: Sequence[str]) -> IngestReport:
@@ -215,6 +220,13 @@ class _IngestRun:
             finally:
                 self._finish(clean)
         return self.report.freeze()
+
+    def _write_apart(self, files: int) -> None:
+        """A run of `ingest.vector_process_files` files or more writes an embedded Chroma's vectors from a process
+        of their own (`Collection.serve_apart`), started here, on the event loop's thread, for the rest of it."""
+        if not self._apart and not self.settings.chroma.host and files >= self.settings.ingest.vector_process_files:
+            self.coll.serve_apart()
+            self._apart = True
 
     def _finish(self, clean: bool) -> None:
         self.report.elapsed_s = time.monotonic() - self.started
@@ -486,66 +498,93 @@ class _IngestRun:
 
     async def _embed_pending(self) -> AsyncIterator[Event]:
         """Embed every chunk still without a vector, model by model (embed.extra_models: one more index per model)."""
-        from ragtui.ingest.embedding import DimensionMismatch, Embedder, EmbedUnavailable, ModelMissing
-        from ragtui.library import reembed_command
+        from ragtui.ingest.embedding import Embedder, EmbedUnavailable, ModelMissing
         from ragtui.stores.vector import VectorServerDown
+        from ragtui.stores.vector_process import VectorProcessGone
 
         for model in self.models:
             if model in self.down:
                 continue
             embedder: Embedder | None = None
             page = self.settings.embed.batch_size * EMBED_PAGES
+            # Vectors made while the previous write runs wait for the next one, up to `most` chunks a write: in a
+            # process of their own a write of 4,096 costs less per chunk than 16 of 256 and stops nothing else;
+            # here a write holds Python's lock for its whole length (stores/vector_process.py), so one page.
+            most = WRITE_APART_CHUNKS if self._apart else page
             self.embed_left[model] = await in_thread(self.records.pending_count, model)
             self._chunks_at_embed = self.chunks_read
-            writing: asyncio.Future[Any] | None = None      # the previous page's Chroma write, still running
-            in_flight: set[str] = set()
+            writing: asyncio.Future[Any] | None = None      # the previous write to Chroma, still running
+            held: list[tuple[Chunk, Any]] = []              # vectors made, waiting for the next write
+            held_reused: set[str] = set()
+            last: Chunk | None = None                       # the last chunk embedded or held in this call
             try:
-                while chunks := [c for c in await in_thread(self.records.pending, model, page + len(in_flight))
-                                 if c.id not in in_flight]:
-                    began = time.monotonic()
-                    try:
-                        reused = await in_thread(self.reuse.found, model, chunks)
-                        todo = [c for c in chunks if c.id not in reused]
-                        if todo and embedder is None:
-                            embedder = Embedder(self.settings, model)
-                            await embedder.expect(await in_thread(self._dimension, model))
-                        self._page = (began, 0)
-                        made = await embedder.embed_chunks(todo, self._embedded_so_far) if embedder and todo else []
+                while True:
+                    chunks = await in_thread(self.records.pending, model, page, last)
+                    if not chunks and not held:
+                        break
+                    if chunks:
+                        last = chunks[-1]
+                        began = time.monotonic()
+                        try:
+                            reused = await in_thread(self.reuse.found, model, chunks)
+                            todo = [c for c in chunks if c.id not in reused]
+                            if todo and embedder is None:
+                                embedder = Embedder(self.settings, model)
+                                await embedder.expect(await in_thread(self._dimension, model))
+                            self._page = (began, 0)
+                            made = await embedder.embed_chunks(todo, self._embedded_so_far) if embedder and todo else []
+                        except (ModelMissing, EmbedUnavailable, VectorServerDown, VectorProcessGone) as exc:
+                            self._page = None
+                            yield self._model_down(model, exc)
+                            break
                         fresh = dict(zip((c.id for c in todo), made, strict=True))
-                        vectors = [reused[c.id] if c.id in reused else fresh[c.id] for c in chunks]
+                        held.extend((c, reused[c.id] if c.id in reused else fresh[c.id]) for c in chunks)
+                        held_reused.update(reused)
                         spent = time.monotonic() - began
                         self._page = None
                         self.vectors_made += len(chunks)
-                        if writing is not None:
+                        self.embed_time += spent
+                        self.report.add_time("embed", spent)
+                        if writing is not None and not writing.done() and len(held) < most:
+                            continue
+                    if writing is not None:
+                        try:
                             await writing
-                    except (ModelMissing, EmbedUnavailable, VectorServerDown) as exc:
-                        self._page = None
-                        if writing is not None and writing.done() and writing.exception() is exc:
-                            writing = None      # the previous page's write met the server down: said below
-                        why = str(exc)
-                        if isinstance(exc, DimensionMismatch):
-                            why += f"; replace them with {reembed_command(self.coll.name, model)}"
-                        if isinstance(exc, VectorServerDown):
-                            self.report.vectors_unreachable = exc.address
-                        yield self._skip_model(model, why)
-                        break
-                    self.embed_time += spent
-                    self.report.add_time("embed", spent)
-                    in_flight = {c.id for c in chunks}
-                    writing = asyncio.ensure_future(in_thread(self._store_vectors, model, chunks, vectors,
-                                                              set(reused)))
+                        except (VectorServerDown, VectorProcessGone) as exc:   # the finally meets it again
+                            yield self._model_down(model, exc)
+                            break
+                    writing = self._store_later(model, held, held_reused)
+                    held, held_reused = [], set()
                     if (progress := self._progress()) is not None:
                         yield progress
             finally:
                 if writing is not None:
                     try:
                         await writing
-                    except VectorServerDown as exc:     # the last page: its chunks stay pending
-                        self.report.vectors_unreachable = exc.address
-                        self._skip_model(model, str(exc))
+                    except (VectorServerDown, VectorProcessGone) as exc:     # the last write: its chunks stay pending
+                        if model not in self.down:
+                            self._model_down(model, exc)
                 if embedder is not None and embedder.split:
                     done, _ = self.report.split.get(model, (0, None))
                     self.report.split[model] = (done + embedder.split, embedder.context_tokens)
+
+    def _store_later(self, model: str, held: list[tuple[Chunk, Any]], reused: set[str]) -> asyncio.Future[None]:
+        """`_store_vectors` of the held vectors, in a thread, while the next ones are made."""
+        return asyncio.ensure_future(in_thread(self._store_vectors, model, [c for c, _ in held],
+                                               [v for _, v in held], reused))
+
+    def _model_down(self, model: str, exc: Exception) -> Notice:
+        """The `model` pass stops for this run: its embedder or its vector store cannot be used (`_skip_model`)."""
+        from ragtui.ingest.embedding import DimensionMismatch
+        from ragtui.library import reembed_command
+        from ragtui.stores.vector import VectorServerDown
+
+        why = str(exc)
+        if isinstance(exc, DimensionMismatch):
+            why += f"; replace them with {reembed_command(self.coll.name, model)}"
+        if isinstance(exc, VectorServerDown):
+            self.report.vectors_unreachable = exc.address
+        return self._skip_model(model, why)
 
     def _skip_model(self, model: str, why: str) -> Notice:
         """No more `model` vectors this run (embedder or vector store unusable): its chunks stay pending for the

@@ -286,11 +286,15 @@ class IngestRecords:
         """How many chunks the records say `model`'s vector store holds."""
         return int(self._rows("SELECT count(*) FROM embeds WHERE model = ?", (model,))[0][0])
 
-    def pending(self, model: str, limit: int) -> list[Chunk]:
-        """Chunks of indexed files still without a vector from `model` (embedding resumes where it stopped)."""
+    def pending(self, model: str, limit: int, after: Chunk | None = None) -> list[Chunk]:
+        """Chunks of indexed files still without a vector from `model` (embedding resumes where it stopped), in
+        the order of their files and ids; only those after chunk `after` in that order when given (the next
+        page while the pages before it are still being stored)."""
+        past = "AND (c.source, c.id) > (?, ?) " if after is not None else ""
         rows = self._rows("SELECT c.id, c.text, c.meta FROM chunks c JOIN files f ON f.source = c.source "
                           "WHERE f.status = ? AND NOT EXISTS (SELECT 1 FROM embeds e WHERE e.chunk_id = c.id "
-                          "AND e.model = ?) ORDER BY c.source, c.id LIMIT ?", (DONE, model, limit))
+                          f"AND e.model = ?) {past}ORDER BY c.source, c.id LIMIT ?",
+                          (DONE, model, *((after.meta.source, after.id) if after is not None else ()), limit))
         return [_chunk(r) for r in rows]
 
     def pending_count(self, model: str) -> int:

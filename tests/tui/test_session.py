@@ -420,3 +420,36 @@ async def test_o_in_the_history_opens_the_sessions_export_in_the_editor(settings
         seen = (tmp_path / "reader.seen").read_text(encoding="utf-8")
         assert QUERY in seen
         assert seen == (settings.data_dir / "exports" / f"session-{session_id}.md").read_text(encoding="utf-8")
+
+
+async def test_the_ingest_screen_ingests_a_folder_of_a_hundred_files_through_its_processes(
+        make_settings: Callable[..., Settings], tmp_path: Path, script: Script) -> None:
+    """100 files: extracted in a worker process (`ingest.workers`) and their vectors written from a process of
+    their own (`ingest.vector_process_files`); both are spawned from inside the TUI, whose stderr is Textual's
+    print capture, with no file descriptor (spawning.py)."""
+    folder = tmp_path / "hundred"
+    folder.mkdir()
+    for i in range(100):
+        (folder / f"note-{i:03d}.txt").write_text(f"Note {i}: the valve number {i} seals the pump casing.\n")
+    settings = make_settings()
+    assert settings.ingest.workers >= 1 and settings.ingest.vector_process_files <= 100
+    app = RagtuiApp(settings, cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        main = main_screen(app)
+        await settle(app, pilot)
+        await pilot.press("escape", "i")
+        await pilot.pause()
+        assert isinstance(app.screen, IngestScreen)
+        app.screen.query_one("#ingest-path").value = str(folder)
+        await pilot.press("tab", *"hundred", "enter")
+        screen = app.screen
+        for _ in range(600):
+            if not screen.running and screen.changed:
+                break
+            await pilot.pause(0.1)
+        assert isinstance(screen, IngestScreen)
+        assert "Finished" in str(screen.query_one("#ingest-hint").render()), screen.query_one("#ingest-hint").render()
+        await pilot.press("escape")
+        await settle(app, pilot)
+        views = {v.name: v for v in main.collection_views}
+        assert views["hundred"].chunks == 100 and views["hundred"].state == "ready"
