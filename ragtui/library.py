@@ -76,6 +76,7 @@ from ragtui.stores.vector_process import VectorProcess
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,62}")
 NAME_RULE = "1-63 letters, digits, '-' or '_', starting with a letter or digit"
 MANIFEST = "collection.json"
+KEYWORD = "whoosh"
 SENTENCES = "sentences"
 LOCK_FILE = "ingest.lock"
 WATCH_LOCK = "watch.lock"
@@ -196,7 +197,7 @@ class Collection:
     def keyword(self) -> KeywordIndex:
         with self._open_lock:
             if self._keyword is None:
-                self._keyword = self._keyword_index("whoosh")
+                self._keyword = self._keyword_index(KEYWORD)
             return self._keyword
 
     @property
@@ -279,7 +280,7 @@ class Collection:
             jobs: list[Callable[[], object]] = [functools.partial(self._load_vectors, m)
                                                 for m in models if m not in self._vectors]
             cold_keyword = self._keyword is None or not self._keyword.cached_segments()
-        if keyword and cold_keyword and (self.path / "whoosh").exists():
+        if keyword and cold_keyword and (self.path / KEYWORD).exists():
             jobs.append(lambda: self.keyword.prepare())
         with self._preparing:
             if len(jobs) == 1:
@@ -431,7 +432,7 @@ class Collection:
 
     def _info(self) -> CollectionInfo:
         manifest = self.manifest
-        chunks = self.keyword.doc_count() if (self.path / "whoosh").exists() else 0
+        chunks = self.keyword.doc_count() if (self.path / KEYWORD).exists() else 0
         files = skipped = 0
         if (self.path / RECORDS_FILE).exists():
             counts = self.records.status_counts()
@@ -451,8 +452,8 @@ class Collection:
         checks: list[tuple[Path, Callable[[], object]]] = [(self.path / MANIFEST, lambda: self.manifest)]
         if (self.path / RECORDS_FILE).exists():
             checks.append((self.path / RECORDS_FILE, lambda: self.records.status_counts()))
-        if (self.path / "whoosh").exists():
-            checks.append((self.path / "whoosh", lambda: self.keyword.doc_count()))
+        if (self.path / KEYWORD).exists():
+            checks.append((self.path / KEYWORD, lambda: self.keyword.doc_count()))
         for file, check in checks:
             try:
                 check()
@@ -592,7 +593,7 @@ class CollectionRegistry:
             except OSError:             # deleted meanwhile
                 written = 0
             try:
-                tocs = tuple(sorted(e.name for e in os.scandir(folder / "whoosh") if e.name.endswith(".toc")))
+                tocs = tuple(sorted(e.name for e in os.scandir(folder / KEYWORD) if e.name.endswith(".toc")))
             except OSError:             # no keyword index yet
                 tocs = ()
             out.append((name, written, tocs, held(folder / WATCH_LOCK)))

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ragtui.errors import RagtuiError
-from ragtui.library import Collection
+from ragtui.library import KEYWORD, Collection
 from ragtui.model.chunks import Chunk
 from ragtui.paths import user_path
 from ragtui.stores.records import DONE, FileRecord
@@ -100,7 +100,7 @@ def _put_in_place(collection: Collection, built: Path) -> int:
 
     from ragtui.stores.keyword import KeywordIndex
 
-    live = collection.path / "whoosh"
+    live = collection.path / KEYWORD
     aside = collection.path / f"{REBUILD_FOLDER}.damaged"
     shutil.rmtree(aside, ignore_errors=True)
     if live.exists():

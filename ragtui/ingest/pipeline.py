@@ -45,7 +45,7 @@ from ragtui.ingest.reading import FileReader, Prepared
 from ragtui.ingest.report import IngestTally
 from ragtui.ingest.reuse import VectorReuse
 from ragtui.ingest.threads import in_thread
-from ragtui.library import Collection, CollectionDamaged
+from ragtui.library import KEYWORD, SENTENCES, Collection, CollectionDamaged
 from ragtui.model.chunks import Chunk
 from ragtui.model.collection import IngestReport
 from ragtui.stores.records import DONE, INDEXING, SKIPPED, FileRecord
@@ -239,6 +239,16 @@ class _IngestRun:
             self.coll.update_manifest(state=state, models=self._models_with_vectors())
 
     def _merge(self) -> None:
+        """The closing merge of the keyword (and sentence) index: in a process of its own for a run whose
+        vectors are written apart (ingest/merging.py), where it would otherwise starve the embedding pass."""
+        if self._apart:
+            from ragtui.ingest.merging import MergeProcessGone, merge_apart
+
+            try:
+                merge_apart([self.coll.path / KEYWORD, *([self.coll.path / SENTENCES] if self.sentences else [])])
+                return
+            except MergeProcessGone as exc:
+                self.report.warnings.append(f"{exc}; the merge ran in the ingesting process")
         self.coll.keyword.merge()
         if self.sentences:
             self.coll.sentences.merge()

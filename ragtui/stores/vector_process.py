@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
-import sys
 import threading
 from collections.abc import Collection, Sequence
 from multiprocessing.connection import Connection
@@ -33,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragtui.errors import RagtuiError
 from ragtui.model.chunks import Chunk
-from ragtui.spawning import spawn_context
+from ragtui.spawning import spawn_context, start_as_child_of
 
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
@@ -41,7 +39,6 @@ if TYPE_CHECKING:
     from ragtui.config_sections import ChromaSettings
 
 START_TIMEOUT_S = 120.0        # the server's imports and client; the calls themselves wait as long as Chroma does
-_PR_SET_PDEATHSIG = 1          # prctl(2)
 
 
 class VectorProcessGone(RagtuiError):
@@ -159,9 +156,7 @@ class RemoteVectorIndex:
 
 def _serve(conn: Connection, settings: ChromaSettings, path: str, parent: int) -> None:
     """The server's main: open the client, say ready, answer calls until told to stop or the caller is gone."""
-    _die_with(parent)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _quiet()
+    start_as_child_of(parent)
     from ragtui.stores.vector import VectorIndex, chroma_client
 
     try:
@@ -211,23 +206,3 @@ def _send(conn: Connection, answer: tuple[str, Any]) -> bool:
         except (BrokenPipeError, ConnectionError, OSError):
             return False
     return True
-
-
-def _die_with(parent: int) -> None:
-    """Be killed when the process that started this one dies (Linux); gone already: exit now."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:
-        os._exit(0)
-
-
-def _quiet() -> None:
-    """Nothing this process prints reaches the terminal: the caller's TUI owns it (native code included)."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    for fd in (1, 2):
-        with contextlib.suppress(OSError):
-            os.dup2(devnull, fd)
-    os.close(devnull)

@@ -1,4 +1,5 @@
-"""A large ingest writes an embedded Chroma's vectors from a process of its own (stores/vector_process.py): the
+"""A large ingest writes an embedded Chroma's vectors, and runs its closing keyword merge, from processes of their
+own (stores/vector_process.py, ingest/merging.py): the
 vectors land as they would from the ingesting process, the process dies with the ingest (kill -9 included) so
 that no orphan writes while the next ingest reads, a killed writer leaves its chunks to embed on the next run, and
 the ingesting process's own Chroma reloads what the writer stored. Real processes, files and signals; embeddings
@@ -119,6 +120,10 @@ def test_an_ingest_writes_its_vectors_from_a_process_of_its_own_and_they_are_sea
     chunks, embedded, state = embedded_state(tmp_path)
     assert chunks == embedded == chroma_rows(tmp_path / "data" / "collections" / "c")["vectors"]
     assert embedded > 12 and state == "ready"
+    # the closing merge, in a process of its own too, left one segment with its postings file
+    whoosh = tmp_path / "data" / "collections" / "c" / "whoosh"
+    segments = {p.name.split(".")[0] for p in whoosh.glob("MAIN_*.seg")}
+    assert len(segments) == 1 and all((whoosh / f"{s}.bm25_docs.npy").exists() for s in segments)
     found = cli(tmp_path, fake_ollama.url, "query", "Manual 3. " + " ".join(WORDS[21 % 20:][:30]), "-c", "c",
                 "--mode", "vector", "--json")
     assert found.returncode == 0, found.stderr
