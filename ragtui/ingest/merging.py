@@ -2,12 +2,11 @@
 
 The merge (`KeywordIndex.merge`: segments folded together, then each new
 segment's postings file written) is pure Python and, at the end of a large
-ingest, runs for minutes while the embedding pass still goes on. In the
-ingesting process it held Python's lock nearly all the time, so the embedding
-pass (its records reads, its embedding calls, its hand-over of each write) ran
-at a fraction of its pace until the merge ended: at 100k chunks the last tenth
-of the vectors went in at 69 a second, against 400 before the merge began. In a
-process of its own the merge takes the other core and the embedding goes on.
+ingest, runs for minutes while the embedding pass may still go on. In the
+ingesting process it shares Python's lock with that pass and, in the TUI,
+with the event loop; in a process of its own it takes the other core (at
+100k chunks: the merge 113 s against 128 s, the build 300 s against 335 s,
+one run each, docs/benchmarks.md).
 
 No batch is committed once the reading ends, so nothing waits for the Whoosh
 write lock the merge holds; readers in every process see the merged index at
