@@ -167,7 +167,7 @@ class _IngestRun:
                 if self.sentences and (unclean or not self.coll.has_sentences or self.coll.sentences.outdated):
                     await in_thread(self._rebuild_sentences)
                 if reembed:
-                    self._write_apart(len(self.records.files(DONE)))
+                    self._write_apart(len(await in_thread(self.records.files, DONE)))
                     await in_thread(self._drop_vectors)
                 if documents is not None:
                     entries, skips, roots = [Entry(s, "", None, t) for s, t in documents], [], []

@@ -103,6 +103,23 @@ def embedded_state(tmp_path: Path) -> tuple[int, int, str]:
     return chunks, embedded, json.loads((folder / "collection.json").read_text())["state"]
 
 
+def gone_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return not alive(pid)
+
+
+def assert_next_ingest_completes(tmp_path: Path, fake: FakeOllama, folder: Path) -> None:
+    """The same folder ingested again at full speed: every chunk embedded, Chroma holding exactly those."""
+    fake.embed_delay = 0.0
+    again = cli(tmp_path, fake.url, *APART, "ingest", str(folder), "-c", "c")
+    assert again.returncode == 0, again.stderr
+    chunks, embedded, state = embedded_state(tmp_path)
+    assert chunks == embedded == chroma_rows(tmp_path / "data" / "collections" / "c")["vectors"]
+    assert state == "ready"
+
+
 def test_an_ingest_writes_its_vectors_from_a_process_of_its_own_and_they_are_searched(
         tmp_path: Path, fake_ollama: FakeOllama) -> None:
     folder = write_folder(tmp_path / "docs", 12)
@@ -113,10 +130,7 @@ def test_an_ingest_writes_its_vectors_from_a_process_of_its_own_and_they_are_sea
     _, err = ingest.communicate(timeout=120)
     assert ingest.returncode == 0, err
     assert "Traceback" not in err
-    deadline = time.monotonic() + 10
-    while alive(writer) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(writer)
+    assert gone_within(writer, 10)
     chunks, embedded, state = embedded_state(tmp_path)
     assert chunks == embedded == chroma_rows(tmp_path / "data" / "collections" / "c")["vectors"]
     assert embedded > 12 and state == "ready"
@@ -138,17 +152,9 @@ def test_the_vector_process_dies_with_a_killed_ingest_and_the_next_ingest_comple
     writer = writer_of(ingest, fake_ollama)
     os.kill(ingest.pid, signal.SIGKILL)
     ingest.communicate(timeout=30)
-    deadline = time.monotonic() + 5
-    while alive(writer) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert not alive(writer), "the vector process outlived the ingest that started it"
+    assert gone_within(writer, 5), "the vector process outlived the ingest that started it"
 
-    fake_ollama.embed_delay = 0.0
-    again = cli(tmp_path, fake_ollama.url, *APART, "ingest", str(folder), "-c", "c")
-    assert again.returncode == 0, again.stderr
-    chunks, embedded, state = embedded_state(tmp_path)
-    assert chunks == embedded == chroma_rows(tmp_path / "data" / "collections" / "c")["vectors"]
-    assert state == "ready"
+    assert_next_ingest_completes(tmp_path, fake_ollama, folder)
 
 
 def test_a_killed_vector_process_leaves_its_chunks_to_embed_on_the_next_ingest(
@@ -166,12 +172,7 @@ def test_a_killed_vector_process_leaves_its_chunks_to_embed_on_the_next_ingest(
     chunks, embedded, state = embedded_state(tmp_path)
     assert embedded < chunks and state == "needs embeddings"
 
-    fake_ollama.embed_delay = 0.0
-    again = cli(tmp_path, fake_ollama.url, *APART, "ingest", str(folder), "-c", "c")
-    assert again.returncode == 0, again.stderr
-    chunks, embedded, state = embedded_state(tmp_path)
-    assert chunks == embedded == chroma_rows(tmp_path / "data" / "collections" / "c")["vectors"]
-    assert state == "ready"
+    assert_next_ingest_completes(tmp_path, fake_ollama, folder)
 
 
 def test_ctrl_c_stops_the_ingest_and_its_vector_process_without_a_traceback(
@@ -186,10 +187,7 @@ def test_ctrl_c_stops_the_ingest_and_its_vector_process_without_a_traceback(
     out, err = ingest.communicate(timeout=60)
     assert "Traceback" not in out + err
     assert ingest.returncode != 0
-    deadline = time.monotonic() + 10
-    while alive(writer) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(writer)
+    assert gone_within(writer, 10)
 
 
 def test_the_ingesting_process_reads_what_its_vector_process_wrote(
