@@ -16,7 +16,8 @@ keep their text and metadata in the stored fields and are read from there.
 
 Writes commit new segments without merging, so a batch costs the same however
 large the index is; `merge()` (end of an ingest) folds the small segments
-together. One searcher is kept open and refreshed only when a writer has
+together (`keyword_merge.py`; a large merge is cut in groups that processes
+merge at once). One searcher is kept open and refreshed only when a writer has
 committed: opening a searcher reads every segment's term and length data, too
 costly to repeat per query.
 """
@@ -24,10 +25,12 @@ costly to repeat per query.
 from __future__ import annotations
 
 import json
+import os
 import pickle
+import shutil
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,8 +42,10 @@ from ragtui.model.chunks import Chunk, ChunkMeta
 if TYPE_CHECKING:
     from ragtui.stores.postings import Bm25Params, Bm25Snapshot, Clause, PostingCache
 
+# What `KeywordIndex.merge` hands a merge cut in groups: each group's segment ids and the folder to merge it into.
+BuildGroups = Callable[[list[tuple[list[str], Path]]], None]
+
 WRITE_LOCK_TIMEOUT = 30.0
-MERGE_RATIO = 2.0    # a segment is left unmerged while it holds over this times all smaller ones together
 LENGTH = "length"   # column of exact analysed-token counts per chunk (BM25 length normalisation)
 CHUNK = "chunk"     # column of each chunk's (id, text, metadata), pickled (the stored fields keep id and source)
 CHUNKS_CACHED = 8192  # decoded hits kept per index (~25 MB): a chunk's read costs ~9 us (cold ~20) and never changes
@@ -136,84 +141,6 @@ def _reading_lengths_once(writer: Any) -> Any:
     made = writer.per_document_reader
     writer.per_document_reader = lambda: _FieldLengths(made())
     return writer
-
-
-class _MergeSmall:
-    """Whoosh merge policy: keep each large segment that outweighs all smaller ones together, merge the rest.
-
-    Largest first, a segment is left alone while it holds more than
-    MERGE_RATIO times the documents of every smaller segment together; the
-    rest are merged into one. One ingest's batch segments (similar sizes)
-    become one segment, a later small ingest never rewrites the big one under
-    it, and the number of segments stays logarithmic.
-
-    The merged segments' postings are streamed (`_segment_postings`) and
-    k-way merged straight into the new segment: each segment's postings are
-    already in (field, term, document) order, and its documents keep their
-    order, so nothing needs sorting. Whoosh's own `add_reader` re-sorts every
-    posting through its external sorting pool, pickling runs to temporary
-    files, which was most of a merge's time. The readers stay open until the
-    commit has written the segment; `close()` then closes them.
-    """
-
-    def __init__(self) -> None:
-        self._readers: list[Any] = []
-
-    def __call__(self, writer: Any, segments: list[Any]) -> list[Any]:
-        import heapq
-
-        from whoosh.reading import SegmentReader
-
-        ordered = sorted(segments, key=lambda s: s.doc_count_all(), reverse=True)
-        below = sum(s.doc_count_all() for s in ordered)
-        kept = 0
-        for seg in ordered:
-            below -= seg.doc_count_all()
-            if seg.doc_count_all() <= MERGE_RATIO * below:
-                break
-            kept += 1
-        take = ordered[kept:]
-        if len(take) < 2:
-            return segments
-        assert not writer._added, "the merge writer adds no documents of its own"
-        fieldnames = set(writer.schema.names())
-        streams = []
-        for seg in take:
-            reader = SegmentReader(writer.storage, writer.schema, seg)
-            self._readers.append(reader)
-            base = writer.docnum
-            docmap = writer.write_per_doc(fieldnames | {f for f in reader.indexed_field_names()
-                                                        if f in writer.schema}, reader)
-            streams.append(_segment_postings(reader, writer.schema, base, docmap))
-        writer._added = True
-        writer.pool.iter_postings = lambda: heapq.merge(*streams)
-        return ordered[:kept]
-
-    def close(self) -> None:
-        for reader in self._readers:
-            reader.close()
-        self._readers = []
-
-
-def _segment_postings(reader: Any, schema: Any, base: int, docmap: dict[int, int] | None) -> Iterator[tuple]:
-    """A segment's postings of live documents as Whoosh's (field, term bytes, new doc number, weight, value)
-    tuples, in order, renumbered as `write_per_doc` placed the documents; read block by block (pinned
-    Whoosh 2.7.4's W3 posting blocks) rather than through three matcher calls per posting."""
-    from ragtui.stores.raw_postings import term_matchers
-
-    for fieldname, btext, matcher in term_matchers(reader):   # deleted documents are dropped by the docmap below
-        if fieldname not in schema:
-            continue
-        while matcher.is_active():
-            matcher._read_ids()
-            matcher._read_weights()
-            matcher._read_values()
-            for doc, weight, value in zip(matcher._ids, matcher._weights, matcher._values, strict=True):
-                if docmap is None:
-                    yield fieldname, btext, base + doc, weight, value
-                elif (new := docmap.get(doc)) is not None:
-                    yield fieldname, btext, new, weight, value
-            matcher._next_block()
 
 
 def _delete_terms(writer: Any, field: str, values: Iterable[str]) -> int:
@@ -390,30 +317,99 @@ class KeywordIndex:
         with self._writing() as w:
             return _delete_terms(w, "chunk_id", ids)
 
-    def merge(self) -> int:
-        """Fold the small segments together (`_merge_small`) and save the postings file (postings and
-        positions, `postings.PostingsFile`) of every segment without one; returns the segments left.
-        Run at the end of an ingest."""
+    def merge(self, parts: int = 1, build: BuildGroups | None = None) -> int:
+        """Fold the small segments together (`keyword_merge.merge_plan`) and save the postings file (postings
+        and positions, `postings.PostingsFile`) of every segment without one; returns the segments left.
+        Run at the end of an ingest.
+
+        With `build`, a merge large enough is cut in up to `parts` groups: `build` gets each group's segment
+        ids and a folder beside this one, and must leave there the group merged (`merge_into`, which it may
+        run in processes of their own, all at once), while this writer holds the write lock; the groups'
+        segments are then moved in, in one commit, as `adopt` moves a rebuilt index in."""
         from whoosh.writing import SegmentWriter
 
+        from ragtui.stores.keyword_merge import StreamMerge, merge_plan
         from ragtui.stores.postings import PostingsFile
 
         writer = _reading_lengths_once(self._ix.writer(timeout=WRITE_LOCK_TIMEOUT))
         assert isinstance(writer, SegmentWriter)
-        if len(writer.segments) < 2:
+        for left in self.path.parent.glob(f"{self.path.name}.merge-*"):     # from a merge that was killed
+            shutil.rmtree(left, ignore_errors=True)
+        kept, groups = merge_plan(writer.segments, parts if build is not None else 1)
+        if not groups:
             writer.cancel()
-        else:
-            policy = _MergeSmall()
+        elif len(groups) == 1 or build is None:
+            policy = StreamMerge(writer.storage, kept, groups[0])
             try:
                 writer.commit(mergetype=policy)
             finally:
                 policy.close()
+        else:
+            self._merge_apart(writer, kept, groups, build)
         with self._ix.reader() as reader:
             leaves = [leaf for leaf, _ in reader.leaf_readers() if leaf.segment() is not None]
             for leaf in leaves:
                 if PostingsFile.open(self.path, leaf) is None:
                     PostingsFile.write(self.path, leaf, self.FIELD)
             return len(leaves)
+
+    def _merge_apart(self, writer: Any, kept: list[Any], groups: list[list[Any]], build: BuildGroups) -> None:
+        """`merge`'s groups built by `build` in folders beside this one, then committed in place of their
+        segments by `writer` (which holds the write lock throughout); the folders are removed."""
+        folders = [self.path.with_name(f"{self.path.name}.merge-{n}") for n in range(len(groups))]
+        try:
+            build([([seg.segment_id() for seg in group], folder)
+                   for group, folder in zip(groups, folders, strict=True)])
+            merged = []
+            for folder in folders:
+                built = _storage(folder).open_index()
+                merged.extend(built._read_toc().segments)
+                built.close()
+
+            def take(w: Any, current: list[Any]) -> list[Any]:
+                for folder in folders:
+                    self._move_segment_files(folder)
+                return kept + merged
+
+            writer.commit(mergetype=take)
+        except BaseException:
+            if not writer.is_closed:
+                writer.cancel()
+            raise
+        finally:
+            for folder in folders:
+                shutil.rmtree(folder, ignore_errors=True)
+
+    def _move_segment_files(self, folder: Path) -> None:
+        """Move the segment files (and their postings files) of the index built in `folder` in beside this one's
+        (its table of contents stays behind), from inside a commit's merge function, under the write lock."""
+        for name in sorted(os.listdir(folder)):
+            if name.startswith(f"{self._ix.indexname}_") and not name.endswith("WRITELOCK"):
+                os.replace(folder / name, self.path / name)
+
+    def merge_into(self, segment_ids: Sequence[str], out: Path) -> None:
+        """Merge these segments of this index into the one segment of a new index in `out`, with its postings
+        file, for `merge` to move in. Takes no lock: the merge that asked holds this index's write lock."""
+        from ragtui.stores.keyword_merge import StreamMerge
+        from ragtui.stores.postings import PostingsFile
+
+        toc = self._ix._read_toc()
+        wanted = set(segment_ids)
+        take = [seg for seg in toc.segments if seg.segment_id() in wanted]
+        if len(take) != len(wanted):
+            raise RagtuiError(f"the keyword index in {self.path} no longer holds the segments to merge")
+        out.mkdir(parents=True)
+        built = _storage(out).create_index(toc.schema)
+        writer = _reading_lengths_once(built.writer())
+        policy = StreamMerge(self._ix.storage, [], take)
+        try:
+            writer.commit(mergetype=policy)
+        finally:
+            policy.close()
+        with built.reader() as reader:
+            for leaf, _ in reader.leaf_readers():
+                PostingsFile.write(out, leaf, self.FIELD)
+        built.close()
 
     def adopt(self, built: Path) -> int:
         """Take the index built in the folder `built` (beside this one, merged, no writer open) in place of
@@ -425,9 +421,6 @@ class KeywordIndex:
         Whoosh's clean-up deletes the old segments' files, as after any merge. A reader of the old
         generation keeps what it holds open and sees the new one at its next refresh. `built` is removed.
         """
-        import os
-        import shutil
-
         source = _storage(built).open_index()
         segments = list(source._read_toc().segments)
         schema = source.schema
@@ -435,9 +428,7 @@ class KeywordIndex:
         source.close()
 
         def take(writer: Any, current: list[Any]) -> list[Any]:
-            for name in sorted(os.listdir(built)):
-                if name.startswith(f"{self._ix.indexname}_") and not name.endswith("WRITELOCK"):
-                    os.replace(built / name, self.path / name)
+            self._move_segment_files(built)
             return segments
 
         with self._lock:

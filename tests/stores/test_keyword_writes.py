@@ -7,6 +7,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ragtui.stores.keyword import KeywordIndex
 from tests.collection_builder import make_chunks
 from tests.stores.test_postings import corpus
@@ -106,3 +108,96 @@ def test_the_merged_segments_postings_file_holds_every_text_term_as_whoosh_reads
             index, positions = at
             assert [p for _, ps in expected for p in ps] == positions.tolist()
             assert index.tolist() == [i for i, (_, ps) in enumerate(expected) for _ in ps]
+
+
+class _Segment:
+    def __init__(self, name: str, docs: int, deleted: int = 0) -> None:
+        self.name, self.docs, self.deleted = name, docs, deleted
+
+    def doc_count(self) -> int:
+        return self.docs - self.deleted
+
+    def doc_count_all(self) -> int:
+        return self.docs
+
+
+def _names(segments: list[Any]) -> list[str]:
+    return [s.name for s in segments]
+
+
+def test_the_merge_plan_leaves_settled_segments_alone_and_cuts_only_merges_of_settled_size(monkeypatch) -> None:
+    from ragtui.stores import keyword_merge
+    from ragtui.stores.keyword_merge import merge_plan
+
+    monkeypatch.setattr(keyword_merge, "SETTLED_DOCS", 100)
+    halves = [_Segment("h1", 500), _Segment("h2", 480)]
+    batches = [_Segment(f"b{i}", 20) for i in range(30)]
+    kept, groups = merge_plan([*halves, _Segment("small", 3)], parts=2)
+    assert _names(kept) == ["h1", "h2", "small"] and groups == []      # nothing to merge beside two settled
+    kept, groups = merge_plan([*halves, *batches[:9]], parts=2)
+    assert _names(kept) == ["h1", "h2"] and [_names(g) for g in groups] == [_names(batches[:9])]  # 180: one group
+    more = batches + [_Segment(f"c{i}", 20) for i in range(10)]           # 800 documents
+    assert [len(g) for g in merge_plan(more, parts=8)[1]] == [10, 10, 10, 10]    # groups of 200 (2 x settled)
+    kept, groups = merge_plan(more, parts=2)
+    assert kept == [] and [len(g) for g in groups] == [20, 20]
+    assert _names(groups[0]) == _names(batches[:20])                      # consecutive runs, in index order
+    assert [len(g) for g in merge_plan(more, parts=1)[1]] == [40]
+    shrunk = _Segment("h3", 100, deleted=60)                              # settled no more: 40 live
+    kept, groups = merge_plan([*halves, shrunk, *batches[:3]], parts=2)
+    assert _names(kept) == ["h1", "h2"] and _names(groups[0]) == ["h3", "b0", "b1", "b2"]
+
+
+def test_a_merge_cut_in_groups_merged_in_processes_reads_as_the_one_segment_merge(tmp_path: Path,
+                                                                                 monkeypatch) -> None:
+    """Two groups, each merged in a spawned process while the writer holds the lock, committed in one commit:
+    the same documents in the same order, the same BM25 scores as one merge of them all, nothing left beside
+    the index, and the two settled segments left alone by the next ingest's merge."""
+    from functools import partial
+
+    from ragtui.ingest.merging import merge_groups
+    from ragtui.stores import keyword_merge
+    from ragtui.stores.postings import Clause
+    from tests.stores.test_postings import searched
+
+    monkeypatch.setattr(keyword_merge, "SETTLED_DOCS", 40)
+    ours = KeywordIndex(tmp_path / "kw")
+    batches(ours, range(6))                                  # 6 segments of 36 chunks
+    ours.delete_sources(["f1-2.txt", "f4-0.txt"])
+    ours.close()
+    shutil.copytree(tmp_path / "kw", tmp_path / "one")
+    one = KeywordIndex(tmp_path / "one")
+    assert one.merge() == 1
+
+    cut = KeywordIndex(tmp_path / "kw")
+    assert cut.merge(parts=2, build=partial(merge_groups, str(tmp_path / "kw"))) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kw", "one"]
+    assert whoosh_view(tmp_path / "kw")["docs"] == whoosh_view(tmp_path / "one")["docs"]
+    clauses = [Clause(("pump",)), Clause(("valve",)), Clause(("steel", "joint"), boost=2.0)]
+    for require_all in (False, True):
+        assert searched(cut, clauses, require_all=require_all) == \
+            pytest.approx(searched(one, clauses, require_all=require_all))
+    settled = {leaf.segment().segment_id() for leaf, _ in cut.searcher().reader().leaf_readers()}
+    cut.replace_sources([], make_chunks("c", corpus(40, files=2)))
+    assert cut.merge(parts=2, build=partial(merge_groups, str(tmp_path / "kw"))) == 3
+    assert settled <= {leaf.segment().segment_id() for leaf, _ in cut.searcher().reader().leaf_readers()}
+
+
+def test_a_failed_group_leaves_the_index_as_it_was_and_unlocked(tmp_path: Path, monkeypatch) -> None:
+    from ragtui.errors import RagtuiError
+    from ragtui.ingest.merging import merge_groups
+    from ragtui.stores import keyword_merge
+
+    monkeypatch.setattr(keyword_merge, "SETTLED_DOCS", 40)
+    index = KeywordIndex(tmp_path / "kw")
+    batches(index, range(6))
+    ids = index.ids()
+
+    def one_group_fails(groups: list[tuple[list[str], Path]]) -> None:
+        (first, out), *rest = groups
+        merge_groups(str(tmp_path / "kw"), [([*first, "MAIN_gone"], out), *rest])
+
+    with pytest.raises(RagtuiError, match="no longer holds the segments"):
+        index.merge(parts=2, build=one_group_fails)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kw"]
+    assert index.ids() == ids and len(index.searcher().reader().leaf_readers()) == 6
+    assert index.merge() == 1 and index.ids() == ids
