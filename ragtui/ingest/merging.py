@@ -29,6 +29,7 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 from ragtui.spawning import spawn_context, start_as_child_of
+from ragtui.stores.keyword_merge import SETTLED_DOCS
 
 MERGE_PROCESSES = 4   # each group becomes a segment that queries read apart: more cores, more segments at 1M+
 
@@ -36,27 +37,29 @@ class MergeProcessGone(RuntimeError):
     """The merge's process ended without an answer (killed, or out of memory)."""
 
 
-def merge_apart(folders: Sequence[Path], parts: int | None = None) -> list[int]:
+def merge_apart(folders: Sequence[Path], parts: int | None = None, settled: int = SETTLED_DOCS) -> list[int]:
     """`KeywordIndex(folder).merge()` of each folder, in order, in a spawned process, a merge cut in up to `parts`
     groups (default: one per core, at most MERGE_PROCESSES) in processes of their own; the segments each has left.
-    The process's exception is raised here; MergeProcessGone when it, or a group's process, ended without an
-    answer."""
+    `settled`: the segment size a merge leaves alone (keyword_merge.SETTLED_DOCS). The process's exception is
+    raised here; MergeProcessGone when it, or a group's process, ended without an answer."""
     if parts is None:
         parts = max(1, min(MERGE_PROCESSES, len(os.sched_getaffinity(0))))
-    left = _result(*_start(_merge, [str(f) for f in folders], parts, name="ragtui-merge"),
+    # Not a daemon: multiprocessing lets no daemon start processes, and this one starts the groups' (it dies with
+    # this process all the same: start_as_child_of).
+    left = _result(*_start(_merge, [str(f) for f in folders], parts, settled, name="ragtui-merge", daemon=False),
                    "the keyword merge's process")
     assert isinstance(left, list)
     return left
 
 
-def _merge(folders: list[str], parts: int) -> list[int]:
+def _merge(folders: list[str], parts: int, settled: int) -> list[int]:
     from ragtui.stores.keyword import KeywordIndex
 
     left = []
     for folder in folders:
         index = KeywordIndex(Path(folder))
         try:
-            left.append(index.merge(parts, build=partial(merge_groups, folder)))
+            left.append(index.merge(parts, build=partial(merge_groups, folder), settled=settled))
         finally:
             index.close()
     return left
@@ -65,7 +68,7 @@ def _merge(folders: list[str], parts: int) -> list[int]:
 def merge_groups(folder: str, groups: list[tuple[list[str], Path]]) -> None:
     """Each group of segments of the index in `folder` merged into its folder (`KeywordIndex.merge_into`) by a
     process of its own, all at once; the first failure is raised once all have ended."""
-    running = [_start(_merge_group, folder, segments, str(out), name="ragtui-merge-group")
+    running = [_start(_merge_group, folder, segments, str(out), name="ragtui-merge-group", daemon=True)
                for segments, out in groups]
     failure: BaseException | None = None
     for process, conn in running:
@@ -87,11 +90,11 @@ def _merge_group(folder: str, segments: list[str], out: str) -> None:
         index.close()
 
 
-def _start(work: Callable[..., object], *args: object, name: str) -> tuple[BaseProcess, Connection]:
+def _start(work: Callable[..., object], *args: object, name: str, daemon: bool) -> tuple[BaseProcess, Connection]:
     """`work(*args)` started in a spawned child of this process, its answer coming back on the connection."""
     context = spawn_context()
     mine, theirs = context.Pipe(duplex=False)
-    process = context.Process(target=_run, args=(theirs, os.getpid(), work, args), name=name, daemon=True)
+    process = context.Process(target=_run, args=(theirs, os.getpid(), work, args), name=name, daemon=daemon)
     process.start()
     theirs.close()
     return process, mine

@@ -247,8 +247,10 @@ class _IngestRun:
             try:
                 merge_apart([self.coll.path / KEYWORD, *([self.coll.path / SENTENCES] if self.sentences else [])])
                 return
-            except MergeProcessGone as exc:
-                self.report.warnings.append(f"{exc}; the merge ran in the ingesting process")
+            except Exception as exc:       # the merge in one process, as a small ingest runs it, is the fallback
+                why = str(exc) if isinstance(exc, MergeProcessGone) else \
+                    f"the keyword merge's process failed ({type(exc).__name__}: {str(exc)[:300]})"
+                self.report.warnings.append(f"{why}; the merge ran in the ingesting process")
         self.coll.keyword.merge()
         if self.sentences:
             self.coll.sentences.merge()

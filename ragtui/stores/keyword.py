@@ -317,7 +317,7 @@ class KeywordIndex:
         with self._writing() as w:
             return _delete_terms(w, "chunk_id", ids)
 
-    def merge(self, parts: int = 1, build: BuildGroups | None = None) -> int:
+    def merge(self, parts: int = 1, build: BuildGroups | None = None, settled: int | None = None) -> int:
         """Fold the small segments together (`keyword_merge.merge_plan`) and save the postings file (postings
         and positions, `postings.PostingsFile`) of every segment without one; returns the segments left.
         Run at the end of an ingest.
@@ -325,7 +325,8 @@ class KeywordIndex:
         With `build`, a merge large enough is cut in up to `parts` groups: `build` gets each group's segment
         ids and a folder beside this one, and must leave there the group merged (`merge_into`, which it may
         run in processes of their own, all at once), while this writer holds the write lock; the groups'
-        segments are then moved in, in one commit, as `adopt` moves a rebuilt index in."""
+        segments are then moved in, in one commit, as `adopt` moves a rebuilt index in. `settled`: the segment
+        size a merge leaves alone (default `keyword_merge.SETTLED_DOCS`)."""
         from whoosh.writing import SegmentWriter
 
         from ragtui.stores.keyword_merge import StreamMerge, merge_plan
@@ -335,7 +336,7 @@ class KeywordIndex:
         assert isinstance(writer, SegmentWriter)
         for left in self.path.parent.glob(f"{self.path.name}.merge-*"):     # from a merge that was killed
             shutil.rmtree(left, ignore_errors=True)
-        kept, groups = merge_plan(writer.segments, parts if build is not None else 1)
+        kept, groups = merge_plan(writer.segments, parts if build is not None else 1, settled)
         if not groups:
             writer.cancel()
         elif len(groups) == 1 or build is None:

@@ -30,10 +30,13 @@ MERGE_RATIO = 2.0         # a segment is left unmerged while it holds over this 
 SETTLED_DOCS = 200_000    # a segment this large (live documents) is never merged again
 
 
-def merge_plan(segments: Sequence[Any], parts: int = 1) -> tuple[list[Any], list[list[Any]]]:
+def merge_plan(segments: Sequence[Any], parts: int = 1,
+               settled: int | None = None) -> tuple[list[Any], list[list[Any]]]:
     """The segments left as they are (in their order) and the groups to merge, each of two segments or more
-    (in their order): one group, or up to `parts` when each would hold `2 * SETTLED_DOCS` documents or more."""
-    settled = SETTLED_DOCS
+    (in their order): one group, or up to `parts` when each would hold `2 * settled` documents or more.
+    `settled`: the live documents of a segment left alone (default SETTLED_DOCS)."""
+    if settled is None:
+        settled = SETTLED_DOCS
     loose = [s for s in segments if s.doc_count() < settled]
     ordered = sorted(loose, key=lambda s: s.doc_count_all(), reverse=True)
     below = sum(s.doc_count_all() for s in ordered)

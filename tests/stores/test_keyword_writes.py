@@ -125,11 +125,12 @@ def _names(segments: list[Any]) -> list[str]:
     return [s.name for s in segments]
 
 
-def test_the_merge_plan_leaves_settled_segments_alone_and_cuts_only_merges_of_settled_size(monkeypatch) -> None:
-    from ragtui.stores import keyword_merge
-    from ragtui.stores.keyword_merge import merge_plan
+def test_the_merge_plan_leaves_settled_segments_alone_and_cuts_only_merges_of_settled_size() -> None:
+    from functools import partial
 
-    monkeypatch.setattr(keyword_merge, "SETTLED_DOCS", 100)
+    from ragtui.stores import keyword_merge
+
+    merge_plan = partial(keyword_merge.merge_plan, settled=100)
     halves = [_Segment("h1", 500), _Segment("h2", 480)]
     batches = [_Segment(f"b{i}", 20) for i in range(30)]
     kept, groups = merge_plan([*halves, _Segment("small", 3)], parts=2)
@@ -147,19 +148,15 @@ def test_the_merge_plan_leaves_settled_segments_alone_and_cuts_only_merges_of_se
     assert _names(kept) == ["h1", "h2"] and _names(groups[0]) == ["h3", "b0", "b1", "b2"]
 
 
-def test_a_merge_cut_in_groups_merged_in_processes_reads_as_the_one_segment_merge(tmp_path: Path,
-                                                                                 monkeypatch) -> None:
-    """Two groups, each merged in a spawned process while the writer holds the lock, committed in one commit:
-    the same documents in the same order, the same BM25 scores as one merge of them all, nothing left beside
-    the index, and the two settled segments left alone by the next ingest's merge."""
-    from functools import partial
-
-    from ragtui.ingest.merging import merge_groups
-    from ragtui.stores import keyword_merge
+def test_a_merge_cut_in_groups_merged_in_processes_reads_as_the_one_segment_merge(tmp_path: Path) -> None:
+    """An ingest's merge apart, cut in two groups, each merged by a process of its own while the merge's process
+    holds the lock, committed in one commit: the same documents in the same order, the same BM25 scores as one
+    merge of them all, nothing left beside the index, and the two settled segments left alone by the next
+    ingest's merge."""
+    from ragtui.ingest.merging import merge_apart
     from ragtui.stores.postings import Clause
     from tests.stores.test_postings import searched
 
-    monkeypatch.setattr(keyword_merge, "SETTLED_DOCS", 40)
     ours = KeywordIndex(tmp_path / "kw")
     batches(ours, range(6))                                  # 6 segments of 36 chunks
     ours.delete_sources(["f1-2.txt", "f4-0.txt"])
@@ -168,8 +165,8 @@ def test_a_merge_cut_in_groups_merged_in_processes_reads_as_the_one_segment_merg
     one = KeywordIndex(tmp_path / "one")
     assert one.merge() == 1
 
+    assert merge_apart([tmp_path / "kw"], parts=2, settled=40) == [2]
     cut = KeywordIndex(tmp_path / "kw")
-    assert cut.merge(parts=2, build=partial(merge_groups, str(tmp_path / "kw"))) == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kw", "one"]
     assert whoosh_view(tmp_path / "kw")["docs"] == whoosh_view(tmp_path / "one")["docs"]
     clauses = [Clause(("pump",)), Clause(("valve",)), Clause(("steel", "joint"), boost=2.0)]
@@ -178,16 +175,14 @@ def test_a_merge_cut_in_groups_merged_in_processes_reads_as_the_one_segment_merg
             pytest.approx(searched(one, clauses, require_all=require_all))
     settled = {leaf.segment().segment_id() for leaf, _ in cut.searcher().reader().leaf_readers()}
     cut.replace_sources([], make_chunks("c", corpus(40, files=2)))
-    assert cut.merge(parts=2, build=partial(merge_groups, str(tmp_path / "kw"))) == 3
+    assert merge_apart([tmp_path / "kw"], parts=2, settled=40) == [3]
     assert settled <= {leaf.segment().segment_id() for leaf, _ in cut.searcher().reader().leaf_readers()}
 
 
-def test_a_failed_group_leaves_the_index_as_it_was_and_unlocked(tmp_path: Path, monkeypatch) -> None:
+def test_a_failed_group_leaves_the_index_as_it_was_and_unlocked(tmp_path: Path) -> None:
     from ragtui.errors import RagtuiError
     from ragtui.ingest.merging import merge_groups
-    from ragtui.stores import keyword_merge
 
-    monkeypatch.setattr(keyword_merge, "SETTLED_DOCS", 40)
     index = KeywordIndex(tmp_path / "kw")
     batches(index, range(6))
     ids = index.ids()
@@ -197,7 +192,7 @@ def test_a_failed_group_leaves_the_index_as_it_was_and_unlocked(tmp_path: Path, 
         merge_groups(str(tmp_path / "kw"), [([*first, "MAIN_gone"], out), *rest])
 
     with pytest.raises(RagtuiError, match="no longer holds the segments"):
-        index.merge(parts=2, build=one_group_fails)
+        index.merge(parts=2, build=one_group_fails, settled=40)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kw"]
     assert index.ids() == ids and len(index.searcher().reader().leaf_readers()) == 6
     assert index.merge() == 1 and index.ids() == ids
