@@ -224,3 +224,21 @@ def test_the_ingesting_process_reads_what_its_vector_process_wrote(
         assert store.query(vector(13), 1)[0][0] == "id-13"
         assert store.query(vector(14), 3, sources=["f2.txt"])[0][0] == "id-14"
     coll.close()
+
+
+def test_a_merge_process_that_fails_leaves_the_merge_to_the_ingesting_process_and_says_so(
+        tmp_path: Path, make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragtui.ingest import merging
+    from tests.ingest.conftest import ingest
+
+    def fails(folders: list[Path], parts: int | None = None) -> list[int]:
+        raise AssertionError("daemonic processes are not allowed to have children")
+
+    monkeypatch.setattr(merging, "merge_apart", fails)
+    settings = make_settings("ingest.vector_process_files=0", "ingest.workers=0", "chunk.size_tokens=64")
+    report = ingest(settings, [write_folder(tmp_path / "docs", 6)])
+    assert list(report.warnings) == ["the keyword merge's process failed (AssertionError: daemonic processes are not "
+                               "allowed to have children); the merge ran in the ingesting process"]
+    whoosh = tmp_path / "data" / "collections" / "c" / "whoosh"
+    assert len({p.name.split(".")[0] for p in whoosh.glob("MAIN_*.seg")}) == 1
+    assert json.loads((whoosh.parent / "collection.json").read_text())["state"] == "ready"
