@@ -196,7 +196,7 @@ def build(settings: Settings, name: str, chunks: int, eval_dir: Path, *, embed: 
 
 # --- measure (a fresh process) ----------------------------------------------------------------
 
-def measure(settings: Settings, name: str, queries: list[str]) -> dict[str, Any]:
+def measure(settings: Settings, name: str, queries: list[str], memory_fts5: bool = True) -> dict[str, Any]:
     from ragtui.research.session import preload
 
     t, c = time.perf_counter(), time.process_time()
@@ -262,7 +262,7 @@ def measure(settings: Settings, name: str, queries: list[str]) -> dict[str, Any]
 
     asyncio.run(run_all())
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    fts = fts5(collection, plans)
+    fts = fts5(collection, plans) if memory_fts5 else {}
     segments = len(collection.keyword.cached_segments())   # the queries' generation: every segment
     workspace.close()
     return {"synonyms": lookup is not None, "imports_s": imports[0], "imports_cpu_s": imports[1],
@@ -399,6 +399,8 @@ def main() -> int:
     parser.add_argument("--build-only", action="store_true",
                         help="build without embeddings, print the build's JSON, stop (no embedding pass or queries)")
     parser.add_argument("--measure", metavar="NAME", help=argparse.SUPPRESS)
+    parser.add_argument("--no-memory-fts5", action="store_true",
+                        help="with --measure: no in-memory FTS5 copy (at 1M chunks it outgrows the machine's memory)")
     parser.add_argument("--fts5-file", metavar="NAME", help=argparse.SUPPRESS)
     args = parser.parse_args()
     settings = settings_for(args.data_dir)
@@ -413,7 +415,7 @@ def main() -> int:
         return 0
     if args.measure:
         fts5_on_disk(settings, args.measure)
-        print(json.dumps(measure(settings, args.measure, queries)))
+        print(json.dumps(measure(settings, args.measure, queries, memory_fts5=not args.no_memory_fts5)))
         return 0
     from ragtui.library import CollectionRegistry
 
