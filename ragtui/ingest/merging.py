@@ -33,6 +33,7 @@ from ragtui.stores.keyword_merge import SETTLED_DOCS
 
 MERGE_PROCESSES = 4   # each group becomes a segment that queries read apart: more cores, more segments at 1M+
 
+
 class MergeProcessGone(RuntimeError):
     """The merge's process ended without an answer (killed, or out of memory)."""
 
@@ -43,7 +44,7 @@ def merge_apart(folders: Sequence[Path], parts: int | None = None, settled: int 
     `settled`: the segment size a merge leaves alone (keyword_merge.SETTLED_DOCS). The process's exception is
     raised here; MergeProcessGone when it, or a group's process, ended without an answer."""
     if parts is None:
-        parts = max(1, min(MERGE_PROCESSES, len(os.sched_getaffinity(0))))
+        parts = min(MERGE_PROCESSES, len(os.sched_getaffinity(0)))
     # Not a daemon: multiprocessing lets no daemon start processes, and this one starts the groups' (it dies with
     # this process all the same: start_as_child_of).
     left = _result(*_start(_merge, [str(f) for f in folders], parts, settled, name="ragtui-merge", daemon=False),

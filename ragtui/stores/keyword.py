@@ -329,7 +329,7 @@ class KeywordIndex:
         size a merge leaves alone (default `keyword_merge.SETTLED_DOCS`)."""
         from whoosh.writing import SegmentWriter
 
-        from ragtui.stores.keyword_merge import StreamMerge, merge_plan
+        from ragtui.stores.keyword_merge import commit_merged, merge_plan
         from ragtui.stores.postings import PostingsFile
 
         writer = _reading_lengths_once(self._ix.writer(timeout=WRITE_LOCK_TIMEOUT))
@@ -339,12 +339,8 @@ class KeywordIndex:
         kept, groups = merge_plan(writer.segments, parts if build is not None else 1, settled)
         if not groups:
             writer.cancel()
-        elif len(groups) == 1 or build is None:
-            policy = StreamMerge(writer.storage, kept, groups[0])
-            try:
-                writer.commit(mergetype=policy)
-            finally:
-                policy.close()
+        elif build is None or len(groups) == 1:
+            commit_merged(writer, writer.storage, kept, groups[0])
         else:
             self._merge_apart(writer, kept, groups, build)
         with self._ix.reader() as reader:
@@ -391,7 +387,7 @@ class KeywordIndex:
     def merge_into(self, segment_ids: Sequence[str], out: Path) -> None:
         """Merge these segments of this index into the one segment of a new index in `out`, with its postings
         file, for `merge` to move in. Takes no lock: the merge that asked holds this index's write lock."""
-        from ragtui.stores.keyword_merge import StreamMerge
+        from ragtui.stores.keyword_merge import commit_merged
         from ragtui.stores.postings import PostingsFile
 
         toc = self._ix._read_toc()
@@ -401,12 +397,7 @@ class KeywordIndex:
             raise RagtuiError(f"the keyword index in {self.path} no longer holds the segments to merge")
         out.mkdir(parents=True)
         built = _storage(out).create_index(toc.schema)
-        writer = _reading_lengths_once(built.writer())
-        policy = StreamMerge(self._ix.storage, [], take)
-        try:
-            writer.commit(mergetype=policy)
-        finally:
-            policy.close()
+        commit_merged(_reading_lengths_once(built.writer()), self._ix.storage, [], take)
         with built.reader() as reader:
             for leaf, _ in reader.leaf_readers():
                 PostingsFile.write(out, leaf, self.FIELD)

@@ -1,4 +1,4 @@
-"""How the keyword index's segments are merged: which ones (`merge_plan`), and how (`StreamMerge`: their
+"""How the keyword index's segments are merged: which ones (`merge_plan`), and how (`commit_merged`: their
 postings streamed into one new segment).
 
 Which: a segment of `SETTLED_DOCS` live documents or more is left alone, as
@@ -64,7 +64,17 @@ def merge_plan(segments: Sequence[Any], parts: int = 1,
     return kept, [g for g in groups if len(g) >= 2]
 
 
-class StreamMerge:
+def commit_merged(writer: Any, storage: Any, kept: list[Any], take: list[Any]) -> None:
+    """Commit `writer` with the segments of `take` (read from `storage`) merged into its new segment beside
+    `kept`, the segments its index keeps."""
+    policy = _StreamMerge(storage, kept, take)
+    try:
+        writer.commit(mergetype=policy)
+    finally:
+        policy.close()
+
+
+class _StreamMerge:
     """Whoosh merge function: the segments of `take` (read from `storage`) merged into the writer's new
     segment; returns `kept`, the segments the index keeps beside it.
 
