@@ -1,6 +1,6 @@
 """The embedding pass of an ingest and what it leaves on disk: vector writes per second over the pass, Chroma's disk.
 
-    python -m benchmarks.vector_writes --source DIR/collections/NAME --work DIR [--folder FILES]
+    python -m benchmarks.vector_writes --source DIR/collections/NAME --work DIR [--folder FILES] [--sync-threshold N]
 
 1. The collection folder `--source` (a keyword-only build of `ingest_scale
    --build-only`: every chunk pending) is copied to `--work`, so that the same
@@ -15,7 +15,12 @@
    process), so the write rate can be compared between the first and the last
    tenth of the chunks (does it fall as the HNSW graph grows?); the CPU is the
    whole process's over the pass, and its children's (the vector process,
-   the extraction workers) beside it.
+   the extraction workers) beside it. Every write's (chunks, wall s) is in the
+   output too. `--sync-threshold N` sets Chroma's `sync_threshold` on the
+   copy's vector collections first: Chroma writes the HNSW files and re-pickles
+   its whole id map once N records have come in since it last did, so with N a
+   multiple of the page only every (N / page)-th write pays for that, and the
+   cost of one such write at the collection's size can be read off.
 3. Disk after the pass: the Chroma folder, its SQLite file by table and index
    (SQLite's dbstat), per chunk.
 
@@ -102,7 +107,22 @@ def embedding_pass(work: Path, folder: Path) -> dict[str, Any]:
         chunks = sum(n for n, _ in part)
         out[name] = {"chunks": chunks, "chunks_per_s_wall": chunks / sum(w for _, w in part)}
     out["writes_wall_s"] = sum(w for _, w in writes)
+    out["writes"] = [(n, round(wall, 4)) for n, wall in writes]
     return out
+
+
+def set_sync_threshold(chroma: Path, every: int) -> list[str]:
+    """Set Chroma's `sync_threshold` (how many records between two writes of the HNSW files) on every
+    collection of an embedded Chroma folder; returns their names."""
+    import chromadb
+    from chromadb.config import Settings
+
+    client = chromadb.PersistentClient(path=str(chroma), settings=Settings(anonymized_telemetry=False))
+    names = []
+    for collection in client.list_collections():
+        collection.modify(configuration={"hnsw": {"sync_threshold": every}})
+        names.append(collection.name)
+    return names
 
 
 def main() -> int:
@@ -110,12 +130,15 @@ def main() -> int:
     parser.add_argument("--source", type=Path, required=True, help="a collection folder with its chunks pending")
     parser.add_argument("--work", type=Path, required=True, help="where the copy goes: DATA_DIR/collections/NAME")
     parser.add_argument("--folder", type=Path, required=True, help="the files the collection was built from")
+    parser.add_argument("--sync-threshold", type=int, metavar="N",
+                        help="set Chroma's sync_threshold on the copy's vector collections first")
     args = parser.parse_args()
     work = args.work.resolve()
     if work.exists():
         shutil.rmtree(work)
     work.parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(args.source.resolve(), work)
+    synced = set_sync_threshold(work / "chroma", args.sync_threshold) if args.sync_threshold else []
     before = yardstick()
     result = embedding_pass(work, args.folder.resolve())
     after = yardstick()
@@ -127,7 +150,8 @@ def main() -> int:
             "whoosh_bytes": folder_bytes(work / "whoosh"), "sqlite_tables": sqlite_tables(sqlite_file)}
     disk["chroma_bytes_per_chunk"] = disk["chroma_bytes"] / chunks if chunks else None
     disk["chroma_sqlite_bytes_per_chunk"] = disk["chroma_sqlite_bytes"] / chunks if chunks else None
-    print(json.dumps({"pass": result, "disk": disk, "yardstick_before": before, "yardstick_after": after}))
+    print(json.dumps({"pass": result, "disk": disk, "sync_threshold_set_on": synced,
+                      "yardstick_before": before, "yardstick_after": after}))
     return 0
 
 
