@@ -20,7 +20,8 @@
    copy's vector collections first: Chroma writes the HNSW files and re-pickles
    its whole id map once N records have come in since it last did, so with N a
    multiple of the page only every (N / page)-th write pays for that, and the
-   cost of one such write at the collection's size can be read off.
+   cost of one such write at the collection's size is read off
+   (`write_out_split`).
 3. Disk after the pass: the Chroma folder, its SQLite file by table and index
    (SQLite's dbstat), per chunk.
 
@@ -111,6 +112,28 @@ def embedding_pass(work: Path, folder: Path) -> dict[str, Any]:
     return out
 
 
+def write_out_split(writes: list[tuple[int, float]], every: int) -> dict[str, Any]:
+    """Each of the first, middle and last tenths of the writes, split into those after which Chroma wrote its
+    files out (once `every` records have come in since it last did, as `local_hnsw.rs` counts) and the rest:
+    how many, the mean write and the chunks per second of each."""
+    total = sum(n for n, _ in writes)
+    since, done, rows = 0, 0, []
+    for n, wall in writes:
+        since += n
+        rows.append((done, n, wall, since >= every))
+        since = 0 if since >= every else since
+        done += n
+    out: dict[str, Any] = {}
+    for name, lo, hi in (("first_tenth", 0.0, 0.1), ("middle_tenth", 0.45, 0.55), ("last_tenth", 0.9, 1.0)):
+        for kind, flag in (("with_write_out", True), ("without", False)):
+            part = [(n, wall) for at, n, wall, out_then in rows if lo * total <= at < hi * total and out_then == flag]
+            if part:
+                wall_s = sum(w for _, w in part)
+                out[f"{name}_{kind}"] = {"writes": len(part), "mean_write_s": wall_s / len(part),
+                                         "chunks_per_s_wall": sum(n for n, _ in part) / wall_s}
+    return out
+
+
 def set_sync_threshold(chroma: Path, every: int) -> list[str]:
     """Set Chroma's `sync_threshold` (how many records between two writes of the HNSW files) on every
     collection of an embedded Chroma folder; returns their names."""
@@ -141,6 +164,8 @@ def main() -> int:
     synced = set_sync_threshold(work / "chroma", args.sync_threshold) if args.sync_threshold else []
     before = yardstick()
     result = embedding_pass(work, args.folder.resolve())
+    if args.sync_threshold:
+        result["write_out_split"] = write_out_split(result["writes"], args.sync_threshold)
     after = yardstick()
     chroma = work / "chroma"
     sqlite_file = chroma / "chroma.sqlite3"
