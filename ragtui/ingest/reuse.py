@@ -52,10 +52,15 @@ class VectorReuse:
             if (vector := self._spare.get((model, c.vector_key))) is not None:
                 out[c.id] = vector
         rest = [c for c in chunks if c.id not in out]
-        if not rest:
+        keys = {c.vector_key for c in rest}
+        # A first look without the lock: most pages of a first ingest have no key stored yet, and such a page
+        # need not wait for the vector write the lock covers (so it is embedded while the previous one is
+        # written, and the held vectors grow into fewer, larger writes). A key stored meanwhile only costs one
+        # vector embedded again.
+        if not rest or not self.coll.records.embedded_with_keys(model, keys):
             return out
         with self._stores_lock:
-            owners = self.coll.records.embedded_with_keys(model, {c.vector_key for c in rest})
+            owners = self.coll.records.embedded_with_keys(model, keys)
             if not owners:
                 return out
             with self.coll.vector_access():

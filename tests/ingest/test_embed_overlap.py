@@ -98,3 +98,36 @@ def test_a_page_embedded_from_old_text_is_not_stored(settings: Settings, fake_ol
         assert [c.text for c in coll.records.pending(model, 10)] == [new[1].text]
     finally:
         coll.close()
+
+
+def test_a_page_with_nothing_to_reuse_does_not_wait_for_the_vector_write(settings: Settings,
+                                                                          fake_ollama: FakeOllama) -> None:
+    """While a vector write holds the run's stores lock, the next page is embedded (its vectors held for the
+    next, larger write); only a page that has a stored vector to reuse waits for the lock to read it."""
+    model = settings.embed.model
+    coll = CollectionRegistry(settings).create("c")
+    run = pipeline._IngestRun(settings, coll)
+    try:
+        stored = journal(coll, "a.txt", ["pumps and valves"], DONE)
+        run.embed_left[model] = 1
+        run._store_vectors(model, stored, [hashed_embedding(stored[0].text, 64)])
+        fresh = journal(coll, "b.txt", ["a text no chunk has yet"], DONE)
+        copy = journal(coll, "c.txt", ["pumps and valves"], DONE)
+
+        def found_in_thread(chunks: list[Chunk]) -> tuple[threading.Thread, list[dict]]:
+            out: list[dict] = []
+            thread = threading.Thread(target=lambda: out.append(run.reuse.found(model, chunks)), daemon=True)
+            thread.start()
+            return thread, out
+
+        with run._stores_lock:                                  # a write to the vector store is under way
+            thread, out = found_in_thread(fresh)
+            thread.join(timeout=30)
+            assert out == [{}]                                  # nothing to reuse: answered without the lock
+            waiting, reused = found_in_thread(copy)
+            waiting.join(timeout=0.5)
+            assert waiting.is_alive() and reused == []          # a vector to reuse: read once the write is done
+        waiting.join(timeout=30)
+        assert list(reused[0]) == [copy[0].id]
+    finally:
+        coll.close()
