@@ -53,7 +53,7 @@ from ragtui.stores.records import DONE, INDEXING, SKIPPED, FileRecord
 BATCH_CHUNKS = 2000          # chunks per keyword-index commit
 BATCH_FILES = 500            # files per keyword-index commit
 EMBED_PAGES = 8              # embed batches per Chroma write + journal commit (bounds work lost to a kill)
-WRITE_APART_CHUNKS = 8192    # most chunks a write to a vector process stores at once (work lost to a kill too)
+WRITE_APART_CHUNKS = 4096    # most chunks a write to a vector process stores at once (work lost to a kill too)
 PROGRESS_EVERY_S = 0.25
 # 2: folded text, HTML main content and heading paths, PDF outline headings, .gz and sniffed files,
 #    chunks starting at sentence/word starts, byte entropy, dotted-leader TOC and index filter.
@@ -520,10 +520,9 @@ class _IngestRun:
             embedder: Embedder | None = None
             page = self.settings.embed.batch_size * EMBED_PAGES
             # Vectors made while the previous write runs wait for the next one, up to `most` chunks a write: in a
-            # process of their own a large write costs less per chunk than many of 256 and stops nothing else (its
-            # size set on the first page, `_write_most`); here a write holds Python's lock for its whole length
-            # (stores/vector_process.py), so one page.
-            most, sized = page, not self._apart
+            # process of their own a write of 4,096 costs less per chunk than 16 of 256 and stops nothing else;
+            # here a write holds Python's lock for its whole length (stores/vector_process.py), so one page.
+            most = WRITE_APART_CHUNKS if self._apart else page
             self.embed_left[model] = await in_thread(self.records.pending_count, model)
             self._chunks_at_embed = self.chunks_read
             writing: asyncio.Future[Any] | None = None      # the previous write to Chroma, still running
@@ -544,8 +543,6 @@ class _IngestRun:
                             if todo and embedder is None:
                                 embedder = Embedder(self.settings, model)
                                 await embedder.expect(await in_thread(self._dimension, model))
-                            if not sized:
-                                most, sized = await in_thread(self._write_most, model, page), True
                             self._page = (began, 0)
                             made = await embedder.embed_chunks(todo, self._embedded_so_far) if embedder and todo else []
                         except (ModelMissing, EmbedUnavailable, VectorServerDown, VectorProcessGone) as exc:
@@ -615,13 +612,6 @@ class _IngestRun:
             self._page = (self._page[0], chunks_done)
         if (progress := self._progress()) is not None:
             self._events.put_nowait(progress)
-
-    def _write_most(self, model: str, page: int) -> int:
-        """The most chunks one write to the vector process holds: whole pages, up to WRITE_APART_CHUNKS and
-        within one Chroma `add` (`largest_write`), since each add may write the id map out (~1.1 s at 1M)."""
-        with self.coll.vector_access():
-            largest = self.coll.vectors(model).largest_write()
-        return max(page, min(WRITE_APART_CHUNKS, largest) // page * page)
 
     def _dimension(self, model: str) -> int | None:
         with self.coll.vector_access():

@@ -227,7 +227,6 @@ class VectorStore(Protocol):
     def vectors(self, ids: Sequence[str]) -> dict[str, Any]: ...
     def count(self) -> int: ...
     def dimension(self) -> int | None: ...
-    def largest_write(self) -> int: ...
     def query(self, embedding: Sequence[float], top_k: int, *, sources: Sequence[str] | None = None,
               ids: Collection[str] | None = None) -> list[tuple[str, float]]: ...
 
@@ -281,7 +280,7 @@ class VectorIndex:
             self.collection.modify(configuration={"hnsw": {"ef_search": self.hnsw_ef}})
         import numpy as np
 
-        step = self.largest_write()
+        step = max(1, int(self.client.get_max_batch_size()))
         # Only the ids already present are deleted: a delete of ids Chroma does not hold costs more than the get
         # that finds them (24,576 new vectors added in pages of 4,096 after each: 0.87x the wall time)
         present = [i for start in range(0, len(ids), step)
@@ -293,18 +292,13 @@ class VectorIndex:
                                 embeddings=np.asarray(embeddings[start:start + step], dtype=np.float32),
                                 metadatas=[{"source": s} for s in sources[start:start + step]])
 
-    def largest_write(self) -> int:
-        """The most ids one Chroma call takes (`get_max_batch_size`, set by its SQLite build): a longer list is
-        sent in several calls, and after each `add` Chroma may write its HNSW files and id map out again."""
-        return max(1, int(self.client.get_max_batch_size()))
-
     def drop(self) -> None:
         """Delete the whole Chroma collection (every vector of this model, and its dimension)."""
         self.client.delete_collection(self.collection.name)
 
     def delete_ids(self, ids: Sequence[str]) -> None:
         self.forget()
-        step = self.largest_write()
+        step = max(1, int(self.client.get_max_batch_size()))
         for start in range(0, len(ids), step):
             self.collection.delete(ids=list(ids[start:start + step]))
 
@@ -322,7 +316,7 @@ class VectorIndex:
     def vectors(self, ids: Sequence[str]) -> dict[str, Any]:
         """{id: vector (a float32 numpy array, as Chroma returns it)} of those of these ids the index holds."""
         out: dict[str, Any] = {}
-        step = self.largest_write()
+        step = max(1, int(self.client.get_max_batch_size()))
         for start in range(0, len(ids), step):
             got = self.collection.get(ids=list(ids[start:start + step]), include=["embeddings"])
             embeddings = got["embeddings"]

@@ -148,9 +148,6 @@ class RemoteVectorIndex:
         got = self._call("dimension")
         return None if got is None else int(got)
 
-    def largest_write(self) -> int:
-        return int(self._call("largest_write"))
-
     def query(self, embedding: Sequence[float], top_k: int, *, sources: Sequence[str] | None = None,
               ids: Collection[str] | None = None) -> list[tuple[str, float]]:
         return list(self._call("query", list(embedding), top_k, sources=None if sources is None else list(sources),

@@ -131,21 +131,3 @@ def test_a_page_with_nothing_to_reuse_does_not_wait_for_the_vector_write(setting
         assert list(reused[0]) == [copy[0].id]
     finally:
         coll.close()
-
-
-def test_a_write_to_the_vector_process_holds_whole_pages_that_fit_one_chroma_add(settings: Settings) -> None:
-    """Each Chroma `add` may write the HNSW files and the id map out again: a write held for the vector process
-    is whole pages that one add takes, never one add and a remainder."""
-    coll = CollectionRegistry(settings).create("c")
-    run = pipeline._IngestRun(settings, coll)
-    model = settings.embed.model
-    try:
-        with coll.vector_access():
-            largest = coll.vectors(model).largest_write()
-        for page in (256, 1000, 3 * largest):
-            most = run._write_most(model, page)
-            assert most % page == 0
-            assert most <= max(page, min(largest, pipeline.WRITE_APART_CHUNKS))
-            assert most + page > min(largest, pipeline.WRITE_APART_CHUNKS) or most == page
-    finally:
-        coll.close()

@@ -207,7 +207,6 @@ def test_the_ingesting_process_reads_what_its_vector_process_wrote(
         coll.vectors(model).add(chunks(0, 10), [vector(i) for i in range(10)])
     with coll.vector_access():
         assert coll.vectors(model).count() == 10          # this process's own Chroma holds the index now
-        largest = coll.vectors(model).largest_write()
     coll.serve_apart()
     try:
         with coll.vector_access(write=True):
@@ -217,7 +216,6 @@ def test_the_ingesting_process_reads_what_its_vector_process_wrote(
             assert store.count() == 16 and store.dimension() == 16
             assert store.query(vector(13), 1)[0][0] == "id-13"
             assert set(store.vectors(["id-2", "id-14", "nope"])) == {"id-2", "id-14"}
-            assert store.largest_write() == largest > 0   # the vector process's Chroma takes as much in one add
     finally:
         coll.end_apart()
     with coll.vector_access():
