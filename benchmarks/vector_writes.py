@@ -37,6 +37,7 @@ import resource
 import shutil
 import sqlite3
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -100,11 +101,7 @@ def embedding_pass(work: Path, folder: Path) -> dict[str, Any]:
                            "stages": dict(report.stage_s) if report else {}}
     total = sum(n for n, _ in writes)
     for name, lo, hi in (("first_tenth", 0.0, 0.1), ("last_tenth", 0.9, 1.0)):
-        done, part = 0, []
-        for n, wall in writes:
-            if lo * total <= done < hi * total:
-                part.append((n, wall))
-            done += n
+        part = [(n, wall) for at, n, wall in _after(writes) if lo * total <= at < hi * total]
         chunks = sum(n for n, _ in part)
         out[name] = {"chunks": chunks, "chunks_per_s_wall": chunks / sum(w for _, w in part)}
     out["writes_wall_s"] = sum(w for _, w in writes)
@@ -112,17 +109,24 @@ def embedding_pass(work: Path, folder: Path) -> dict[str, Any]:
     return out
 
 
+def _after(writes: list[tuple[int, float]]) -> Iterator[tuple[int, int, float]]:
+    """Each write as (chunks written before it, its chunks, its wall s)."""
+    done = 0
+    for n, wall in writes:
+        yield done, n, wall
+        done += n
+
+
 def write_out_split(writes: list[tuple[int, float]], every: int) -> dict[str, Any]:
     """Each of the first, middle and last tenths of the writes, split into those after which Chroma wrote its
     files out (once `every` records have come in since it last did, as `local_hnsw.rs` counts) and the rest:
     how many, the mean write and the chunks per second of each."""
     total = sum(n for n, _ in writes)
-    since, done, rows = 0, 0, []
-    for n, wall in writes:
+    since, rows = 0, []
+    for at, n, wall in _after(writes):
         since += n
-        rows.append((done, n, wall, since >= every))
+        rows.append((at, n, wall, since >= every))
         since = 0 if since >= every else since
-        done += n
     out: dict[str, Any] = {}
     for name, lo, hi in (("first_tenth", 0.0, 0.1), ("middle_tenth", 0.45, 0.55), ("last_tenth", 0.9, 1.0)):
         for kind, flag in (("with_write_out", True), ("without", False)):
