@@ -2,11 +2,12 @@
 
     files   one row per file or zip member: hash, size, format, status, reason, chunk count, and the
             chunks the filters dropped per reason (for the collection-quality report)
-    chunks  the chunks of indexed files (text and flat metadata), so an interrupted or
+    chunks  the chunks of indexed files (text, zlib-compressed, and flat metadata), so an interrupted or
             embedding-less ingest can be completed without re-extracting anything; and each
             chunk's `Chunk.vector_key`, so a chunk of the same heading and text elsewhere in the
             collection takes its vector instead of being embedded again (NULL for chunks recorded
-            before the key was)
+            before the key was). A text recorded before the compression is a plain string and is
+            read as it is (`_text`)
     embeds  one row per (chunk, model) whose vector is in Chroma: the per-model embed status
     texts   the extracted text of each indexed file (zlib) and its page starts, so the source
             viewer can show a chunk in its document, at its offsets, even if the file moved
@@ -204,7 +205,7 @@ class IngestRecords:
                                (rec.source, zlib.compress(text.encode("utf-8"), 3), json.dumps(pages)))
                 db.executemany("INSERT OR REPLACE INTO chunks (id, source, text, meta, entropy, words, key) "
                                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                               [(c.id, c.meta.source, c.text, _meta_json(c.meta), c.meta.text_entropy,
+                               [(c.id, c.meta.source, _packed(c.text), _meta_json(c.meta), c.meta.text_entropy,
                                  c.meta.word_count, c.vector_key) for c in chunks])
 
     def move_root(self, source: str, root: str) -> None:
@@ -269,8 +270,9 @@ class IngestRecords:
 
     def done_texts(self, ids: Sequence[str]) -> dict[str, str]:
         """{id: text} of those chunks that belong to a "done" file now (a vector is only stored for these)."""
-        return dict(self._rows_in("SELECT c.id, c.text FROM chunks c JOIN files f ON f.source = c.source "
-                                  "WHERE f.status = ? AND c.id IN ({marks})", ids, DONE))
+        return {cid: _text(text) for cid, text in self._rows_in(
+            "SELECT c.id, c.text FROM chunks c JOIN files f ON f.source = c.source "
+            "WHERE f.status = ? AND c.id IN ({marks})", ids, DONE)}
 
     def embedded_ids(self, model: str) -> set[str]:
         return {r[0] for r in self._rows("SELECT chunk_id FROM embeds WHERE model = ?", (model,))}
@@ -356,6 +358,18 @@ def _meta_json(meta: ChunkMeta) -> str:
     return json.dumps(meta.to_dict(), separators=(",", ":"))
 
 
+def _packed(text: str) -> bytes:
+    """A chunk's text as the records hold it: zlib at level 1. The records are read back only to embed or
+    re-index (queries read the keyword index), and at 1M chunks of English prose this made the texts 0.56x
+    their size for ~50 CPU-s over the build (docs/benchmarks.md)."""
+    return zlib.compress(text.encode("utf-8"), 1)
+
+
+def _text(value: bytes | str) -> str:
+    """A recorded chunk text: compressed (`_packed`), or a plain string recorded before the compression."""
+    return zlib.decompress(value).decode("utf-8") if isinstance(value, bytes) else value
+
+
 def _chunk(row: tuple) -> Chunk:
     cid, text, meta = row
-    return Chunk(cid, text, ChunkMeta.from_dict(json.loads(meta)))
+    return Chunk(cid, _text(text), ChunkMeta.from_dict(json.loads(meta)))

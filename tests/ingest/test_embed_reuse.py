@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,7 @@ def chunk_texts(tmp_path: Path) -> dict[str, str]:
     """{chunk id: text} of the collection's records."""
     db = sqlite3.connect(tmp_path / "data" / "collections" / "c" / "records.sqlite3")
     try:
-        return dict(db.execute("SELECT id, text FROM chunks").fetchall())
+        return {cid: zlib.decompress(text).decode() for cid, text in db.execute("SELECT id, text FROM chunks")}
     finally:
         db.close()
 

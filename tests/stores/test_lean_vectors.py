@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +83,8 @@ def rewrite_the_older_way(collection: Path) -> None:
     from llama_index.core.vector_stores.utils import node_to_metadata_dict
 
     records = sqlite3.connect(collection / "records.sqlite3")
-    chunks = {cid: (text, json.loads(meta)) for cid, text, meta in records.execute("SELECT id, text, meta FROM chunks")}
+    chunks = {cid: (zlib.decompress(text).decode(), json.loads(meta))     # the records hold texts compressed
+              for cid, text, meta in records.execute("SELECT id, text, meta FROM chunks")}
     records.close()
     client = chromadb.PersistentClient(path=str(collection / "chroma"),
                                        settings=ChromaConfig(anonymized_telemetry=False))
