@@ -65,6 +65,7 @@ from ragtui.stores.vector import (
     VectorStore,
     chroma_client,
     chroma_name,
+    copy_root,
     embedded_epoch,
     note_written,
     release_embedded,
@@ -237,8 +238,9 @@ class Collection:
                     # would then be left holding
                     self._client_epoch = self._epoch(self.generation())
                     self._client = chroma_client(chroma, self.path / "chroma")
-                self._vectors[model] = VectorIndex(self._client, self.chroma_name(model), model,
-                                                   hnsw_ef=chroma.hnsw_ef, hnsw_m=chroma.hnsw_m)
+                self._vectors[model] = VectorIndex(
+                    self._client, self.chroma_name(model), model, hnsw_ef=chroma.hnsw_ef, hnsw_m=chroma.hnsw_m,
+                    copies=None if chroma.host else copy_root(self.path / "chroma"))
             return self._vectors[model]
 
     def serve_apart(self) -> None:

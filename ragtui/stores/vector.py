@@ -17,6 +17,10 @@ written and queried directly. A collection written before keeps its documents an
 metadata and is read as it is (a query asks Chroma for ids and distances only); a
 chunk written again is written the lean way, and `collections reembed` rewrites all.
 Scores come back as cosine similarity: Chroma's cosine space gives distance = 1 - cos.
+
+Beside an embedded Chroma, each index keeps an 8-bit copy of its vectors (`vector_copy.py`), written
+with every Chroma write: while another thread of the process is still loading Chroma's HNSW index (its
+first read, seconds at 1M vectors), the counts and an unfiltered search are answered from the copy.
 """
 
 from __future__ import annotations
@@ -25,13 +29,14 @@ import hashlib
 import math
 import re
 import threading
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ragtui import heavy
 from ragtui.errors import RagtuiError
 from ragtui.model.chunks import Chunk
+from ragtui.stores.vector_copy import CopyView, VectorCopy
 
 if TYPE_CHECKING:
     from ragtui.config_sections import ChromaSettings
@@ -44,6 +49,8 @@ _LOADED: dict[str, int] = {}
 _EPOCH: dict[str, int] = {}
 
 
+COPY_FOLDER = "vector_copy"   # in the collection folder, beside chroma/: one VectorCopy per Chroma collection
+
 # What chromadb's HttpClient raises when its first request (the tenant check) meets no server.
 _NO_SERVER = "Could not connect to a Chroma server"
 
@@ -55,6 +62,11 @@ class VectorServerDown(RagtuiError):
         super().__init__(f"the Chroma server at {server_address(settings)} is not reachable ({reason})")
         self.address = server_address(settings)
         self.reason = reason
+
+
+def copy_root(chroma_path: Path) -> Path:
+    """Where the vector copies of the embedded Chroma in `chroma_path` live."""
+    return chroma_path.parent / COPY_FOLDER
 
 
 def server_address(settings: ChromaSettings) -> str:
@@ -236,10 +248,12 @@ class VectorIndex:
 
     Its HNSW graph is built with `hnsw_m` links per node (Chroma's max_neighbors, fixed when the
     collection is created) and searched with breadth `hnsw_ef` (ef_search, which a write brings
-    up to date on a collection created with another).
+    up to date on a collection created with another). With `copies` (an embedded Chroma), it keeps its
+    VectorCopy in `copies`/name.
     """
 
-    def __init__(self, client: Any, name: str, model: str, *, hnsw_ef: int, hnsw_m: int) -> None:
+    def __init__(self, client: Any, name: str, model: str, *, hnsw_ef: int, hnsw_m: int,
+                 copies: Path | None = None) -> None:
         self.model = model
         self.client = client
         self.hnsw_ef = hnsw_ef
@@ -252,12 +266,17 @@ class VectorIndex:
         # vectors) that every query asked for; our own writes and `forget()` drop them.
         self._count: int | None = None
         self._dimension: tuple[int | None] | None = None
+        self._copy = VectorCopy(copies / name) if copies is not None else None
+        self._loading = threading.Lock()     # held by the thread whose read is making Chroma load the index
+        self._loaded = False                 # a read of Chroma's has returned: its index is in memory
+        self._view: CopyView | None = None   # the copy as mapped while the index loads
 
     def forget(self) -> None:
         """Drop the cached count and dimension: the collection's vectors changed (Collection calls this when
         its generation moved on, which covers writes by other processes)."""
         self._count = None
         self._dimension = None
+        self._view = None
 
     def hnsw(self) -> dict[str, Any]:
         """The collection's HNSW configuration as Chroma holds it (space, ef_search, max_neighbors, ...)."""
@@ -281,26 +300,65 @@ class VectorIndex:
         import numpy as np
 
         step = max(1, int(self.client.get_max_batch_size()))
+        copy_clean = self._copy.begin() if self._copy is not None else False
         # Only the ids already present are deleted: a delete of ids Chroma does not hold costs more than the get
         # that finds them (24,576 new vectors added in pages of 4,096 after each: 0.87x the wall time)
         present = [i for start in range(0, len(ids), step)
                    for i in self.collection.get(ids=list(ids[start:start + step]), include=[])["ids"]]
-        self.delete_ids(present)
+        self._delete(present)
         self.forget()
+        vectors = np.asarray(embeddings, dtype=np.float32)
         for start in range(0, len(ids), step):
-            self.collection.add(ids=list(ids[start:start + step]),
-                                embeddings=np.asarray(embeddings[start:start + step], dtype=np.float32),
+            self.collection.add(ids=list(ids[start:start + step]), embeddings=vectors[start:start + step],
                                 metadatas=[{"source": s} for s in sources[start:start + step]])
+        if self._copy is not None:
+            if copy_clean:
+                self._copy.put(ids, vectors)
+            self._end_copy(copy_clean)
 
     def drop(self) -> None:
-        """Delete the whole Chroma collection (every vector of this model, and its dimension)."""
+        """Delete the whole Chroma collection (every vector of this model, and its dimension), and its copy."""
         self.client.delete_collection(self.collection.name)
+        if self._copy is not None:
+            self._copy.delete()
 
     def delete_ids(self, ids: Sequence[str]) -> None:
+        if not ids:
+            return
+        copy_clean = self._copy.begin() if self._copy is not None else False
+        self._delete(ids)
+        if self._copy is not None:
+            if copy_clean:
+                self._copy.remove(ids)
+            self._end_copy(copy_clean)
+
+    def _delete(self, ids: Sequence[str]) -> None:
         self.forget()
         step = max(1, int(self.client.get_max_batch_size()))
         for start in range(0, len(ids), step):
             self.collection.delete(ids=list(ids[start:start + step]))
+
+    def _end_copy(self, clean: bool) -> None:
+        """Mark the copy clean after a write it followed; one that was not clean before it (missing, or left by
+        a write cut short) is first made again from what Chroma holds now."""
+        assert self._copy is not None
+        if not clean:
+            dim = self.dimension()
+            if dim is None:
+                self._copy.delete()
+                return
+            ids = sorted(self.ids())
+            step = max(1, int(self.client.get_max_batch_size()))
+            self._copy.rebuild(dim, self._pages(ids, step))
+        self._copy.commit()
+
+    def _pages(self, ids: Sequence[str], step: int) -> Iterator[tuple[list[str], Any]]:
+        import numpy as np
+
+        for start in range(0, len(ids), step):
+            got = self.collection.get(ids=list(ids[start:start + step]), include=["embeddings"])
+            if got["ids"]:
+                yield list(got["ids"]), np.asarray(got["embeddings"], dtype=np.float32)
 
     def ids(self) -> set[str]:
         out: set[str] = set()
@@ -326,6 +384,8 @@ class VectorIndex:
 
     def count(self) -> int:
         if self._count is None:
+            if (view := self._early()) is not None:
+                return view.count
             # The collection's first read makes Chroma load its HNSW index (2.4 s at 1M vectors). chromadb 1.5's
             # get lets other Python threads run meanwhile and its count does not, so the load goes through a get
             # (dimension): through count it froze the TUI's event loop, and any import, for the whole load.
@@ -336,17 +396,33 @@ class VectorIndex:
     def dimension(self) -> int | None:
         """The dimension of the stored vectors (None while the index is empty)."""
         if self._dimension is None:
-            got = self.collection.get(limit=1, include=["embeddings"])["embeddings"]
-            self._dimension = (len(got[0]) if got is not None and len(got) else None,)
+            if (view := self._early()) is not None:
+                return view.dim
+            with self._loading:
+                got = self.collection.get(limit=1, include=["embeddings"])["embeddings"]
+                self._dimension = (len(got[0]) if got is not None and len(got) else None,)
+                self._loaded = True
         return self._dimension[0]
+
+    def _early(self) -> CopyView | None:
+        """The clean copy while another thread is loading Chroma's index (its first read); None otherwise: once
+        it is loaded, with no copy, or when no load is under way (the caller's own read then loads it)."""
+        if self._copy is None or self._loaded or not self._loading.locked():
+            return None
+        if self._view is None:
+            self._view = self._copy.view()
+        return self._view
 
     def query(self, embedding: Sequence[float], top_k: int, *, sources: Sequence[str] | None = None,
               ids: Collection[str] | None = None) -> list[tuple[str, float]]:
         """The ids of the top_k nearest chunks with their cosine similarity, best first; only among these chunk
         ids when given, else only among the chunks of these files when given (Chroma filters before it ranks).
-        Only ids and distances are read, whatever else a collection of the older layout holds."""
+        Only ids and distances are read, whatever else a collection of the older layout holds. While another
+        thread loads Chroma's index, an unfiltered search scans the copy instead (`_early`)."""
         if top_k <= 0 or self.count() == 0 or (ids is not None and not ids) or (sources is not None and not sources):
             return []
+        if ids is None and sources is None and (view := self._early()) is not None:
+            return view.search(embedding, top_k)
         within: dict[str, Any] = {}
         if ids is not None:
             within["ids"] = sorted(ids)

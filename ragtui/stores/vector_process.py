@@ -157,7 +157,7 @@ class RemoteVectorIndex:
 def _serve(conn: Connection, settings: ChromaSettings, path: str, parent: int) -> None:
     """The server's main: open the client, say ready, answer calls until told to stop or the caller is gone."""
     start_as_child_of(parent)
-    from ragtui.stores.vector import VectorIndex, chroma_client
+    from ragtui.stores.vector import VectorIndex, chroma_client, copy_root
 
     try:
         client = chroma_client(settings, Path(path))
@@ -178,7 +178,8 @@ def _serve(conn: Connection, settings: ChromaSettings, path: str, parent: int) -
             try:
                 if (index := indexes.get(key)) is None:
                     name, model, ef, m = key
-                    index = indexes[key] = VectorIndex(client, name, model, hnsw_ef=ef, hnsw_m=m)
+                    index = indexes[key] = VectorIndex(client, name, model, hnsw_ef=ef, hnsw_m=m,
+                                                       copies=copy_root(Path(path)))
                 result = getattr(index, method)(*args, **kwargs)
                 if method == "drop":
                     indexes.pop(key, None)
