@@ -127,10 +127,9 @@ class VectorCopy:
         """Start the copy again from these (ids, vectors) pages: what Chroma holds now. Ends unclean."""
         shutil.rmtree(self.folder, ignore_errors=True)
         self.folder.mkdir(parents=True, exist_ok=True)
-        width = 32
         for name in (ROWS, SCALES, IDS, DEAD):
             (self.folder / name).write_bytes(b"")
-        self._write_state({"dim": dim, "rows": 0, "width": width, "clean": False})
+        self._write_state({"dim": dim, "rows": 0, "width": 0, "clean": False})
         self._where = {}
         for ids, vectors in pages:
             self.put(ids, vectors)
@@ -209,6 +208,8 @@ class VectorCopy:
 
     def _index(self, state: dict[str, Any]) -> dict[str, int]:
         """id -> row of every live row, read from the files once per writer."""
+        if self._where is None and not state["rows"]:
+            self._where = {}
         if self._where is None:
             import numpy as np
 
@@ -232,8 +233,9 @@ class VectorCopy:
         import numpy as np
 
         rows = state["rows"]
-        ids = np.fromfile(self.folder / IDS, dtype=f"S{state['width']}", count=rows)
-        _replace(self.folder / IDS, ids.astype(f"S{width}").tobytes())
+        if rows:
+            ids = np.fromfile(self.folder / IDS, dtype=f"S{state['width']}", count=rows)
+            _replace(self.folder / IDS, ids.astype(f"S{width}").tobytes())
         self._write_state({**state, "width": width})
 
     def _compact(self, state: dict[str, Any], where: dict[str, int]) -> dict[str, Any]:
@@ -268,9 +270,11 @@ def _mapped(path: Path, dtype: Any, shape: tuple[int, ...]) -> Any:
 
 
 def _replace(path: Path, data: bytes) -> None:
-    """Write `path` whole and atomically (a temporary file beside it, then a rename)."""
+    """Write `path` whole and atomically (a temporary file beside it, then a rename), with the mode a file
+    made in its folder gets (a temporary file is private, and a team's shared data dir needs the group's bits)."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
     with os.fdopen(fd, "wb") as f:
+        os.fchmod(f.fileno(), path.parent.stat().st_mode & 0o666)
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
