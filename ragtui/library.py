@@ -284,13 +284,20 @@ class Collection:
             cold_keyword = self._keyword is None or not self._keyword.cached_segments()
         if keyword and cold_keyword and (self.path / KEYWORD).exists():
             jobs.append(lambda: self.keyword.prepare())
-        with self._preparing:
+        # Another thread's prepare under way (a one-shot command's, started beside its imports) is not waited
+        # for: each leg waits only for the store it reads, and a vector leg reads the index's copy while Chroma
+        # loads (stores/vector.py), so a first query is not held for the whole load.
+        if not jobs or not self._preparing.acquire(blocking=False):
+            return
+        try:
             if len(jobs) == 1:
                 jobs[0]()
-            elif jobs:
+            else:
                 with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
                     for future in [pool.submit(job) for job in jobs]:
                         future.result()
+        finally:
+            self._preparing.release()
 
     def _load_vectors(self, model: str) -> None:
         with self.vector_access():

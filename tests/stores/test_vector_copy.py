@@ -72,10 +72,10 @@ def test_the_copy_ranks_as_an_exact_search_does_through_replacements_deletes_and
     assert view.search(held["doc3-00042"], 1)[0][0] == "doc3-00042"
     ids, matrix = list(held), np.stack(list(held.values()))
     for _ in range(20):
-        query = rng.normal(size=dim).astype(np.float32)
-        got, want = view.search(query, 50), exact_top(matrix, ids, query, 50)
+        query = rng.normal(size=dim).astype(np.float32).tolist()
+        got, want = view.search(query, 50), exact_top(matrix, ids, np.asarray(query), 50)
         assert len({cid for cid, _ in got} & {cid for cid, _ in want}) >= 48     # near ties may swap at the edge
-        exact = dict(exact_top(matrix, ids, query, len(ids)))
+        exact = dict(exact_top(matrix, ids, np.asarray(query), len(ids)))
         assert max(abs(score - exact[cid]) for cid, score in got) < 0.01
         assert not {cid for cid, _ in got} & set(gone)
 
@@ -207,3 +207,26 @@ def test_a_collection_without_a_copy_or_with_one_cut_short_is_read_from_chroma_a
         ingest(tmp_path, fake_ollama, {f"more{n}.txt": f"Note {n}: the heat pump draws warmth from the garden."})
         view = VectorCopy(folder).view()
         assert view is not None and view.count == n        # every vector Chroma holds, not only the new one
+
+
+def test_a_query_does_not_wait_for_another_threads_prepare(
+        tmp_path: Path, fake_ollama: FakeOllama, make_settings: Callable[..., Settings]) -> None:
+    """A one-shot command's prepare, started beside its imports, holds the prepare for Chroma's whole load; the
+    query's own prepare (the retriever asks for one) returns at once, and its legs read what each needs."""
+    ingest(tmp_path, fake_ollama, DOCS)
+    with opened(make_settings) as collection:
+        returned = threading.Event()
+
+        def prepare() -> None:
+            collection.prepare([MODEL])
+            returned.set()
+
+        with collection._preparing:                       # another thread's prepare, mid-load
+            thread = threading.Thread(target=prepare)
+            thread.start()
+            assert returned.wait(10)
+        thread.join(10)
+        collection.prepare([MODEL])                       # none under way: this one opens the stores itself
+        with collection.vector_access():
+            index = collection.vectors(MODEL)
+            assert isinstance(index, VectorIndex) and index._loaded
