@@ -299,7 +299,7 @@ class VectorIndex:
             self.collection.modify(configuration={"hnsw": {"ef_search": self.hnsw_ef}})
         import numpy as np
 
-        step = max(1, int(self.client.get_max_batch_size()))
+        step = self._batch()
         copy_clean = self._copy.begin() if self._copy is not None else False
         # Only the ids already present are deleted: a delete of ids Chroma does not hold costs more than the get
         # that finds them (24,576 new vectors added in pages of 4,096 after each: 0.87x the wall time)
@@ -334,9 +334,13 @@ class VectorIndex:
 
     def _delete(self, ids: Sequence[str]) -> None:
         self.forget()
-        step = max(1, int(self.client.get_max_batch_size()))
+        step = self._batch()
         for start in range(0, len(ids), step):
             self.collection.delete(ids=list(ids[start:start + step]))
+
+    def _batch(self) -> int:
+        """The most ids one Chroma call may carry (chromadb's max batch size)."""
+        return max(1, int(self.client.get_max_batch_size()))
 
     def _end_copy(self, clean: bool) -> None:
         """Mark the copy clean after a write it followed; one that was not clean before it (missing, or left by
@@ -348,7 +352,7 @@ class VectorIndex:
                 self._copy.delete()
                 return
             ids = sorted(self.ids())
-            step = max(1, int(self.client.get_max_batch_size()))
+            step = self._batch()
             self._copy.rebuild(dim, self._pages(ids, step))
         self._copy.commit()
 
@@ -374,7 +378,7 @@ class VectorIndex:
     def vectors(self, ids: Sequence[str]) -> dict[str, Any]:
         """{id: vector (a float32 numpy array, as Chroma returns it)} of those of these ids the index holds."""
         out: dict[str, Any] = {}
-        step = max(1, int(self.client.get_max_batch_size()))
+        step = self._batch()
         for start in range(0, len(ids), step):
             got = self.collection.get(ids=list(ids[start:start + step]), include=["embeddings"])
             embeddings = got["embeddings"]
