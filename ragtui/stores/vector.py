@@ -426,7 +426,7 @@ class VectorIndex:
         if top_k <= 0 or self.count() == 0 or (ids is not None and not ids) or (sources is not None and not sources):
             return []
         if ids is None and sources is None and (view := self._early()) is not None:
-            return view.search(embedding, top_k)
+            return _ranked(view.search(embedding, top_k))
         within: dict[str, Any] = {}
         if ids is not None:
             within["ids"] = sorted(ids)
@@ -435,4 +435,12 @@ class VectorIndex:
         result = self.collection.query(query_embeddings=[list(embedding)], n_results=top_k, include=["distances"],
                                        **within)
         found, distances = result["ids"][0], (result["distances"] or [[]])[0]
-        return [(cid, 1.0 - float(d)) for cid, d in zip(found, distances, strict=True)]
+        return _ranked([(cid, 1.0 - float(d)) for cid, d in zip(found, distances, strict=True)])
+
+
+def _ranked(hits: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """Hits best first, equal scores by chunk id: HNSW returns ties in whatever order its graph walk met them and
+    the copy in row order, and without one rule the same question ranked tied chunks one way while Chroma loaded
+    and the other way after. Scores count as equal to six places, below which float32 sums differ with the order
+    a BLAS or SIMD kernel adds in (a few units in the last place)."""
+    return sorted(hits, key=lambda hit: (-round(hit[1], 6), hit[0]))

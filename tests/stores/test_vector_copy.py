@@ -230,3 +230,23 @@ def test_a_query_does_not_wait_for_another_threads_prepare(
         with collection.vector_access():
             index = collection.vectors(MODEL)
             assert isinstance(index, VectorIndex) and index._loaded
+
+
+def test_chunks_tied_on_the_vector_leg_rank_alike_from_the_copy_and_from_chroma(
+        tmp_path: Path, fake_ollama: FakeOllama, make_settings: Callable[..., Settings]) -> None:
+    # Three words each, one shared with the question: the same cosine for every file, so only the tie rule
+    # orders them (the copy meets them in row order, HNSW in the order of its graph walk).
+    tied = {"gamma.txt": "Valve seats wear.", "alpha.txt": "Pumps need priming.", "mid.txt": "Gutters shed rain."}
+    ingest(tmp_path, fake_ollama, tied)
+    with opened(make_settings) as collection, collection.vector_access():
+        index = collection.vectors(MODEL)
+        assert isinstance(index, VectorIndex)
+        with loading(index):
+            dim = index.dimension()
+            assert dim is not None
+            early = index.query(hashed_embedding("valve pumps gutters", dim), 3)
+            assert not index._loaded
+        later = index.query(hashed_embedding("valve pumps gutters", dim), 3)
+        assert index._loaded
+    assert len({round(score, 5) for _, score in later}) == 1                  # a three-way tie
+    assert [cid for cid, _ in early] == [cid for cid, _ in later] == sorted(cid for cid, _ in later)
